@@ -1,0 +1,39 @@
+# The only entry points a person needs: `make run` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+FLASK := $(BIN)/flask --app wsgi
+PORT ?= 8000
+
+.PHONY: run test lint clean
+
+run: $(VENV)/.installed-run
+	$(FLASK) quiz check
+	$(FLASK) db upgrade
+	$(FLASK) quiz load
+	$(BIN)/gunicorn --bind 127.0.0.1:$(PORT) --access-logfile - wsgi:app
+
+test: $(VENV)/.installed-test
+	$(BIN)/ruff check .
+	$(BIN)/pytest
+
+lint: $(VENV)/.installed-test
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+$(BIN)/python:
+	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "Quizwright needs Python 3.11 or newer")'
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.installed-run: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+clean:
+	rm -rf $(VENV) *.egg-info .pytest_cache .ruff_cache

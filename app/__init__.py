@@ -1,0 +1,47 @@
+"""Quizwright: a self-hosted quiz app that explains every answer."""
+
+from pathlib import Path
+
+import sqlalchemy
+from flask import Flask
+
+from . import errors, quiz
+from .bank import load_bank
+from .config import PROJECT_ROOT, from_environment, instance_secret
+from .extensions import csrf, db, migrate
+
+
+def create_app(config: dict | None = None) -> Flask:
+    """Build the app: settings, extensions, question bank, pages, commands, error pages."""
+    app = Flask(__name__)
+    app.config.from_mapping(from_environment(app.instance_path))
+    app.config.from_mapping(config or {})
+    Path(app.instance_path).mkdir(parents=True, exist_ok=True)
+    if not app.config["SECRET_KEY"]:
+        app.config["SECRET_KEY"] = instance_secret(app.instance_path)
+
+    db.init_app(app)
+    migrate.init_app(app, db, directory=str(PROJECT_ROOT / "migrations"), render_as_batch=True)
+    csrf.init_app(app)
+    with app.app_context():
+        if db.engine.dialect.name == "sqlite":
+            sqlalchemy.event.listen(db.engine, "connect", _tune_sqlite)
+
+    # A bad bank raises BankError here: the app refuses to start before serving anyone.
+    app.extensions["quizwright.bank"] = load_bank(app.config["QUESTIONS_PATH"])
+    app.register_blueprint(quiz.bp)
+    errors.init_app(app)
+    return app
+
+
+def _tune_sqlite(connection, _record):
+    """WAL lets readers and one writer work at once; the rest keeps data safe and waits politely."""
+    cursor = connection.cursor()
+    for pragma in (
+        "journal_mode=WAL",
+        "synchronous=NORMAL",
+        "busy_timeout=5000",
+        "foreign_keys=ON",
+    ):
+        cursor.execute(f"PRAGMA {pragma}")
+    cursor.close()
