@@ -1,0 +1,247 @@
+"""The question bank: questions.json loaded, validated and frozen, with a version per quiz."""
+
+import hashlib
+import json
+from collections import Counter
+from dataclasses import dataclass
+from functools import cache, lru_cache
+from pathlib import Path
+
+from flask import abort, current_app
+from jsonschema import Draft202012Validator
+
+SCHEMA_PATH = Path(__file__).with_name("questions.schema.json")
+# JSON Schema's type names, and Python's parsed JSON types, as a question writer says them.
+TYPE_WORDS = {
+    "object": "an object",
+    "array": "a list",
+    "string": "a string",
+    "boolean": "true or false",
+    "integer": "a whole number",
+    "number": "a number",
+    "null": "null",
+}
+PARSED_TYPES = {
+    dict: "object", list: "array", str: "string", bool: "boolean",
+    int: "integer", float: "number", type(None): "null",
+}  # fmt: skip
+
+
+class BankError(Exception):
+    """A question bank that cannot be used; `errors` holds every problem, each located."""
+
+    def __init__(self, errors: list[str]):
+        super().__init__("\n".join(errors))
+        self.errors = errors
+
+
+@dataclass(frozen=True)
+class Reference:
+    title: str
+    url: str
+
+
+@dataclass(frozen=True)
+class Choice:
+    id: str
+    text: str
+    correct: bool
+    explanation: str
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    prompt: str
+    choices: tuple[Choice, ...]
+    explanation: str
+    references: tuple[Reference, ...]
+
+    @property
+    def right_choice(self) -> Choice:
+        """The one correct choice."""
+        return next(choice for choice in self.choices if choice.correct)
+
+    def choice(self, choice_id: str) -> Choice | None:
+        """The choice with this id, or None."""
+        return next((choice for choice in self.choices if choice.id == choice_id), None)
+
+
+@dataclass(frozen=True)
+class Quiz:
+    slug: str
+    title: str
+    description: str
+    shuffle_choices: bool
+    questions: tuple[Question, ...]
+    version: str
+    """SHA-256 of the quiz's canonical JSON: any edit makes a new version."""
+    snapshot: str
+    """The canonical JSON itself, stored with attempts so they can be shown again after edits."""
+
+
+@dataclass(frozen=True)
+class Bank:
+    path: str
+    quizzes: dict[str, Quiz]
+
+
+@cache
+def _validator() -> Draft202012Validator:
+    return Draft202012Validator(json.loads(SCHEMA_PATH.read_text()))
+
+
+def load_bank(path: str | Path) -> Bank:
+    """Read and validate a question bank file; raise BankError listing every problem."""
+    name = str(path)
+    try:
+        data = json.loads(Path(path).read_bytes())
+    except OSError as error:
+        raise BankError([f"{name}: cannot be read: {error.strerror}"]) from None
+    except UnicodeDecodeError as error:
+        raise BankError([f"{name}: not UTF-8 text: {error.reason}"]) from None
+    except json.JSONDecodeError as error:
+        raise BankError(
+            [f"{name}: not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})"]
+        ) from None
+    errors = [f"{name}: {problem}" for problem in problems(data)]
+    if errors:
+        raise BankError(errors)
+    quizzes = [build_quiz(quiz) for quiz in data["quizzes"]]
+    return Bank(name, {quiz.slug: quiz for quiz in quizzes})
+
+
+def problems(data) -> list[str]:
+    """Every schema violation and duplicate id in a parsed bank, each naming where it is."""
+    found = [
+        _describe(error, data)
+        for error in sorted(_validator().iter_errors(data), key=lambda e: list(map(str, e.path)))
+    ]
+    # jsonschema reports each missing key separately, and each report names them all.
+    return list(dict.fromkeys(problem for batch in found for problem in batch)) + _duplicates(data)
+
+
+def build_quiz(data: dict) -> Quiz:
+    """Freeze one validated quiz into dataclasses."""
+    snapshot = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return Quiz(
+        slug=data["slug"],
+        title=data["title"],
+        description=data["description"],
+        shuffle_choices=data.get("shuffle_choices", False),
+        questions=tuple(
+            Question(
+                id=question["id"],
+                prompt=question["prompt"],
+                choices=tuple(Choice(**choice) for choice in question["choices"]),
+                explanation=question["explanation"],
+                references=tuple(Reference(**ref) for ref in question["references"]),
+            )
+            for question in data["questions"]
+        ),
+        version=hashlib.sha256(snapshot.encode()).hexdigest(),
+        snapshot=snapshot,
+    )
+
+
+@lru_cache(maxsize=64)
+def quiz_from_snapshot(snapshot: str) -> Quiz:
+    """Rebuild the quiz an old attempt was answered against."""
+    return build_quiz(json.loads(snapshot))
+
+
+def current_bank() -> Bank:
+    """The bank the running app serves."""
+    return current_app.extensions["quizwright.bank"]
+
+
+def quiz_or_404(slug: str) -> Quiz:
+    """The current quiz with this slug, or a 404 page."""
+    quiz = current_bank().quizzes.get(slug)
+    if quiz is None:
+        abort(404, description="There is no quiz at this address.")
+    return quiz
+
+
+def _where(path: list, data) -> tuple[str, str]:
+    """Name the quiz and question a JSON path points into, and the field within."""
+    place, node, rest = [], data, list(path)
+    for kind, key in (("quiz", "slug"), ("question", "id")):
+        container = "quizzes" if kind == "quiz" else "questions"
+        if len(rest) < 2 or rest[0] != container or not isinstance(node, dict):
+            break
+        index = rest[1]
+        node = node[container][index]
+        label = node.get(key) if isinstance(node, dict) else None
+        place.append(f'{kind} "{label}"' if isinstance(label, str) else f"{kind} #{index + 1}")
+        rest = rest[2:]
+    field = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in rest)
+    return ", ".join(place), field.lstrip(".")
+
+
+def _locate(path: list, data, message: str) -> str:
+    place, field = _where(path, data)
+    parts = [part for part in (place, f'field "{field}"' if field else "") if part]
+    return f"{', '.join(parts)}: {message}" if parts else message
+
+
+def _describe(error, data) -> list[str]:
+    """Turn one schema error into messages a question writer can act on."""
+    path, instance = list(error.absolute_path), error.instance
+    match error.validator:
+        case "required":
+            missing = [key for key in error.validator_value if key not in instance]
+            return [_locate([*path, key], data, "missing") for key in missing]
+        case "additionalProperties":
+            known = error.schema.get("properties", {})
+            return [
+                _locate([*path, key], data, "unknown field")
+                for key in sorted(instance)
+                if key not in known
+            ]
+        case "type":
+            expected = TYPE_WORDS[error.validator_value]
+            got = TYPE_WORDS[PARSED_TYPES[type(instance)]]
+            return [_locate(path, data, f"expected {expected}, got {got}")]
+        case "contains" | "minContains" | "maxContains":
+            count = sum(isinstance(c, dict) and c.get("correct") is True for c in instance)
+            return [_locate(path, data, f"needs exactly one correct choice, has {count}")]
+        case "pattern" if path and path[-1] == "url":
+            return [_locate(path, data, "must be an https:// address")]
+        case "pattern" | "minLength" if error.validator_value in ("\\S", 1):
+            return [_locate(path, data, "must not be empty")]
+        case "pattern":
+            hint = error.schema.get("description", f"must match {error.validator_value}")
+            return [_locate(path, data, f"{instance!r} is not allowed: {hint}")]
+        case _:
+            return [_locate(path, data, error.message)]
+
+
+def _duplicates(data) -> list[str]:
+    """Ids that must be unique but are not: quiz slugs, question ids in a quiz, choice ids."""
+
+    def repeated(items, key):
+        values = [item.get(key) for item in items if isinstance(item, dict)]
+        return sorted(
+            v for v, n in Counter(v for v in values if isinstance(v, str)).items() if n > 1
+        )
+
+    def listed(node, key):
+        value = node.get(key) if isinstance(node, dict) else None
+        return value if isinstance(value, list) else []
+
+    found = [
+        f'quiz "{slug}": slug used twice' for slug in repeated(listed(data, "quizzes"), "slug")
+    ]
+    for q, quiz in enumerate(listed(data, "quizzes")):
+        questions = listed(quiz, "questions")
+        found += [
+            _locate(["quizzes", q], data, f'question id "{qid}" used twice')
+            for qid in repeated(questions, "id")
+        ]
+        for n, question in enumerate(questions):
+            found += [
+                _locate(["quizzes", q, "questions", n], data, f'choice id "{cid}" used twice')
+                for cid in repeated(listed(question, "choices"), "id")
+            ]
+    return found

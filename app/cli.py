@@ -1,0 +1,34 @@
+"""Command-line tools: `flask quiz check` and `flask quiz load`."""
+
+import click
+from flask.cli import AppGroup
+
+from .attempts import record_version
+from .bank import BankError, current_bank, load_bank
+from .config import from_environment
+
+quiz_cli = AppGroup("quiz", help="Check and load the question bank.")
+
+
+# Needs no app, so that a bank too broken to start the app with can still be checked.
+@quiz_cli.command("check", with_appcontext=False)
+@click.argument("path", required=False, type=click.Path(dir_okay=False))
+def check(path):
+    """Validate a question bank (default: the configured one); exit 1 listing every error."""
+    path = path or from_environment(instance_path="")["QUESTIONS_PATH"]
+    try:
+        bank = load_bank(path)
+    except BankError as error:
+        for problem in error.errors:
+            click.echo(problem, err=True)
+        raise SystemExit(1) from None
+    questions = sum(len(quiz.questions) for quiz in bank.quizzes.values())
+    click.echo(f"{path}: OK, {len(bank.quizzes)} quiz(zes), {questions} questions")
+
+
+@quiz_cli.command("load")
+def load():
+    """Store the current version of every quiz, so attempts can always be shown again."""
+    for quiz in current_bank().quizzes.values():
+        version = record_version(quiz)
+        click.echo(f"{quiz.slug}: version {version.digest[:12]}, {len(quiz.questions)} questions")
