@@ -1,0 +1,86 @@
+"""Recording, kept apart from grading: the only code that writes attempts and answers."""
+
+import random
+
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import joinedload, selectinload
+
+from .bank import Choice, Question, Quiz, current_bank, quiz_from_snapshot
+from .extensions import db
+from .grading import Feedback
+from .models import Answer, Attempt, QuizVersion
+
+
+def record_version(quiz: Quiz) -> QuizVersion:
+    """The stored copy of this version of the quiz, made on first use."""
+    find = db.select(QuizVersion).filter_by(slug=quiz.slug, digest=quiz.version)
+    version = db.session.scalar(find)
+    if version is None:
+        db.session.add(QuizVersion(slug=quiz.slug, digest=quiz.version, snapshot=quiz.snapshot))
+        try:
+            db.session.commit()
+        except IntegrityError:
+            db.session.rollback()  # another request stored it first; theirs is identical
+        version = db.session.scalars(find).one()
+    return version
+
+
+def start_attempt(quiz: Quiz, student_name: str, browser: str) -> Attempt:
+    """Begin a new attempt, fixing the order its choices will be shown in."""
+    shuffle = random.SystemRandom().sample
+    order = (
+        {q.id: shuffle([c.id for c in q.choices], len(q.choices)) for q in quiz.questions}
+        if quiz.shuffle_choices
+        else None
+    )
+    attempt = Attempt(
+        quiz_version=record_version(quiz),
+        student_name=student_name,
+        browser=browser,
+        choice_order=order,
+    )
+    db.session.add(attempt)
+    db.session.commit()
+    return attempt
+
+
+def record_answer(attempt: Attempt, feedback: Feedback) -> None:
+    """Store and lock an answer; if the question was answered meanwhile, the first answer stands."""
+    db.session.add(
+        Answer(
+            attempt=attempt,
+            question_id=feedback.question.id,
+            choice_id=feedback.chosen.id,
+            is_correct=feedback.correct,
+        )
+    )
+    try:
+        db.session.commit()
+    except IntegrityError:
+        db.session.rollback()
+
+
+def attempt_or_404(token: str) -> Attempt:
+    """The attempt with this token, its version and answers loaded, or a 404 page."""
+    return db.one_or_404(
+        db.select(Attempt)
+        .where(Attempt.token == token)
+        .options(joinedload(Attempt.quiz_version), selectinload(Attempt.answers)),
+        description="There is no attempt at this address. Check the link, or start the quiz again.",
+    )
+
+
+def quiz_of(attempt: Attempt) -> Quiz:
+    """The quiz as it was when the attempt began."""
+    version = attempt.quiz_version
+    current = current_bank().quizzes.get(version.slug)
+    if current is not None and current.version == version.digest:
+        return current
+    return quiz_from_snapshot(version.snapshot)
+
+
+def shown_choices(attempt: Attempt, question: Question) -> list[Choice]:
+    """The question's choices in the order this attempt shows them."""
+    if attempt.choice_order is None:
+        return list(question.choices)
+    return [question.choice(choice_id) for choice_id in attempt.choice_order[question.id]]

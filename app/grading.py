@@ -1,0 +1,43 @@
+"""Grading, kept apart from recording: what a choice earns and what to say about it."""
+
+from dataclasses import dataclass
+
+from .bank import Choice, Question
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """What a student sees after answering: their choice against the right one."""
+
+    question: Question
+    chosen: Choice
+
+    @property
+    def correct(self) -> bool:
+        return self.chosen.correct
+
+    @property
+    def right(self) -> Choice:
+        return self.question.right_choice
+
+
+@dataclass(frozen=True)
+class Score:
+    points: int
+    out_of: int
+
+    @property
+    def percent(self) -> int:
+        """Whole percent, rounded half up as a gradebook would."""
+        return (200 * self.points + self.out_of) // (2 * self.out_of) if self.out_of else 0
+
+
+def grade(question: Question, choice_id: str) -> Feedback | None:
+    """Grade a choice by id; None when the question has no such choice."""
+    chosen = question.choice(choice_id)
+    return Feedback(question, chosen) if chosen else None
+
+
+def score(correct: list[bool], out_of: int) -> Score:
+    """One point per correct answer; unanswered questions earn nothing."""
+    return Score(sum(correct), out_of)
