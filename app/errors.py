@@ -1,0 +1,44 @@
+"""Every error as a friendly page in the app's layout, never a traceback."""
+
+from flask import render_template
+from flask_wtf.csrf import CSRFError
+from werkzeug.exceptions import HTTPException, InternalServerError
+
+from .extensions import db
+
+# What a student needs to hear, in place of werkzeug's wording for developers.
+MESSAGES = {
+    400: ("Something was wrong with that request", "Go back, reload the page and try again."),
+    403: ("Not yours to change", "This page belongs to someone else."),
+    404: ("Page not found", "There is nothing at this address. Check the link."),
+    405: ("Not allowed", "This page cannot be used that way."),
+    413: ("Too much data", "That form sent far more than any answer needs."),
+    500: ("Something went wrong on our side", "Nothing you did caused this. Try again shortly."),
+}
+
+
+def render_error(error: HTTPException):
+    """Render an HTTP error with the app's wording, or the view's own explanation if it gave one."""
+    code = error.code or 500
+    title, message = MESSAGES.get(code, (error.name, MESSAGES[400][1]))
+    if error.description != type(error).description:
+        message = error.description
+    return render_template("errors.html", code=code, title=title, message=message), code
+
+
+def render_csrf_error(error: CSRFError):
+    """A form whose token is missing or stale: the session expired or the page is too old."""
+    message = "This form has expired. Go back, reload the page and try again."
+    return render_template("errors.html", code=400, title="Form expired", message=message), 400
+
+
+def render_crash(error: Exception):
+    """Undo any half-made change, then apologise."""
+    db.session.rollback()
+    return render_error(InternalServerError())
+
+
+def init_app(app):
+    app.register_error_handler(CSRFError, render_csrf_error)
+    app.register_error_handler(HTTPException, render_error)
+    app.register_error_handler(Exception, render_crash)

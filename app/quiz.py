@@ -1,0 +1,173 @@
+"""The student pages: choose a quiz, answer each question, read the feedback, see the results."""
+
+import secrets
+from datetime import timedelta
+
+from flask import Blueprint, abort, redirect, render_template, request, session, url_for
+from flask_wtf import FlaskForm
+from wtforms import RadioField, StringField, SubmitField
+from wtforms.validators import AnyOf, DataRequired, InputRequired, Length, ValidationError
+
+from .attempts import attempt_or_404, quiz_of, record_answer, shown_choices, start_attempt
+from .bank import current_bank, quiz_or_404
+from .grading import grade, score
+from .models import Attempt
+
+bp = Blueprint("quiz", __name__)
+
+
+def _strip(value):
+    return value.strip() if isinstance(value, str) else value
+
+
+class StartForm(FlaskForm):
+    name = StringField(
+        "Your name",
+        filters=[_strip],
+        validators=[
+            DataRequired("Enter your name."),
+            Length(max=80, message="Use at most 80 characters for your name."),
+        ],
+    )
+    class_code = StringField("Class code", filters=[_strip])
+    submit = SubmitField("Start quiz")
+
+    def validate_class_code(self, field):
+        # No class exists until instructors can create them, so any code is unknown.
+        if field.data:
+            raise ValidationError(
+                f"No class has the code “{field.data}”. Check it, or leave the field empty."
+            )
+
+
+class AnswerForm(FlaskForm):
+    choice = RadioField(validate_choice=False)
+    submit = SubmitField("Check answer")
+
+    def __init__(self, choices, **kwargs):
+        super().__init__(**kwargs)
+        ids = [choice.id for choice in choices]
+        self.choice.choices = [(choice.id, choice.text) for choice in choices]
+        self.choice.validators = [
+            InputRequired("Choose one answer."),
+            AnyOf(ids, message="Choose one answer."),
+        ]
+
+
+def _browser() -> str:
+    """This browser's random id, kept in its session cookie for a month."""
+    session.permanent = True
+    return session.setdefault("browser", secrets.token_urlsafe(16))
+
+
+def _owns(attempt: Attempt) -> bool:
+    return secrets.compare_digest(attempt.browser, session.get("browser", ""))
+
+
+def _status(form: FlaskForm) -> int:
+    return 400 if form.errors else 200
+
+
+@bp.app_template_filter("duration")
+def duration(delta: timedelta) -> str:
+    """A time span as a person says it: "1 h 4 min", "3 min 12 s", "45 s"."""
+    minutes, seconds = divmod(round(delta.total_seconds()), 60)
+    hours, minutes = divmod(minutes, 60)
+    if hours:
+        return f"{hours} h {minutes} min"
+    return f"{minutes} min {seconds} s" if minutes else f"{seconds} s"
+
+
+@bp.get("/")
+def index():
+    """List the quizzes on offer."""
+    return render_template("quiz/index.html", quizzes=current_bank().quizzes.values())
+
+
+@bp.route("/quizzes/<slug>", methods=["GET", "POST"])
+def start(slug):
+    """Introduce a quiz and start an attempt at it."""
+    quiz = quiz_or_404(slug)
+    form = StartForm()
+    if form.validate_on_submit():
+        attempt = start_attempt(quiz, form.name.data, _browser())
+        return redirect(url_for(".question", token=attempt.token, number=1), 303)
+    return render_template("quiz/start.html", quiz=quiz, form=form), _status(form)
+
+
+@bp.route("/attempts/<token>/questions/<int:number>", methods=["GET", "POST"])
+def question(token, number):
+    """Ask one question; once it is answered, show the feedback instead."""
+    attempt = attempt_or_404(token)
+    quiz = quiz_of(attempt)
+    if not 1 <= number <= len(quiz.questions):
+        abort(404, description=f"This quiz has questions 1 to {len(quiz.questions)}.")
+    if not _owns(attempt):
+        abort(403, description="Only the browser that started this attempt can answer in it.")
+    question = quiz.questions[number - 1]
+    answers = {answer.question_id: answer for answer in attempt.answers}
+    here = url_for(".question", token=token, number=number)
+    if question.id in answers:
+        if request.method == "POST":
+            return redirect(here, 303)  # answered already: the first answer stands
+        feedback = grade(question, answers[question.id].choice_id)
+        form = None
+    else:
+        feedback = None
+        form = AnswerForm(shown_choices(attempt, question))
+        if form.validate_on_submit():
+            record_answer(attempt, grade(question, form.choice.data))
+            return redirect(here, 303)
+    page = render_template(
+        "quiz/question.html",
+        attempt=attempt,
+        quiz=quiz,
+        number=number,
+        question=question,
+        choices=shown_choices(attempt, question),
+        answered=len(answers),
+        feedback=feedback,
+        form=form,
+    )
+    return page, _status(form) if form else 200
+
+
+@bp.get("/attempts/<token>/results")
+def results(token):
+    """Score and review an attempt; anyone with the link may read it."""
+    attempt = attempt_or_404(token)
+    quiz = quiz_of(attempt)
+    answers = {answer.question_id: answer for answer in attempt.answers}
+    reviews = [
+        (
+            question,
+            shown_choices(attempt, question),
+            grade(question, answers[question.id].choice_id) if question.id in answers else None,
+        )
+        for question in quiz.questions
+    ]
+    unanswered = next(
+        (n for n, question in enumerate(quiz.questions, 1) if question.id not in answers), None
+    )
+    finished = attempt.answers[-1].answered_at if attempt.answers else None
+    return render_template(
+        "quiz/results.html",
+        attempt=attempt,
+        quiz=quiz,
+        score=score([answer.is_correct for answer in answers.values()], len(quiz.questions)),
+        reviews=reviews,
+        unanswered=unanswered,
+        time_taken=(finished - attempt.started_at) if finished and unanswered is None else None,
+        is_owner=_owns(attempt),
+    )
+
+
+@bp.post("/attempts/<token>/retake")
+def retake(token):
+    """Start a fresh attempt at the current version of the same quiz, under the same name."""
+    attempt = attempt_or_404(token)
+    if not _owns(attempt):
+        abort(403, description="Only the browser that took this attempt can retake it.")
+    quiz = quiz_or_404(attempt.quiz_version.slug)
+    fresh = start_attempt(quiz, attempt.student_name, _browser())
+    return redirect(url_for(".question", token=fresh.token, number=1), 303)
