@@ -5,7 +5,7 @@ from flask.cli import AppGroup
 
 from .attempts import record_version
 from .bank import BankError, current_bank, load_bank
-from .config import from_environment
+from .config import questions_path
 
 quiz_cli = AppGroup("quiz", help="Check and load the question bank.")
 
@@ -15,15 +15,16 @@ quiz_cli = AppGroup("quiz", help="Check and load the question bank.")
 @click.argument("path", required=False, type=click.Path(dir_okay=False))
 def check(path):
     """Validate a question bank (default: the configured one); exit 1 listing every error."""
-    path = path or from_environment(instance_path="")["QUESTIONS_PATH"]
+    path = path or questions_path()
     try:
         bank = load_bank(path)
     except BankError as error:
         for problem in error.errors:
             click.echo(problem, err=True)
-        raise SystemExit(1) from None
+        raise click.exceptions.Exit(1) from None
+    quizzes = len(bank.quizzes)
     questions = sum(len(quiz.questions) for quiz in bank.quizzes.values())
-    click.echo(f"{path}: OK, {len(bank.quizzes)} quiz(zes), {questions} questions")
+    click.echo(f"{path}: OK, {quizzes} quiz{'zes' if quizzes != 1 else ''}, {questions} questions")
 
 
 @quiz_cli.command("load")

@@ -14,7 +14,7 @@ def from_environment(instance_path: str) -> dict:
         "SECRET_KEY": os.environ.get("SECRET_KEY"),
         "SQLALCHEMY_DATABASE_URI": os.environ.get("DATABASE_URL")
         or f"sqlite:///{Path(instance_path) / 'quiz.db'}",
-        "QUESTIONS_PATH": os.environ.get("QUESTIONS_PATH") or str(PROJECT_ROOT / "questions.json"),
+        "QUESTIONS_PATH": questions_path(),
         # Answer forms are a few hundred bytes; anything near this limit is not a student.
         "MAX_CONTENT_LENGTH": 64 * 1024,
         # The CSRF token is bound to the session already; a time limit would only expire
@@ -24,6 +24,11 @@ def from_environment(instance_path: str) -> dict:
         "PERMANENT_SESSION_LIFETIME": timedelta(days=30),
         "SESSION_COOKIE_SAMESITE": "Lax",
     }
+
+
+def questions_path() -> str:
+    """The question bank to serve: QUESTIONS_PATH, or questions.json beside the app."""
+    return os.environ.get("QUESTIONS_PATH") or str(PROJECT_ROOT / "questions.json")
 
 
 def instance_secret(instance_path: str) -> str:

@@ -1,0 +1,95 @@
+"""Helpers for the tests: an app on its own database, a student's browser, page reading."""
+
+import re
+from contextlib import contextmanager
+
+from markupsafe import escape
+from sqlalchemy import event
+
+from app import create_app
+from app.extensions import db
+
+SLUG = "gradient-checkpointing"
+
+
+def make_app(tmp_path, **config):
+    """An app on its own SQLite file, with the schema made from the models."""
+    app = create_app(
+        {
+            "TESTING": True,
+            "SECRET_KEY": "test secret",
+            "SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'quiz.db'}",
+            **config,
+        }
+    )
+    with app.app_context():
+        db.create_all()
+    return app
+
+
+def text(response):
+    """The page's HTML with runs of white space folded, as a reader sees the words."""
+    return " ".join(response.get_data(as_text=True).split())
+
+
+def shown(words):
+    """Words as they appear in the page's HTML."""
+    return str(escape(words))
+
+
+class Student:
+    """A browser taking the quiz, filling in forms as a person would, CSRF token included."""
+
+    def __init__(self, client):
+        self.client = client
+        self.token = None
+        self._csrf = None
+
+    @property
+    def csrf(self):
+        """The session's CSRF token, read once from a form as a browser would get it."""
+        if self._csrf is None:
+            page = self.client.get(f"/quizzes/{SLUG}").get_data(as_text=True)
+            self._csrf = re.search(r'name="csrf_token"[^>]*value="([^"]+)"', page).group(1)
+        return self._csrf
+
+    def post(self, url, **fields):
+        return self.client.post(url, data={"csrf_token": self.csrf, **fields})
+
+    def start(self, name="Ada Lovelace", slug=SLUG, **fields):
+        """Start an attempt and remember its token; returns the response."""
+        response = self.post(f"/quizzes/{slug}", name=name, **fields)
+        if response.status_code == 303:
+            self.token = response.location.split("/")[2]
+        return response
+
+    def question_url(self, number):
+        return f"/attempts/{self.token}/questions/{number}"
+
+    @property
+    def results_url(self):
+        return f"/attempts/{self.token}/results"
+
+    def answer(self, number, choice_id):
+        return self.post(self.question_url(number), choice=choice_id)
+
+
+def wrong_choice(question):
+    return next(choice for choice in question.choices if not choice.correct)
+
+
+@contextmanager
+def queries(app):
+    """Collect the SQL statements the app sends while the block runs."""
+    statements = []
+    with app.app_context():
+        engine = db.engine
+
+    def record(_conn, _cursor, statement, *_):
+        statements.append(statement)
+
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        yield statements
+    finally:
+        event.remove(engine, "before_cursor_execute", record)

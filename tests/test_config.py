@@ -1,0 +1,43 @@
+"""Settings from the environment, the instance secret, and SQLite's connection pragmas."""
+
+import stat
+
+from app import create_app
+from app.config import instance_secret
+from app.extensions import db
+
+
+def test_database_url_and_secret_key_come_from_the_environment(monkeypatch, tmp_path):
+    """DATABASE_URL and SECRET_KEY override the defaults."""
+    url = f"sqlite:///{tmp_path / 'elsewhere.db'}"
+    monkeypatch.setenv("DATABASE_URL", url)
+    monkeypatch.setenv("SECRET_KEY", "from the environment")
+    app = create_app()
+    assert app.config["SQLALCHEMY_DATABASE_URI"] == url
+    assert app.config["SECRET_KEY"] == "from the environment"
+
+
+def test_default_database_lives_in_the_instance_folder(monkeypatch):
+    """Without DATABASE_URL the app uses instance/quiz.db."""
+    monkeypatch.delenv("DATABASE_URL", raising=False)
+    app = create_app({"SECRET_KEY": "x"})
+    assert app.config["SQLALCHEMY_DATABASE_URI"].endswith("/instance/quiz.db")
+
+
+def test_instance_secret_is_made_once_and_kept_private(tmp_path):
+    """The generated key is reused on every start and readable by its owner only."""
+    first = instance_secret(str(tmp_path))
+    assert len(first) == 64
+    assert instance_secret(str(tmp_path)) == first
+    assert stat.S_IMODE((tmp_path / "secret_key").stat().st_mode) == 0o600
+    assert [p.name for p in tmp_path.iterdir()] == ["secret_key"]
+
+
+def test_sqlite_connections_are_tuned(app):
+    """Every connection runs in WAL mode with foreign keys, a busy timeout and NORMAL sync."""
+    with app.app_context(), db.engine.connect() as connection:
+        pragma = lambda name: connection.exec_driver_sql(f"PRAGMA {name}").scalar()  # noqa: E731
+        assert pragma("journal_mode") == "wal"
+        assert pragma("synchronous") == 1
+        assert pragma("busy_timeout") == 5000
+        assert pragma("foreign_keys") == 1

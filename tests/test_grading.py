@@ -1,0 +1,43 @@
+"""Grading is pure: the verdict on a choice, and the score of an attempt."""
+
+import pytest
+
+from app.grading import Score, grade, score
+
+
+def test_right_choice_is_correct(quiz):
+    """The keyed choice is graded correct and is its own right answer."""
+    question = quiz.questions[0]
+    feedback = grade(question, question.right_choice.id)
+    assert feedback.correct and feedback.right == feedback.chosen
+
+
+def test_wrong_choice_points_to_the_right_one(quiz):
+    """A wrong choice is graded incorrect and names the right choice."""
+    question = quiz.questions[1]
+    wrong = next(c for c in question.choices if not c.correct)
+    feedback = grade(question, wrong.id)
+    assert not feedback.correct
+    assert feedback.chosen == wrong and feedback.right == question.right_choice
+
+
+def test_unknown_choice_is_not_graded(quiz):
+    """A choice id the question does not have gets no verdict."""
+    assert grade(quiz.questions[0], "z") is None
+
+
+@pytest.mark.parametrize(
+    ("correct", "out_of", "points", "percent"),
+    [
+        ([True] * 5 + [False] * 3, 8, 5, 63),  # 62.5 rounds up, as a gradebook does
+        ([True, False], 8, 1, 13),  # unanswered questions count against the score
+        ([], 8, 0, 0),
+        ([True] * 8, 8, 8, 100),
+        ([True, True], 3, 2, 67),
+        ([], 0, 0, 0),
+    ],
+)
+def test_score_counts_correct_answers(correct, out_of, points, percent):
+    """One point per correct answer, out of every question, with a whole percentage."""
+    assert score(correct, out_of) == Score(points, out_of)
+    assert score(correct, out_of).percent == percent

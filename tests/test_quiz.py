@@ -1,0 +1,177 @@
+"""The student flow through the test client: start, answer, feedback, results, retake."""
+
+import re
+
+from app.extensions import db
+from app.models import Answer, Attempt
+from helpers import SLUG, Student, queries, shown, text, wrong_choice
+
+
+def test_home_lists_the_quiz(client):
+    """The home page names the quiz, describes it and counts its questions."""
+    page = text(client.get("/"))
+    assert "Gradient Checkpointing Quiz" in page
+    assert "8 questions" in page
+    assert f'href="/quizzes/{SLUG}"' in page
+
+
+def test_start_form_has_the_named_fields(client):
+    """The start form asks for a name and an optional class code."""
+    page = text(client.get(f"/quizzes/{SLUG}"))
+    assert re.search(r'<label for="name">Your name</label>', page)
+    assert re.search(r'<label for="class_code">Class code</label>', page)
+    assert 'value="Start quiz"' in page
+
+
+def test_whole_quiz_with_right_and_wrong_answers(app, student, quiz):
+    """A student answers all 8, reads each verdict, and the results page shows the score."""
+    assert student.start(name="  Ada Lovelace  ").status_code == 303
+    right = {1, 2, 4, 7, 8}
+    for number, question in enumerate(quiz.questions, 1):
+        page = text(student.client.get(student.question_url(number)))
+        assert f"Question {number} of 8" in page
+        assert f'<legend class="prompt">{shown(question.prompt)}</legend>' in page
+        assert 'value="Check answer"' in page
+
+        choice = question.right_choice if number in right else wrong_choice(question)
+        response = student.answer(number, choice.id)
+        assert response.status_code == 303
+        assert response.location == student.question_url(number)
+
+        feedback = text(student.client.get(student.question_url(number)))
+        verdict = re.search(
+            r'<div class="verdict[^"]*" role="status"[^>]*>(.*?)</div>', feedback, re.S
+        )
+        words = " ".join(re.sub(r"<[^>]+>", " ", verdict.group(1)).split())
+        assert words.startswith("✓ Correct." if number in right else "✗ Incorrect.")
+        for each in question.choices:
+            assert shown(each.explanation) in feedback
+        assert shown(question.explanation) in feedback
+        assert question.references[0].url in feedback
+        assert ("Next question" if number < 8 else "See results") in feedback
+
+    results = text(student.client.get(student.results_url))
+    assert "You scored <strong>5 out of 8</strong> (63%)" in results
+    assert "Time taken:" in results
+    assert results.count('class="verdict') == 8
+    with app.app_context():
+        attempt = db.session.scalars(db.select(Attempt)).one()
+        assert attempt.student_name == "Ada Lovelace"
+        assert sorted(a.is_correct for a in attempt.answers) == [False] * 3 + [True] * 5
+
+
+def test_feedback_marks_choices_in_words_not_only_colour(student, quiz):
+    """The chosen and the right choice are labelled in text after a wrong answer."""
+    student.start()
+    question = quiz.questions[0]
+    student.answer(1, wrong_choice(question).id)
+    page = text(student.client.get(student.question_url(1)))
+    assert f"The right answer is “{shown(question.right_choice.text)}”" in page
+    assert ">Your answer<" in page and ">Right answer<" in page
+    assert "autofocus" in page  # keyboard and screen-reader users land on the verdict
+
+
+def test_retake_starts_a_fresh_attempt(app, student, quiz):
+    """ "Retake quiz" gives a new attempt under the same name, starting at question 1."""
+    student.start(name="Grace")
+    for number, question in enumerate(quiz.questions, 1):
+        student.answer(number, question.right_choice.id)
+    first = student.token
+    response = student.post(f"/attempts/{first}/retake")
+    assert response.status_code == 303
+    fresh = response.location.split("/")[2]
+    assert fresh != first and response.location.endswith("/questions/1")
+    page = text(student.client.get(f"/attempts/{fresh}/questions/1"))
+    assert 'value="Check answer"' in page
+    with app.app_context():
+        names = db.session.scalars(db.select(Attempt.student_name)).all()
+    assert names == ["Grace", "Grace"]
+
+
+def test_unfinished_results_offer_to_continue(student, quiz):
+    """Results before the end show progress, the next question to answer, and no score."""
+    student.start()
+    student.answer(1, quiz.questions[0].right_choice.id)
+    page = text(student.client.get(student.results_url))
+    assert "1 of 8 questions answered" in page
+    assert "You scored" not in page
+    assert f'action="{student.question_url(2)}"' in page
+    assert page.count("Not answered yet.") == 7
+
+
+def test_results_link_is_read_only_for_other_browsers(app, student, quiz):
+    """Someone given the results link can read them but cannot answer, retake or continue."""
+    student.start(name="Ada")
+    for number, question in enumerate(quiz.questions, 1):
+        student.answer(number, question.right_choice.id)
+    other = Student(app.test_client())
+
+    shared = text(other.client.get(student.results_url))
+    assert "Ada scored <strong>8 out of 8</strong>" in shared
+    assert "Retake quiz" not in shared
+
+    assert other.client.get(student.question_url(1)).status_code == 403
+    assert other.post(f"/attempts/{student.token}/retake").status_code == 403
+    with app.app_context():
+        assert db.session.scalar(db.select(db.func.count(Attempt.id))) == 1
+
+
+def test_other_browser_cannot_answer(app, student, quiz):
+    """An attempt token copied into another browser stores nothing."""
+    student.start()
+    other = Student(app.test_client())
+    response = other.post(student.question_url(1), choice=quiz.questions[0].right_choice.id)
+    assert response.status_code == 403
+    assert "Only the browser that started this attempt" in text(response)
+    with app.app_context():
+        assert db.session.scalars(db.select(Answer)).all() == []
+
+
+def test_attempt_tokens_are_unguessable(student):
+    """Attempts are addressed by long random tokens, not sequential ids."""
+    student.start()
+    first = student.token
+    student.start()
+    assert len(first) >= 32 and first != student.token
+    assert not first.isdigit()
+
+
+def test_question_page_leaks_nothing_before_answering(student, quiz):
+    """Before answering, the page holds no explanation, correctness flag or hint."""
+    student.start()
+    for number, question in enumerate(quiz.questions, 1):
+        response = student.client.get(student.question_url(number))
+        page = text(response)
+        for choice in question.choices:
+            assert shown(choice.explanation) not in page
+        assert shown(question.explanation) not in page
+        assert "correct" not in page.lower()
+        assert "right answer" not in page.lower()
+        # The choices carry only their ids, which say nothing about which is right.
+        assert sorted(re.findall(r'type="radio" value="([^"]+)"', page)) == ["a", "b", "c", "d"]
+    with student.client.session_transaction() as session:
+        assert set(session) <= {"browser", "csrf_token", "_permanent"}
+
+
+def test_unanswered_questions_stay_hidden_in_results(student, quiz):
+    """The results page never reveals answers to questions not yet answered."""
+    student.start()
+    page = text(student.client.get(student.results_url))
+    for question in quiz.questions:
+        assert shown(question.right_choice.explanation) not in page
+        assert shown(question.explanation) not in page
+
+
+def test_question_pages_cost_a_fixed_number_of_queries(app, student, quiz):
+    """Asking, answering and showing feedback each take a small, fixed number of queries."""
+    student.start()
+    student.csrf  # noqa: B018 - fetch the form token before counting
+    with queries(app) as asking:
+        student.client.get(student.question_url(1))
+    with queries(app) as answering:
+        student.answer(1, quiz.questions[0].right_choice.id)
+    with queries(app) as feedback:
+        student.client.get(student.question_url(1))
+    with queries(app) as results:
+        student.client.get(student.results_url)
+    assert (len(asking), len(answering), len(feedback), len(results)) == (2, 3, 2, 2)
