@@ -22,8 +22,9 @@ lint: $(VENV)/.installed-test
 	$(BIN)/ruff format --check .
 
 $(BIN)/python:
-	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "Quizwright needs Python 3.11 or newer")'
-	$(PYTHON) -m venv $(VENV)
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "Quizwright needs Python 3.11 or newer")'
+	@$(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); \
+	  echo "Could not create $(VENV). On Debian or Ubuntu, install python3-venv first."; exit 1; }
 
 $(VENV)/.installed-run: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip

@@ -7,6 +7,7 @@ from flask import Flask
 
 from . import errors, quiz
 from .bank import load_bank
+from .cli import quiz_cli
 from .config import PROJECT_ROOT, from_environment, instance_secret
 from .extensions import csrf, db, migrate
 
@@ -30,6 +31,7 @@ def create_app(config: dict | None = None) -> Flask:
     # A bad bank raises BankError here: the app refuses to start before serving anyone.
     app.extensions["quizwright.bank"] = load_bank(app.config["QUESTIONS_PATH"])
     app.register_blueprint(quiz.bp)
+    app.cli.add_command(quiz_cli)
     errors.init_app(app)
     return app
 

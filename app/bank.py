@@ -96,6 +96,7 @@ def load_bank(path: str | Path) -> Bank:
     name = str(path)
     try:
         data = json.loads(Path(path).read_bytes())
+        errors = [f"{name}: {problem}" for problem in problems(data)]
     except OSError as error:
         raise BankError([f"{name}: cannot be read: {error.strerror}"]) from None
     except UnicodeDecodeError as error:
@@ -104,7 +105,10 @@ def load_bank(path: str | Path) -> Bank:
         raise BankError(
             [f"{name}: not valid JSON: {error.msg} (line {error.lineno}, column {error.colno})"]
         ) from None
-    errors = [f"{name}: {problem}" for problem in problems(data)]
+    except ValueError as error:  # a number too long for Python to convert
+        raise BankError([f"{name}: not usable JSON: {error}"]) from None
+    except RecursionError:
+        raise BankError([f"{name}: nested too deeply to be a question bank"]) from None
     if errors:
         raise BankError(errors)
     quizzes = [build_quiz(quiz) for quiz in data["quizzes"]]
@@ -115,10 +119,11 @@ def problems(data) -> list[str]:
     """Every schema violation and duplicate id in a parsed bank, each naming where it is."""
     found = [
         _describe(error, data)
-        for error in sorted(_validator().iter_errors(data), key=lambda e: list(map(str, e.path)))
+        for error in sorted(_validator().iter_errors(data), key=_document_order)
     ]
     # jsonschema reports each missing key separately, and each report names them all.
-    return list(dict.fromkeys(problem for batch in found for problem in batch)) + _duplicates(data)
+    unique = list(dict.fromkeys(problem for batch in found for problem in batch))
+    return unique + _duplicates(data) + _not_unicode(data)
 
 
 def build_quiz(data: dict) -> Quiz:
@@ -163,6 +168,11 @@ def quiz_or_404(slug: str) -> Quiz:
     return quiz
 
 
+def _document_order(error) -> list:
+    # Indexes compare as numbers, so question 10 comes after question 2.
+    return [(type(key).__name__, key) for key in error.path]
+
+
 def _where(path: list, data) -> tuple[str, str]:
     """Name the quiz and question a JSON path points into, and the field within."""
     place, node, rest = [], data, list(path)
@@ -173,7 +183,8 @@ def _where(path: list, data) -> tuple[str, str]:
         index = rest[1]
         node = node[container][index]
         label = node.get(key) if isinstance(node, dict) else None
-        place.append(f'{kind} "{label}"' if isinstance(label, str) else f"{kind} #{index + 1}")
+        named = isinstance(label, str) and label
+        place.append(f'{kind} "{label}"' if named else f"{kind} #{index + 1}")
         rest = rest[2:]
     field = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in rest)
     return ", ".join(place), field.lstrip(".")
@@ -208,6 +219,8 @@ def _describe(error, data) -> list[str]:
             return [_locate(path, data, f"needs exactly one correct choice, has {count}")]
         case "pattern" if path and path[-1] == "url":
             return [_locate(path, data, "must be an https:// address")]
+        case "maxLength":
+            return [_locate(path, data, f"must be at most {error.validator_value} characters")]
         case "pattern" | "minLength" if error.validator_value in ("\\S", 1):
             return [_locate(path, data, "must not be empty")]
         case "pattern":
@@ -215,6 +228,15 @@ def _describe(error, data) -> list[str]:
             return [_locate(path, data, f"{instance!r} is not allowed: {hint}")]
         case _:
             return [_locate(path, data, error.message)]
+
+
+def _not_unicode(data) -> list[str]:
+    """JSON may escape half a surrogate pair ("\\ud800"), which no database can store as text."""
+    try:
+        json.dumps(data, ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        return ["contains a \\u escape that is half of a surrogate pair, not a character"]
+    return []
 
 
 def _duplicates(data) -> list[str]:

@@ -1,0 +1,347 @@
+"""The question bank: every mistake a question writer can make is reported, located, at once."""
+
+import copy
+import json
+import re
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+from app.bank import BankError, load_bank
+from app.config import PROJECT_ROOT
+from helpers import SLUG, make_app
+
+REAL_PATH = PROJECT_ROOT / "questions.json"
+REAL = json.loads(REAL_PATH.read_text(encoding="utf-8"))
+SEED_PATH = PROJECT_ROOT.parent / "shared" / "seed" / "gradient-checkpointing-quiz.txt"
+DROP = object()
+QUIZ = f'quiz "{SLUG}"'
+Q1 = f'{QUIZ}, question "the-trade"'
+
+
+def keys(dotted: str) -> list:
+    return [int(key) if key.isdigit() else key for key in dotted.split(".")]
+
+
+def walk(node, path: list):
+    for key in path:
+        node = node[key]
+    return node
+
+
+def bank(*edits) -> dict:
+    """A copy of the real bank with (dotted path, value) edits applied; DROP deletes the key."""
+    data = copy.deepcopy(REAL)
+    for dotted, value in edits:
+        *parents, last = keys(dotted)
+        node = walk(data, parents)
+        if value is DROP:
+            del node[last]
+        elif isinstance(node, list) and last == len(node):
+            node.append(copy.deepcopy(value))
+        else:
+            node[last] = copy.deepcopy(value)
+    return data
+
+
+def write(tmp_path, data, **dump) -> Path:
+    path = tmp_path / "questions.json"
+    path.write_text(json.dumps(data, **({"indent": 2} | dump)), encoding="utf-8")
+    return path
+
+
+def errors(path) -> list[str]:
+    with pytest.raises(BankError) as caught:
+        load_bank(path)
+    return caught.value.errors
+
+
+@pytest.mark.parametrize(
+    ("data", "problem"),
+    [
+        pytest.param([REAL], "expected an object, got a list", id="not-an-object"),
+        pytest.param({"$schema": "x"}, 'field "quizzes": missing', id="no-quizzes-$schema-is-fine"),
+        pytest.param({"quizzes": {}}, 'field "quizzes": expected a list, got an object', id="dict"),
+        pytest.param(REAL | {"quizes": []}, 'field "quizes": unknown field', id="unknown-key"),
+    ],
+)
+def test_top_level_problem_is_named(tmp_path, data, problem):
+    """A bank whose outer shape is wrong says what is wrong with it."""
+    path = write(tmp_path, data)
+    assert errors(path) == [f"{path}: {problem}"]
+
+
+@pytest.mark.parametrize(
+    ("dotted", "value", "problem"),
+    [
+        ("quizzes.0.title", DROP, f'{QUIZ}, field "title": missing'),
+        ("quizzes.0.questions.0.prompt", DROP, f'{Q1}, field "prompt": missing'),
+        (
+            "quizzes.0.questions.0.choices.1.correct",
+            DROP,
+            f'{Q1}, field "choices[1].correct": missing',
+        ),
+        (
+            "quizzes.0.questions.0.references.0.url",
+            DROP,
+            f'{Q1}, field "references[0].url": missing',
+        ),
+        ("quizzes.0.slug", DROP, 'quiz #1, field "slug": missing'),
+        ("quizzes.0.questions.1.id", DROP, f'{QUIZ}, question #2, field "id": missing'),
+        (
+            "quizzes.0.questions.0.choices.1.correct",
+            "yes",
+            f'{Q1}, field "choices[1].correct": expected true or false, got a string',
+        ),
+        (
+            "quizzes.0.questions.0.choices",
+            "a",
+            f'{Q1}, field "choices": expected a list, got a string',
+        ),
+        ("quizzes.0.title", 5, f'{QUIZ}, field "title": expected a string, got a whole number'),
+        (
+            "quizzes.0.shuffle_choices",
+            0.5,
+            f'{QUIZ}, field "shuffle_choices": expected true or false, got a number',
+        ),
+        ("quizzes.0.colour", "red", f'{QUIZ}, field "colour": unknown field'),
+        ("quizzes.0.questions.0.hint", "x", f'{Q1}, field "hint": unknown field'),
+        (
+            "quizzes.0.questions.0.choices.0.hint",
+            "x",
+            f'{Q1}, field "choices[0].hint": unknown field',
+        ),
+        (
+            "quizzes.0.questions.0.references.0.note",
+            "x",
+            f'{Q1}, field "references[0].note": unknown field',
+        ),
+        ("quizzes.1", REAL["quizzes"][0], f"{QUIZ}: slug used twice"),
+        ("quizzes.0.questions.1.id", "the-trade", f'{QUIZ}: question id "the-trade" used twice'),
+        ("quizzes.0.questions.0.choices.1.id", "a", f'{Q1}: choice id "a" used twice'),
+        (
+            "quizzes.0.questions.0.choices.0.correct",
+            False,
+            f'{Q1}, field "choices": needs exactly one correct choice, has 0',
+        ),
+        (
+            "quizzes.0.questions.0.choices.1.correct",
+            True,
+            f'{Q1}, field "choices": needs exactly one correct choice, has 2',
+        ),
+        ("quizzes.0.questions.0.prompt", "", f'{Q1}, field "prompt": must not be empty'),
+        ("quizzes.0.questions.0.prompt", " \n\t ", f'{Q1}, field "prompt": must not be empty'),
+        (
+            "quizzes.0.questions.0.choices.2.text",
+            " ",
+            f'{Q1}, field "choices[2].text": must not be empty',
+        ),
+        ("quizzes.0.description", "", f'{QUIZ}, field "description": must not be empty'),
+        (
+            "quizzes.0.questions.0.references.0.url",
+            "javascript:alert(1)",
+            f'{Q1}, field "references[0].url": must be an https:// address',
+        ),
+        (
+            "quizzes.0.questions.0.references.0.url",
+            "http://arxiv.org/abs/1604.06174",
+            f'{Q1}, field "references[0].url": must be an https:// address',
+        ),
+        (
+            "quizzes.0.slug",
+            "Check Pointing",
+            'quiz "Check Pointing", field "slug": \'Check Pointing\' is not allowed: '
+            "The quiz's address: /quizzes/SLUG. Lower-case words joined by '-'.",
+        ),
+        (
+            "quizzes.0.questions.0.id",
+            "the trade",
+            f'{QUIZ}, question "the trade", field "id": \'the trade\' is not allowed: '
+            "Letters, digits, '-' and '_', at most 64 characters.",
+        ),
+    ],
+)
+def test_mistake_is_reported_once_with_its_place(tmp_path, dotted, value, problem):
+    """One mistake gives one message naming its quiz, question and field."""
+    path = write(tmp_path, bank((dotted, value)))
+    assert errors(path) == [f"{path}: {problem}"]
+
+
+def test_every_mistake_is_reported_at_once(tmp_path):
+    """A writer with three mistakes sees all three, not just the first."""
+    path = write(
+        tmp_path,
+        bank(
+            ("quizzes.0.title", DROP),
+            ("quizzes.0.questions.0.choices.1.correct", "yes"),
+            ("quizzes.0.questions.7.references.0.url", "http://example.org"),
+        ),
+    )
+    assert sorted(errors(path)) == sorted(
+        [
+            f'{path}: {QUIZ}, field "title": missing',
+            f'{path}: {Q1}, field "choices[1].correct": expected true or false, got a string',
+            f'{path}: {QUIZ}, question "selective-checkpointing", field "references[0].url": '
+            "must be an https:// address",
+        ]
+    )
+
+
+def test_not_json_names_line_and_column(tmp_path):
+    """A missing comma is reported with the line and column to look at."""
+    text = REAL_PATH.read_text(encoding="utf-8").replace('"the-trade",', '"the-trade"', 1)
+    line = next(n for n, s in enumerate(text.splitlines(), 1) if '"the-trade"' in s) + 1
+    column = text.splitlines()[line - 1].index('"') + 1
+    path = tmp_path / "questions.json"
+    path.write_text(text, encoding="utf-8")
+    expected = f"{path}: not valid JSON: Expecting ',' delimiter (line {line}, column {column})"
+    assert errors(path) == [expected]
+
+
+def test_not_utf8_is_reported(tmp_path):
+    """A file saved as Latin-1 is refused with a message, not a traceback."""
+    path = tmp_path / "questions.json"
+    path.write_bytes(REAL_PATH.read_bytes().replace(b"Quiz", b"Qu\xefz ", 1))
+    assert errors(path) == [f"{path}: not UTF-8 text: invalid continuation byte"]
+
+
+def test_missing_file_is_reported(tmp_path):
+    """A wrong QUESTIONS_PATH says the file cannot be read."""
+    path = tmp_path / "nope.json"
+    assert errors(path) == [f"{path}: cannot be read: No such file or directory"]
+
+
+@pytest.mark.parametrize(
+    ("dotted", "value", "field"),
+    [
+        ("quizzes.0.slug", f"{SLUG}\n", 'field "slug"'),
+        ("quizzes.0.questions.0.id", "the-trade\n", 'field "id"'),
+        ("quizzes.0.questions.0.choices.0.id", "a\n", 'field "choices[0].id"'),
+        (
+            "quizzes.0.questions.0.references.0.url",
+            "https://arxiv.org/\n",
+            'field "references[0].url"',
+        ),
+    ],
+)
+def test_trailing_newline_in_id_or_url_is_refused(tmp_path, dotted, value, field):
+    """A slug, id or url ending in a stray newline is refused like any other bad character."""
+    path = write(tmp_path, bank((dotted, value)))
+    assert [field in error for error in errors(path)] == [True]
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        pytest.param(
+            json.dumps(bank(("quizzes.0.questions.0.prompt", "\ud800"))),
+            "contains a \\u escape that is half of a surrogate pair, not a character",
+            id="lone-surrogate",
+        ),
+        pytest.param(
+            json.dumps(REAL).replace('"shuffle_choices": true', '"shuffle_choices": ' + "9" * 5000),
+            "not usable JSON: Exceeds the limit (4300 digits) for integer string conversion: "
+            "value has 5000 digits; use sys.set_int_max_str_digits() to increase the limit",
+            id="huge-number",
+        ),
+        pytest.param("[" * 100_000, "nested too deeply to be a question bank", id="deep-nesting"),
+    ],
+)
+def test_odd_file_is_reported_not_crashed_on(tmp_path, text, problem):
+    """A file JSON can parse but the bank cannot use gets a BankError naming it, not a traceback."""
+    path = tmp_path / "questions.json"
+    path.write_text(text, encoding="utf-8")
+    assert errors(path) == [f"{path}: {problem}"]
+
+
+def test_real_bank_loads_with_its_answer_key():
+    """The shipped bank is the one quiz, eight questions, answers a b c d a b c d."""
+    quizzes = load_bank(REAL_PATH).quizzes
+    assert list(quizzes) == [SLUG]
+    quiz = quizzes[SLUG]
+    assert quiz.title == "Gradient Checkpointing Quiz"
+    assert [q.right_choice.id for q in quiz.questions] == list("abcdabcd")
+    for question in quiz.questions:
+        assert all(choice.explanation.strip() for choice in question.choices), question.id
+        assert any(ref.url.startswith("https://") for ref in question.references), question.id
+
+
+def seed_questions() -> list[tuple[str, list[str]]]:
+    """(prompt, options) in the order of the seed file the quiz was written from."""
+    if not SEED_PATH.exists():
+        pytest.skip(f"{SEED_PATH} is not on this machine")
+    questions = []
+    for number, line in enumerate(SEED_PATH.read_text(encoding="utf-8").splitlines()):
+        if prompt := re.fullmatch(r"(\d+)\. (.+)", line):
+            assert int(prompt[1]) == len(questions) + 1, f"seed line {number + 1}"
+            questions.append((prompt[2], []))
+        elif option := re.fullmatch(r"   • (.+)", line):
+            questions[-1][1].append(option[1])
+    return questions
+
+
+def test_real_bank_matches_the_seed_word_for_word():
+    """Prompts and options read exactly as in the seed file, options in seed order."""
+    quiz = load_bank(REAL_PATH).quizzes[SLUG]
+    seed = seed_questions()
+    assert len(seed) == 8
+    assert [(q.prompt, [c.text for c in q.choices]) for q in quiz.questions] == seed
+
+
+def version(tmp_path, data, **dump) -> str:
+    return load_bank(write(tmp_path, data, **dump)).quizzes[SLUG].version
+
+
+def reverse_keys(node):
+    if isinstance(node, dict):
+        return {key: reverse_keys(node[key]) for key in reversed(node)}
+    return [reverse_keys(item) for item in node] if isinstance(node, list) else node
+
+
+@pytest.mark.parametrize(
+    ("data", "dump"),
+    [
+        pytest.param(REAL, {"indent": None, "separators": (",", ":")}, id="compact"),
+        pytest.param(REAL, {"indent": "\t", "ensure_ascii": False}, id="tabs-and-utf8"),
+        pytest.param(reverse_keys(REAL), {}, id="key-order"),
+    ],
+)
+def test_version_ignores_formatting(tmp_path, data, dump):
+    """Reformatting the file does not make a new quiz version."""
+    assert version(tmp_path, data, **dump) == load_bank(REAL_PATH).quizzes[SLUG].version
+
+
+@pytest.mark.parametrize(
+    "dotted",
+    [
+        "quizzes.0.title",
+        "quizzes.0.description",
+        "quizzes.0.questions.3.id",
+        "quizzes.0.questions.3.prompt",
+        "quizzes.0.questions.3.explanation",
+        "quizzes.0.questions.3.choices.2.text",
+        "quizzes.0.questions.3.choices.2.explanation",
+        "quizzes.0.questions.3.references.0.title",
+        "quizzes.0.questions.3.references.0.url",
+    ],
+)
+def test_version_changes_with_any_text(tmp_path, dotted):
+    """Editing any text of a quiz, even one character, makes a new version."""
+    edited = version(tmp_path, bank((dotted, walk(REAL, keys(dotted)) + "-x")))
+    assert edited != load_bank(REAL_PATH).quizzes[SLUG].version
+
+
+def test_app_refuses_to_start_with_a_bad_bank(tmp_path):
+    """A broken bank stops the app before it makes a database or serves anyone."""
+    bad = write(tmp_path, bank(("quizzes.0.questions.0.choices.1.correct", "yes")))
+    with pytest.raises(BankError) as caught:
+        make_app(tmp_path, QUESTIONS_PATH=str(bad))
+    assert caught.value.errors == [
+        f'{bad}: {Q1}, field "choices[1].correct": expected true or false, got a string'
+    ]
+    database = tmp_path / "quiz.db"
+    if database.exists():
+        with closing(sqlite3.connect(database)) as connection:
+            assert connection.execute("SELECT name FROM sqlite_master").fetchall() == []

@@ -1,0 +1,119 @@
+"""`flask quiz check` and `flask quiz load`, as someone at a terminal runs them."""
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from app.bank import BankError
+from app.cli import quiz_cli
+from app.config import PROJECT_ROOT
+from app.extensions import db
+from app.models import QuizVersion
+from helpers import SLUG, make_app
+
+REAL_PATH = PROJECT_ROOT / "questions.json"
+
+
+def flask(runner, *args):
+    """Run `flask ARGS` on the test app."""
+    return runner.invoke(args=list(args))
+
+
+def bad_bank(tmp_path) -> tuple[Path, list[str]]:
+    """The real bank with two mistakes, and the two messages they should produce."""
+    data = json.loads(REAL_PATH.read_text(encoding="utf-8"))
+    del data["quizzes"][0]["title"]
+    data["quizzes"][0]["questions"][0]["choices"][1]["correct"] = "yes"
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    return path, [
+        f'{path}: quiz "{SLUG}", field "title": missing',
+        f'{path}: quiz "{SLUG}", question "the-trade", field "choices[1].correct": '
+        "expected true or false, got a string",
+    ]
+
+
+def assert_real_bank_ok(result):
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith(f"{REAL_PATH}: OK, 1 quiz")
+    assert result.stdout.endswith(", 8 questions\n")
+    assert result.stderr == ""
+
+
+def assert_failed_with(result, messages):
+    assert result.exit_code == 1, result.output
+    assert result.stdout == ""
+    assert sorted(result.stderr.splitlines()) == sorted(messages)
+
+
+def test_check_passes_the_real_bank(runner):
+    """`flask quiz check questions.json` says OK with the counts and exits 0."""
+    assert_real_bank_ok(flask(runner, "quiz", "check", str(REAL_PATH)))
+
+
+def test_check_lists_every_problem_and_fails(runner, tmp_path):
+    """A bank with two mistakes prints both to stderr and exits 1."""
+    path, messages = bad_bank(tmp_path)
+    assert_failed_with(flask(runner, "quiz", "check", str(path)), messages)
+
+
+def test_check_names_a_missing_file(runner, tmp_path):
+    """A mistyped path is reported as unreadable, exit 1."""
+    path = tmp_path / "nope.json"
+    result = flask(runner, "quiz", "check", str(path))
+    assert_failed_with(result, [f"{path}: cannot be read: No such file or directory"])
+
+
+def test_check_works_when_the_app_cannot_start(tmp_path):
+    """The bank that stops the app from starting can still be checked, with every message."""
+    path, messages = bad_bank(tmp_path)
+    with pytest.raises(BankError):
+        make_app(tmp_path, QUESTIONS_PATH=str(path))
+    assert_failed_with(CliRunner().invoke(quiz_cli, ["check", str(path)]), messages)
+
+
+def test_check_without_a_path_checks_questions_path(monkeypatch, tmp_path):
+    """Plain `flask quiz check` checks the bank QUESTIONS_PATH points at."""
+    path, messages = bad_bank(tmp_path)
+    monkeypatch.setenv("QUESTIONS_PATH", str(path))
+    assert_failed_with(CliRunner().invoke(quiz_cli, ["check"]), messages)
+
+
+def test_check_without_a_path_defaults_to_the_projects_bank(monkeypatch):
+    """With no QUESTIONS_PATH, `flask quiz check` checks the project's questions.json."""
+    monkeypatch.delenv("QUESTIONS_PATH", raising=False)
+    assert_real_bank_ok(CliRunner().invoke(quiz_cli, ["check"]))
+
+
+def versions(app) -> list[tuple[str, str]]:
+    with app.app_context():
+        return [(v.slug, v.digest) for v in db.session.scalars(db.select(QuizVersion))]
+
+
+def test_load_records_each_quiz_once(app, runner, quiz):
+    """`flask quiz load` stores the current quiz version, and running it again adds nothing."""
+    for _ in range(2):
+        result = flask(runner, "quiz", "load")
+        assert result.exit_code == 0, result.output
+        assert result.stdout == f"{SLUG}: version {quiz.version[:12]}, 8 questions\n"
+    assert versions(app) == [(SLUG, quiz.version)]
+
+
+def test_load_after_an_edit_keeps_the_old_version(app, runner, quiz, tmp_path):
+    """Loading an edited bank adds its version beside the old one, which stays for old attempts."""
+    flask(runner, "quiz", "load")
+    data = json.loads(REAL_PATH.read_text(encoding="utf-8"))
+    data["quizzes"][0]["title"] += " (revised)"
+    edited_path = tmp_path / "edited.json"
+    edited_path.write_text(json.dumps(data), encoding="utf-8")
+    edited = make_app(tmp_path, QUESTIONS_PATH=str(edited_path))
+    try:
+        assert flask(edited.test_cli_runner(), "quiz", "load").exit_code == 0
+        new = edited.extensions["quizwright.bank"].quizzes[SLUG].version
+        assert versions(edited) == [(SLUG, quiz.version), (SLUG, new)]
+        assert new != quiz.version
+    finally:
+        with edited.app_context():
+            db.engine.dispose()
