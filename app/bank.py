@@ -82,8 +82,19 @@ class Quiz:
 
 @dataclass(frozen=True)
 class Bank:
-    path: str
     quizzes: dict[str, Quiz]
+
+
+class RepeatedKey(Exception):
+    """A JSON object names the same key twice; json.loads would silently keep the last."""
+
+
+def _refuse_repeated_keys(pairs: list[tuple]) -> dict:
+    keys = Counter(key for key, _ in pairs)
+    for key, count in keys.items():
+        if count > 1:
+            raise RepeatedKey(key)
+    return dict(pairs)
 
 
 @cache
@@ -95,8 +106,10 @@ def load_bank(path: str | Path) -> Bank:
     """Read and validate a question bank file; raise BankError listing every problem."""
     name = str(path)
     try:
-        data = json.loads(Path(path).read_bytes())
+        data = json.loads(Path(path).read_bytes(), object_pairs_hook=_refuse_repeated_keys)
         errors = [f"{name}: {problem}" for problem in problems(data)]
+    except RepeatedKey as error:
+        raise BankError([f'{name}: the key "{error}" appears twice in one object']) from None
     except OSError as error:
         raise BankError([f"{name}: cannot be read: {error.strerror}"]) from None
     except UnicodeDecodeError as error:
@@ -112,7 +125,7 @@ def load_bank(path: str | Path) -> Bank:
     if errors:
         raise BankError(errors)
     quizzes = [build_quiz(quiz) for quiz in data["quizzes"]]
-    return Bank(name, {quiz.slug: quiz for quiz in quizzes})
+    return Bank({quiz.slug: quiz for quiz in quizzes})
 
 
 def problems(data) -> list[str]:
@@ -123,7 +136,11 @@ def problems(data) -> list[str]:
     ]
     # jsonschema reports each missing key separately, and each report names them all.
     unique = list(dict.fromkeys(problem for batch in found for problem in batch))
-    return unique + _duplicates(data) + _not_unicode(data)
+    halves = [
+        _locate(path, data, "contains half a surrogate pair (\\ud800 to \\udfff)")
+        for path in _not_unicode(data)
+    ]
+    return unique + _duplicates(data) + halves
 
 
 def build_quiz(data: dict) -> Quiz:
@@ -221,8 +238,11 @@ def _describe(error, data) -> list[str]:
             return [_locate(path, data, "must be an https:// address")]
         case "maxLength":
             return [_locate(path, data, f"must be at most {error.validator_value} characters")]
-        case "pattern" | "minLength" if error.validator_value in ("\\S", 1):
+        case "pattern" | "minLength" if isinstance(instance, str) and not instance.strip():
             return [_locate(path, data, "must not be empty")]
+        case "minItems":
+            count = error.validator_value
+            return [_locate(path, data, f"needs at least {plural(count, 'entry', 'entries')}")]
         case "pattern":
             hint = error.schema.get("description", f"must match {error.validator_value}")
             return [_locate(path, data, f"{instance!r} is not allowed: {hint}")]
@@ -230,40 +250,46 @@ def _describe(error, data) -> list[str]:
             return [_locate(path, data, error.message)]
 
 
-def _not_unicode(data) -> list[str]:
-    """JSON may escape half a surrogate pair ("\\ud800"), which no database can store as text."""
-    try:
-        json.dumps(data, ensure_ascii=False).encode()
-    except UnicodeEncodeError:
-        return ["contains a \\u escape that is half of a surrogate pair, not a character"]
+def _not_unicode(data, path=()) -> list[str]:
+    """Text with half a surrogate pair ("\\ud800"): valid JSON, but no database can store it."""
+    if isinstance(data, str):
+        try:
+            data.encode()
+        except UnicodeEncodeError:
+            return [list(path)]
+        return []
+    if isinstance(data, dict | list):
+        children = data.items() if isinstance(data, dict) else enumerate(data)
+        return [where for key, value in children for where in _not_unicode(value, (*path, key))]
     return []
 
 
 def _duplicates(data) -> list[str]:
     """Ids that must be unique but are not: quiz slugs, question ids in a quiz, choice ids."""
 
-    def repeated(items, key):
-        values = [item.get(key) for item in items if isinstance(item, dict)]
-        return sorted(
-            v for v, n in Counter(v for v in values if isinstance(v, str)).items() if n > 1
-        )
-
     def listed(node, key):
         value = node.get(key) if isinstance(node, dict) else None
         return value if isinstance(value, list) else []
 
-    found = [
-        f'quiz "{slug}": slug used twice' for slug in repeated(listed(data, "quizzes"), "slug")
-    ]
-    for q, quiz in enumerate(listed(data, "quizzes")):
+    def repeats(path, items, key, kind):
+        seen = set()
+        for index, item in enumerate(items):
+            value = item.get(key) if isinstance(item, dict) else None
+            if isinstance(value, str) and value in seen:
+                yield _locate([*path, index, key], data, f'"{value}" is used by another {kind}')
+            seen.add(value)
+
+    quizzes = listed(data, "quizzes")
+    found = list(repeats(["quizzes"], quizzes, "slug", "quiz"))
+    for q, quiz in enumerate(quizzes):
         questions = listed(quiz, "questions")
-        found += [
-            _locate(["quizzes", q], data, f'question id "{qid}" used twice')
-            for qid in repeated(questions, "id")
-        ]
+        found += repeats(["quizzes", q, "questions"], questions, "id", "question")
         for n, question in enumerate(questions):
-            found += [
-                _locate(["quizzes", q, "questions", n], data, f'choice id "{cid}" used twice')
-                for cid in repeated(listed(question, "choices"), "id")
-            ]
+            choices = listed(question, "choices")
+            found += repeats(["quizzes", q, "questions", n, "choices"], choices, "id", "choice")
     return found
+
+
+def plural(count: int, one: str, many: str) -> str:
+    """ "1 quiz", "2 quizzes"."""
+    return f"{count} {one if count == 1 else many}"

@@ -4,7 +4,7 @@ import click
 from flask.cli import AppGroup
 
 from .attempts import record_version
-from .bank import BankError, current_bank, load_bank
+from .bank import BankError, current_bank, load_bank, plural
 from .config import questions_path
 
 quiz_cli = AppGroup("quiz", help="Check and load the question bank.")
@@ -22,14 +22,14 @@ def check(path):
         for problem in error.errors:
             click.echo(problem, err=True)
         raise click.exceptions.Exit(1) from None
-    quizzes = len(bank.quizzes)
+    quizzes = plural(len(bank.quizzes), "quiz", "quizzes")
     questions = sum(len(quiz.questions) for quiz in bank.quizzes.values())
-    click.echo(f"{path}: OK, {quizzes} quiz{'zes' if quizzes != 1 else ''}, {questions} questions")
+    click.echo(f"{path}: OK, {quizzes}, {plural(questions, 'question', 'questions')}")
 
 
 @quiz_cli.command("load")
 def load():
-    """Store the current version of every quiz, so attempts can always be shown again."""
+    """Store the current version of every quiz now; starting an attempt would also do it."""
     for quiz in current_bank().quizzes.values():
         version = record_version(quiz)
         click.echo(f"{quiz.slug}: version {version.digest[:12]}, {len(quiz.questions)} questions")
