@@ -1,13 +1,15 @@
 """Recording, kept apart from grading: the only code that writes attempts and answers."""
 
 import random
+from dataclasses import dataclass
+from datetime import timedelta
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import joinedload, selectinload
 
 from .bank import Choice, Question, Quiz, current_bank, quiz_from_snapshot
 from .extensions import db
-from .grading import Feedback
+from .grading import Feedback, Score, grade, score
 from .models import Answer, Attempt, QuizVersion
 
 
@@ -58,6 +60,12 @@ def record_answer(attempt: Attempt, feedback: Feedback) -> None:
         db.session.commit()
     except IntegrityError:
         db.session.rollback()
+        # Only "answered meanwhile" is expected here; any other broken rule is a real error.
+        already = db.select(Answer.id).filter_by(
+            attempt_id=attempt.id, question_id=feedback.question.id
+        )
+        if db.session.scalar(already) is None:
+            raise
 
 
 def attempt_or_404(token: str) -> Attempt:
@@ -84,3 +92,34 @@ def shown_choices(attempt: Attempt, question: Question) -> list[Choice]:
     if attempt.choice_order is None:
         return list(question.choices)
     return [question.choice(choice_id) for choice_id in attempt.choice_order[question.id]]
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far an attempt has got against its quiz."""
+
+    feedback: dict[str, Feedback]
+    """Question id -> the verdict on its answer, for answered questions only."""
+    score: Score
+    next_number: int | None
+    """The first unanswered question's number; None once every question is answered."""
+    time_taken: timedelta | None
+    """From start to the last answer, once every question is answered."""
+
+
+def progress(attempt: Attempt, quiz: Quiz) -> Progress:
+    """Grade what an attempt has answered so far."""
+    answers = {answer.question_id: answer for answer in attempt.answers}
+    unanswered = [n for n, q in enumerate(quiz.questions, 1) if q.id not in answers]
+    last = attempt.answers[-1].answered_at if attempt.answers else None
+    return Progress(
+        feedback={
+            question.id: grade(question, answers[question.id].choice_id)
+            for question in quiz.questions
+            if question.id in answers
+        },
+        # The correctness stored at answer time, so the score never changes after the fact.
+        score=score([answer.is_correct for answer in answers.values()], len(quiz.questions)),
+        next_number=unanswered[0] if unanswered else None,
+        time_taken=None if unanswered or last is None else last - attempt.started_at,
+    )

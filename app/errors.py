@@ -32,13 +32,13 @@ def render_csrf_error(error: CSRFError):
     return render_template("errors.html", code=400, title="Form expired", message=message), 400
 
 
-def render_crash(error: Exception):
-    """Undo any half-made change, then apologise."""
+def render_crash(error: InternalServerError):
+    """Undo any half-made change, then apologise; Flask has already logged the traceback."""
     db.session.rollback()
-    return render_error(InternalServerError())
+    return render_error(error)
 
 
 def init_app(app):
     app.register_error_handler(CSRFError, render_csrf_error)
     app.register_error_handler(HTTPException, render_error)
-    app.register_error_handler(Exception, render_crash)
+    app.register_error_handler(InternalServerError, render_crash)

@@ -8,9 +8,16 @@ from flask_wtf import FlaskForm
 from wtforms import RadioField, StringField, SubmitField
 from wtforms.validators import AnyOf, DataRequired, InputRequired, Length, ValidationError
 
-from .attempts import attempt_or_404, quiz_of, record_answer, shown_choices, start_attempt
+from .attempts import (
+    attempt_or_404,
+    progress,
+    quiz_of,
+    record_answer,
+    shown_choices,
+    start_attempt,
+)
 from .bank import current_bank, quiz_or_404
-from .grading import grade, score
+from .grading import grade
 from .models import Attempt
 
 bp = Blueprint("quiz", __name__)
@@ -105,31 +112,28 @@ def question(token, number):
     if not _owns(attempt):
         abort(403, description="Only the browser that started this attempt can answer in it.")
     question = quiz.questions[number - 1]
-    answers = {answer.question_id: answer for answer in attempt.answers}
+    choices = shown_choices(attempt, question)
+    so_far = progress(attempt, quiz)
+    feedback = so_far.feedback.get(question.id)
     here = url_for(".question", token=token, number=number)
-    if question.id in answers:
-        if request.method == "POST":
-            return redirect(here, 303)  # answered already: the first answer stands
-        feedback = grade(question, answers[question.id].choice_id)
-        form = None
-    else:
-        feedback = None
-        form = AnswerForm(shown_choices(attempt, question))
-        if form.validate_on_submit():
-            record_answer(attempt, grade(question, form.choice.data))
-            return redirect(here, 303)
+    form = None if feedback else AnswerForm(choices)
+    if request.method == "POST" and feedback:
+        return redirect(here, 303)  # answered already: the first answer stands
+    if form and form.validate_on_submit():
+        record_answer(attempt, grade(question, form.choice.data))
+        return redirect(here, 303)
     page = render_template(
         "quiz/question.html",
         attempt=attempt,
         quiz=quiz,
         number=number,
         question=question,
-        choices=shown_choices(attempt, question),
-        answered=len(answers),
+        choices=choices,
+        answered=len(so_far.feedback),
         feedback=feedback,
         form=form,
     )
-    return page, _status(form) if form else 200
+    return page, (_status(form) if form else 200)
 
 
 @bp.get("/attempts/<token>/results")
@@ -137,27 +141,12 @@ def results(token):
     """Score and review an attempt; anyone with the link may read it."""
     attempt = attempt_or_404(token)
     quiz = quiz_of(attempt)
-    answers = {answer.question_id: answer for answer in attempt.answers}
-    reviews = [
-        (
-            question,
-            shown_choices(attempt, question),
-            grade(question, answers[question.id].choice_id) if question.id in answers else None,
-        )
-        for question in quiz.questions
-    ]
-    unanswered = next(
-        (n for n, question in enumerate(quiz.questions, 1) if question.id not in answers), None
-    )
-    finished = attempt.answers[-1].answered_at if attempt.answers else None
     return render_template(
         "quiz/results.html",
         attempt=attempt,
         quiz=quiz,
-        score=score([answer.is_correct for answer in answers.values()], len(quiz.questions)),
-        reviews=reviews,
-        unanswered=unanswered,
-        time_taken=(finished - attempt.started_at) if finished and unanswered is None else None,
+        progress=progress(attempt, quiz),
+        choices={question.id: shown_choices(attempt, question) for question in quiz.questions},
         is_owner=_owns(attempt),
     )
 

@@ -22,6 +22,7 @@ def run_migrations_offline():
         url=config.get_main_option("sqlalchemy.url"),
         target_metadata=db.metadata,
         literal_binds=True,
+        **current_app.extensions["migrate"].configure_args,
     )
     with context.begin_transaction():
         context.run_migrations()

@@ -1,5 +1,6 @@
 """Bad input gets a clear answer and changes nothing; a stored answer is never replaced."""
 
+import re
 import threading
 
 import pytest
@@ -26,6 +27,22 @@ def test_missing_or_unknown_choice_asks_again(app, student, fields):
     assert "Choose one answer." in page
     assert 'value="Check answer"' in page
     assert stored(app, Answer) == []
+
+
+def test_focus_goes_to_the_first_choice_only_after_an_error(student):
+    """A fresh question page leaves focus alone; after "Choose one answer" it is on choice one."""
+    student.start()
+    assert "autofocus" not in text(student.client.get(student.question_url(1)))
+    page = text(student.post(student.question_url(1)))
+    assert page.count("autofocus") == 1
+    assert re.search(r'<input autofocus id="choice-0"', page)
+
+
+def test_focus_goes_to_the_first_field_to_fix(student):
+    """With both fields wrong, only the name field takes focus."""
+    page = text(student.start(name="", class_code="NOPE"))
+    assert page.count("autofocus") == 1
+    assert re.search(r'<input[^>]*autofocus[^>]*id="name"', page)
 
 
 def test_second_answer_to_a_question_changes_nothing(app, student, quiz):
@@ -165,8 +182,8 @@ def test_wrong_method_is_a_friendly_405(client):
     assert "Not allowed" in text(response)
 
 
-def test_crash_is_a_friendly_500_without_traceback(app):
-    """An unexpected error shows an apology in the layout, never a traceback."""
+def test_crash_is_a_friendly_500_without_traceback(app, caplog):
+    """An unexpected error shows an apology in the layout; the traceback goes to the log."""
     app.config["PROPAGATE_EXCEPTIONS"] = False
 
     def explode():
@@ -178,3 +195,4 @@ def test_crash_is_a_friendly_500_without_traceback(app):
     page = text(response)
     assert "Something went wrong on our side" in page
     assert "secret internals" not in page and "Traceback" not in page
+    assert "RuntimeError: secret internals" in caplog.text

@@ -11,7 +11,9 @@ from app.extensions import db
 
 def test_migrations_match_the_models(tmp_path):
     """Upgrading an empty database leaves no difference from the models (no drift)."""
-    app = create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'm.db'}"})
+    app = create_app(
+        {"SECRET_KEY": "test", "SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'm.db'}"}
+    )
     with app.app_context():
         flask_migrate.upgrade()
         with db.engine.connect() as connection:
@@ -20,7 +22,9 @@ def test_migrations_match_the_models(tmp_path):
 
 def test_migrations_downgrade_to_empty(tmp_path):
     """Every migration can be undone, leaving only Alembic's own table."""
-    app = create_app({"SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'm.db'}"})
+    app = create_app(
+        {"SECRET_KEY": "test", "SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'm.db'}"}
+    )
     with app.app_context():
         flask_migrate.upgrade()
         flask_migrate.downgrade(revision="base")
