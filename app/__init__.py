@@ -5,11 +5,11 @@ from pathlib import Path
 import sqlalchemy
 from flask import Flask
 
-from . import errors, quiz
+from . import auth, errors, formatting, quiz, teach
 from .bank import load_bank
-from .cli import quiz_cli
+from .cli import create_instructor_command, quiz_cli
 from .config import PROJECT_ROOT, from_environment, instance_secret
-from .extensions import csrf, db, migrate
+from .extensions import csrf, db, login_manager, migrate
 
 
 def create_app(config: dict | None = None) -> Flask:
@@ -24,6 +24,7 @@ def create_app(config: dict | None = None) -> Flask:
     db.init_app(app)
     migrate.init_app(app, db, directory=str(PROJECT_ROOT / "migrations"), render_as_batch=True)
     csrf.init_app(app)
+    login_manager.init_app(app)
     with app.app_context():
         if db.engine.dialect.name == "sqlite":
             sqlalchemy.event.listen(db.engine, "connect", _tune_sqlite)
@@ -31,8 +32,12 @@ def create_app(config: dict | None = None) -> Flask:
     # A bad bank raises BankError here: the app refuses to start before serving anyone.
     app.extensions["quizwright.bank"] = load_bank(app.config["QUESTIONS_PATH"])
     app.register_blueprint(quiz.bp)
+    app.register_blueprint(auth.bp)
+    app.register_blueprint(teach.bp)
     app.cli.add_command(quiz_cli)
+    app.cli.add_command(create_instructor_command)
     errors.init_app(app)
+    formatting.init_app(app)
     return app
 
 

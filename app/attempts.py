@@ -27,7 +27,9 @@ def record_version(quiz: Quiz) -> QuizVersion:
     return version
 
 
-def start_attempt(quiz: Quiz, student_name: str, browser: str) -> Attempt:
+def start_attempt(
+    quiz: Quiz, student_name: str, browser: str, class_id: int | None = None
+) -> Attempt:
     """Begin a new attempt, fixing the order its choices will be shown in."""
     shuffle = random.SystemRandom().sample
     order = (
@@ -39,6 +41,7 @@ def start_attempt(quiz: Quiz, student_name: str, browser: str) -> Attempt:
         quiz_version=record_version(quiz),
         student_name=student_name,
         browser=browser,
+        class_id=class_id,
         choice_order=order,
     )
     db.session.add(attempt)

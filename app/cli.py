@@ -1,9 +1,11 @@
-"""Command-line tools: `flask quiz check` and `flask quiz load`."""
+"""Command-line tools: `flask quiz check`, `flask quiz load` and `flask create-instructor`."""
 
 import click
-from flask.cli import AppGroup
+from flask.cli import AppGroup, with_appcontext
+from sqlalchemy.exc import IntegrityError
 
 from .attempts import record_version
+from .auth import check_password, create_instructor, normal_username
 from .bank import BankError, current_bank, load_bank, plural
 from .config import questions_path
 
@@ -33,3 +35,33 @@ def load():
     for quiz in current_bank().quizzes.values():
         version = record_version(quiz)
         click.echo(f"{quiz.slug}: version {version.digest[:12]}, {len(quiz.questions)} questions")
+
+
+def _acceptable_password(password: str) -> str:
+    problem = check_password(password)
+    if problem:
+        raise click.BadParameter(problem)
+    return password
+
+
+@click.command("create-instructor")
+@click.argument("username")
+@click.option("--admin", is_flag=True, help="May see every class and attempts without a class.")
+@click.option("--password", help="Without it, you are asked twice, with the typing hidden.")
+@with_appcontext
+def create_instructor_command(username, admin, password):
+    """Create an instructor account; there is no sign-up page."""
+    name = normal_username(username)
+    if not name or len(name) > 64:
+        raise click.BadParameter("Use 1 to 64 characters.", param_hint="USERNAME")
+    if password is None:
+        password = click.prompt(
+            "Password", hide_input=True, confirmation_prompt=True, value_proc=_acceptable_password
+        )
+    else:
+        _acceptable_password(password)
+    try:
+        create_instructor(name, password, is_admin=admin)
+    except IntegrityError:
+        raise click.ClickException(f"An instructor named “{name}” already exists.") from None
+    click.echo(f"Created {'admin' if admin else 'instructor'} “{name}”. They can log in at /login.")

@@ -1,5 +1,6 @@
 """The Flask extensions, created unbound so that every module can import them without cycles."""
 
+from flask_login import LoginManager
 from flask_migrate import Migrate
 from flask_sqlalchemy import SQLAlchemy
 from flask_wtf import CSRFProtect
@@ -24,3 +25,8 @@ class Base(DeclarativeBase):
 db = SQLAlchemy(model_class=Base)
 migrate = Migrate()
 csrf = CSRFProtect()
+login_manager = LoginManager()
+login_manager.login_view = "auth.login"
+login_manager.login_message = "Log in to see your classes."
+# The session cookie is checked against the request's address and browser on every request.
+login_manager.session_protection = "strong"

@@ -3,6 +3,7 @@
 import secrets
 from datetime import UTC, datetime
 
+from flask_login import UserMixin
 from sqlalchemy import JSON, DateTime, ForeignKey, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
@@ -11,6 +12,11 @@ from .extensions import db
 
 def now() -> datetime:
     return datetime.now(UTC)
+
+
+def new_token() -> str:
+    """An unguessable URL-safe token (192 random bits)."""
+    return secrets.token_urlsafe(24)
 
 
 class QuizVersion(db.Model):
@@ -27,17 +33,51 @@ class QuizVersion(db.Model):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
 
 
+class Instructor(UserMixin, db.Model):
+    """Someone who runs classes and reads their results; created from the command line."""
+
+    __tablename__ = "instructors"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    # Trimmed and case-folded, so "Ada" and " ada" cannot both exist.
+    username: Mapped[str] = mapped_column(String(64), unique=True)
+    password_hash: Mapped[str] = mapped_column(String(255))
+    is_admin: Mapped[bool] = mapped_column(default=False)
+    # What the session cookie holds instead of the id; replacing it logs out every copy.
+    session_token: Mapped[str] = mapped_column(String(43), unique=True, default=new_token)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+    classes: Mapped[list["Class"]] = relationship(back_populates="instructor")
+
+    def get_id(self) -> str:
+        return self.session_token
+
+
+class Class(db.Model):
+    """A group of students an instructor runs through quizzes, joined with a short code."""
+
+    __tablename__ = "classes"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(100))
+    join_code: Mapped[str] = mapped_column(String(6), unique=True)
+    instructor_id: Mapped[int] = mapped_column(ForeignKey("instructors.id"), index=True)
+    is_open: Mapped[bool] = mapped_column(default=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+    instructor: Mapped[Instructor] = relationship(back_populates="classes")
+
+
 class Attempt(db.Model):
     """One sitting of a quiz by one student, addressed by an unguessable token."""
 
     __tablename__ = "attempts"
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    token: Mapped[str] = mapped_column(
-        String(43), unique=True, default=lambda: secrets.token_urlsafe(24)
-    )
+    token: Mapped[str] = mapped_column(String(43), unique=True, default=new_token)
     quiz_version_id: Mapped[int] = mapped_column(ForeignKey("quiz_versions.id"), index=True)
     student_name: Mapped[str] = mapped_column(String(80))
+    class_id: Mapped[int | None] = mapped_column(ForeignKey("classes.id"), index=True)
     # The random id in the session of the browser that started it: only it may answer.
     browser: Mapped[str] = mapped_column(String(43))
     # Question id -> choice ids in the order shown, for quizzes that shuffle; None otherwise.
@@ -45,6 +85,7 @@ class Attempt(db.Model):
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
 
     quiz_version: Mapped[QuizVersion] = relationship()
+    class_: Mapped[Class | None] = relationship()
     answers: Mapped[list["Answer"]] = relationship(
         back_populates="attempt", order_by="Answer.answered_at"
     )

@@ -1,7 +1,7 @@
 """The student pages: choose a quiz, answer each question, read the feedback, see the results."""
 
+import re
 import secrets
-from datetime import timedelta
 
 from flask import Blueprint, abort, redirect, render_template, request, session, url_for
 from flask_wtf import FlaskForm
@@ -17,8 +17,9 @@ from .attempts import (
     start_attempt,
 )
 from .bank import current_bank, quiz_or_404
+from .extensions import db
 from .grading import grade
-from .models import Attempt
+from .models import Attempt, Class
 
 bp = Blueprint("quiz", __name__)
 
@@ -40,11 +41,24 @@ class StartForm(FlaskForm):
     submit = SubmitField("Start quiz")
 
     def validate_class_code(self, field):
-        # No class exists until instructors can create them, so any code is unknown.
-        if field.data:
+        if not field.data:
+            self.class_ = None
+            return
+        self.class_ = find_class(field.data)
+        if self.class_ is None:
             raise ValidationError(
                 f"No class has the code “{field.data}”. Check it, or leave the field empty."
             )
+        if not self.class_.is_open:
+            raise ValidationError(
+                f"{self.class_.name} is closed, so no new attempts can start. Ask your instructor."
+            )
+
+
+def find_class(code: str) -> Class | None:
+    """The class with this join code, however it was typed (case, spaces, dashes)."""
+    normal = re.sub(r"[\s-]", "", code).upper()
+    return db.session.scalar(db.select(Class).filter_by(join_code=normal))
 
 
 class AnswerForm(FlaskForm):
@@ -75,16 +89,6 @@ def _status(form: FlaskForm) -> int:
     return 400 if form.errors else 200
 
 
-@bp.app_template_filter("duration")
-def duration(delta: timedelta) -> str:
-    """A time span as a person says it: "1 h 4 min", "3 min 12 s", "45 s"."""
-    minutes, seconds = divmod(round(delta.total_seconds()), 60)
-    hours, minutes = divmod(minutes, 60)
-    if hours:
-        return f"{hours} h {minutes} min"
-    return f"{minutes} min {seconds} s" if minutes else f"{seconds} s"
-
-
 @bp.get("/")
 def index():
     """List the quizzes on offer."""
@@ -95,11 +99,26 @@ def index():
 def start(slug):
     """Introduce a quiz and start an attempt at it."""
     quiz = quiz_or_404(slug)
-    form = StartForm()
+    form = StartForm(class_code=request.args.get("code", ""))
     if form.validate_on_submit():
-        attempt = start_attempt(quiz, form.name.data, _browser())
+        class_id = form.class_.id if form.class_ else None
+        attempt = start_attempt(quiz, form.name.data, _browser(), class_id)
         return redirect(url_for(".question", token=attempt.token, number=1), 303)
-    return render_template("quiz/start.html", quiz=quiz, form=form), _status(form)
+    joining = find_class(form.class_code.data) if form.class_code.data else None
+    page = render_template("quiz/start.html", quiz=quiz, form=form, joining=joining)
+    return page, _status(form)
+
+
+@bp.get("/join/<code>")
+def join(code):
+    """A class's join link: straight to the quiz with the class code filled in."""
+    joining = find_class(code)
+    if joining is None:
+        abort(404, description="No class has this join link. Check it with your instructor.")
+    quizzes = list(current_bank().quizzes.values())
+    if len(quizzes) == 1:
+        return redirect(url_for(".start", slug=quizzes[0].slug, code=joining.join_code))
+    return render_template("quiz/index.html", quizzes=quizzes, joining=joining)
 
 
 @bp.route("/attempts/<token>/questions/<int:number>", methods=["GET", "POST"])
@@ -157,6 +176,8 @@ def retake(token):
     attempt = attempt_or_404(token)
     if not _owns(attempt):
         abort(403, description="Only the browser that took this attempt can retake it.")
+    if attempt.class_ and not attempt.class_.is_open:
+        abort(403, description="Your class is closed, so no new attempts can start.")
     quiz = quiz_or_404(attempt.quiz_version.slug)
-    fresh = start_attempt(quiz, attempt.student_name, _browser())
+    fresh = start_attempt(quiz, attempt.student_name, _browser(), attempt.class_id)
     return redirect(url_for(".question", token=fresh.token, number=1), 303)

@@ -1,0 +1,110 @@
+"""Instructor accounts: log in, log out, and who may see a class."""
+
+from urllib.parse import urlsplit
+
+from flask import Blueprint, abort, flash, redirect, render_template, request, session, url_for
+from flask_login import current_user, login_required, login_user, logout_user
+from flask_wtf import FlaskForm
+from werkzeug.security import check_password_hash, generate_password_hash
+from wtforms import PasswordField, StringField, SubmitField
+from wtforms.validators import DataRequired
+
+from .extensions import db, login_manager
+from .models import Class, Instructor, new_token
+
+bp = Blueprint("auth", __name__)
+
+PASSWORD_LENGTH = (8, 1024)
+# Compared against when the username is unknown, so a wrong name takes as long as a wrong password.
+_NOBODY = generate_password_hash("not anyone's password")
+
+
+def normal_username(username: str) -> str:
+    """Usernames compare trimmed and case-folded."""
+    return username.strip().casefold()
+
+
+def check_password(password: str) -> str | None:
+    """What is wrong with a new password, or None."""
+    low, high = PASSWORD_LENGTH
+    if not low <= len(password) <= high:
+        return f"A password needs {low} to {high} characters."
+    return None
+
+
+def create_instructor(username: str, password: str, is_admin: bool = False) -> Instructor:
+    """Store a new instructor with a slow hash of the password."""
+    instructor = Instructor(
+        username=normal_username(username),
+        password_hash=generate_password_hash(password),
+        is_admin=is_admin,
+    )
+    db.session.add(instructor)
+    db.session.commit()
+    return instructor
+
+
+@login_manager.user_loader
+def load_instructor(session_token: str) -> Instructor | None:
+    return db.session.scalar(db.select(Instructor).filter_by(session_token=session_token))
+
+
+def class_or_404(class_id: int) -> Class:
+    """A class the logged-in instructor may see: their own, or any for an admin."""
+    found = db.session.get(Class, class_id)
+    if found is None or not (current_user.is_admin or found.instructor_id == current_user.id):
+        abort(404, description="There is no class of yours at this address.")
+    return found
+
+
+def admin_required():
+    """Refuse anyone but an admin; for pages that span every instructor."""
+    if not current_user.is_admin:
+        abort(404)
+
+
+def safe_next(target: str | None) -> str | None:
+    """A `next` address only if it is a path on this site (no scheme, host or backslash)."""
+    if not target or "\\" in target or not target.startswith("/") or target.startswith("//"):
+        return None
+    parts = urlsplit(target)
+    return target if not parts.scheme and not parts.netloc else None
+
+
+class LoginForm(FlaskForm):
+    username = StringField("Username", validators=[DataRequired("Enter your username.")])
+    password = PasswordField("Password", validators=[DataRequired("Enter your password.")])
+    submit = SubmitField("Log in")
+
+
+@bp.route("/login", methods=["GET", "POST"])
+def login():
+    """Log an instructor in, then go where they were heading."""
+    if current_user.is_authenticated:
+        return redirect(url_for("teach.dashboard"))
+    form = LoginForm()
+    failed = False
+    if form.validate_on_submit():
+        instructor = db.session.scalar(
+            db.select(Instructor).filter_by(username=normal_username(form.username.data))
+        )
+        stored = instructor.password_hash if instructor else _NOBODY
+        if check_password_hash(stored, form.password.data) and instructor:
+            session.clear()  # a fresh session at login: nothing set before it survives
+            login_user(instructor)
+            return redirect(safe_next(request.args.get("next")) or url_for("teach.dashboard"), 303)
+        failed = True
+    status = 400 if form.errors or failed else 200
+    return render_template("auth/login.html", form=form, failed=failed), status
+
+
+@bp.post("/logout")
+@login_required
+def logout():
+    """Log out here and everywhere else this account's cookie was copied to."""
+    current_user.session_token = new_token()
+    db.session.commit()
+    logout_user()
+    session.clear()
+    flash("You are logged out.")
+    return redirect(url_for("auth.login"), 303)

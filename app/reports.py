@@ -1,0 +1,229 @@
+"""Class reports: the database counts, stats.py does the arithmetic, nothing here renders."""
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import case, func
+from sqlalchemy.orm import undefer
+
+from . import stats
+from .bank import Question, Quiz, quiz_from_snapshot
+from .extensions import db
+from .grading import Score
+from .models import Answer, Attempt, QuizVersion
+
+COUNTING = {
+    "first": "First attempt",
+    "best": "Best attempt",
+    "latest": "Latest attempt",
+    "all": "All attempts",
+}
+"""Which completed attempts count for each student; first is Moodle's advice for statistics."""
+
+
+@dataclass(frozen=True)
+class AttemptRow:
+    """One attempt as a report sees it: who, when, how far, how well."""
+
+    id: int
+    token: str
+    student: str
+    started_at: datetime
+    last_answer_at: datetime | None
+    answered: int
+    points: int
+    out_of: int
+    number: int
+    """1 for a student's first attempt, 2 for the next, and so on."""
+
+    @property
+    def complete(self) -> bool:
+        return self.answered == self.out_of
+
+    @property
+    def score(self) -> Score:
+        return Score(self.points, self.out_of)
+
+    @property
+    def time_taken(self) -> timedelta | None:
+        return self.last_answer_at - self.started_at if self.complete else None
+
+
+@dataclass(frozen=True)
+class StudentRow:
+    name: str
+    attempts: int
+    shown: AttemptRow
+    """The counted attempt, or the latest one while none is complete."""
+
+
+@dataclass(frozen=True)
+class ItemRow:
+    """One question's statistics over the counted attempts."""
+
+    question: Question
+    number: int
+    n: int
+    facility: float | None
+    discrimination: float | None
+    counts: dict[str, int]
+    """Choice id -> how many counted attempts chose it."""
+
+    @property
+    def flags(self) -> list[str]:
+        """Plain-language warnings for the instructor."""
+        right = self.question.right_choice
+        popular = max(self.question.choices, key=lambda c: self.counts[c.id])
+        found = []
+        if self.n and not popular.correct and self.counts[popular.id] > self.counts[right.id]:
+            found.append(f"Most students chose “{popular.text}”")
+        if self.discrimination is not None and self.discrimination < 0:
+            found.append("Negative discrimination: check the key or the wording")
+        if self.n and self.facility == 1:
+            found.append("Everyone got this right")
+        return found
+
+
+@dataclass(frozen=True)
+class ClassReport:
+    quiz: Quiz
+    counting: str
+    attempts: list[AttemptRow]
+    counted: list[AttemptRow]
+    students: list[StudentRow]
+    summary: stats.Summary
+    alpha: float | None
+    histogram: list[int]
+    items: list[ItemRow]
+    answers: list
+    """Every answer in scope: (attempt_id, question_id, choice_id, is_correct, answered_at)."""
+
+    @property
+    def student_count(self) -> int:
+        return len({attempt.student for attempt in self.attempts})
+
+    @property
+    def completed(self) -> int:
+        return sum(attempt.complete for attempt in self.attempts)
+
+
+def counted(attempts: list[AttemptRow], counting: str) -> list[AttemptRow]:
+    """The completed attempts that count, by Moodle's grading methods; pure."""
+    complete = [attempt for attempt in attempts if attempt.complete]
+    if counting == "all":
+        return complete
+    by_student: dict[str, list[AttemptRow]] = defaultdict(list)
+    for attempt in complete:
+        by_student[attempt.student].append(attempt)
+    pick = {
+        "first": lambda rows: min(rows, key=lambda a: a.started_at),
+        "latest": lambda rows: max(rows, key=lambda a: a.started_at),
+        # The best score; of equal scores, the earlier one.
+        "best": lambda rows: max(rows, key=lambda a: (a.points / a.out_of, -a.number)),
+    }[counting]
+    return sorted((pick(rows) for rows in by_student.values()), key=lambda a: a.started_at)
+
+
+def class_report(quiz: Quiz, class_id: int | None, counting: str = "first") -> ClassReport:
+    """Everything the class page and exports show, in three queries whatever the class size."""
+    versions = db.session.scalars(
+        db.select(QuizVersion).filter_by(slug=quiz.slug).options(undefer(QuizVersion.snapshot))
+    ).all()
+    out_of = {
+        v.id: len((quiz if v.digest == quiz.version else quiz_from_snapshot(v.snapshot)).questions)
+        for v in versions
+    }
+    in_scope = Attempt.quiz_version_id.in_(out_of) & (
+        Attempt.class_id.is_(None) if class_id is None else Attempt.class_id == class_id
+    )
+    rows = db.session.execute(
+        db.select(
+            Attempt.id,
+            Attempt.token,
+            Attempt.student_name,
+            Attempt.started_at,
+            Attempt.quiz_version_id,
+            func.count(Answer.id),
+            func.coalesce(func.sum(case((Answer.is_correct, 1), else_=0)), 0),
+            func.max(Answer.answered_at),
+        )
+        .outerjoin(Answer)
+        .where(in_scope)
+        .group_by(Attempt.id)
+        .order_by(Attempt.started_at, Attempt.id)
+    ).all()
+    numbers: Counter[str] = Counter()
+    attempts = []
+    for id_, token, student, started, version_id, answered, points, last in rows:
+        numbers[student] += 1
+        attempts.append(
+            AttemptRow(
+                id_, token, student, started, last, answered, points, out_of[version_id],
+                numbers[student],
+            )
+        )  # fmt: skip
+    answers = db.session.execute(
+        db.select(
+            Answer.attempt_id,
+            Answer.question_id,
+            Answer.choice_id,
+            Answer.is_correct,
+            Answer.answered_at,
+        )
+        .join(Attempt)
+        .where(in_scope)
+        .order_by(Attempt.started_at, Attempt.id, Answer.answered_at)
+    ).all()
+    return _assemble(quiz, counting, attempts, numbers, answers)
+
+
+def _assemble(quiz, counting, attempts, tally, answers) -> ClassReport:
+    """Turn the query results into the report; pure."""
+    chosen = counted(attempts, counting)
+    counted_ids = {attempt.id for attempt in chosen}
+    columns = {question.id: j for j, question in enumerate(quiz.questions)}
+    matrix_rows: dict[int, list[int | None]] = {a.id: [None] * len(quiz.questions) for a in chosen}
+    counts: dict[str, Counter] = {question.id: Counter() for question in quiz.questions}
+    for attempt_id, question_id, choice_id, is_correct, _ in answers:
+        if attempt_id in counted_ids and question_id in columns:
+            matrix_rows[attempt_id][columns[question_id]] = int(is_correct)
+            counts[question_id][choice_id] += 1
+    matrix = list(matrix_rows.values())
+
+    if counting == "all":
+        shown = chosen
+    else:
+        # Students with no completed attempt yet are listed with their latest one.
+        shown_by_student = {attempt.student: attempt for attempt in attempts}
+        shown_by_student.update({attempt.student: attempt for attempt in chosen})
+        shown = list(shown_by_student.values())
+    students = sorted(
+        (StudentRow(a.student, tally[a.student], a) for a in shown),
+        key=lambda row: (row.name.casefold(), row.shown.number),
+    )
+    max_score = len(quiz.questions)
+    return ClassReport(
+        quiz=quiz,
+        counting=counting,
+        attempts=attempts,
+        counted=chosen,
+        students=students,
+        summary=stats.summary([a.points for a in chosen]),
+        alpha=stats.cronbach_alpha(matrix),
+        histogram=stats.histogram(
+            [round(a.points * max_score / a.out_of) for a in chosen], max_score
+        ),
+        items=[
+            ItemRow(
+                question=question,
+                number=j + 1,
+                n=sum(row[j] is not None for row in matrix),
+                facility=stats.facility(matrix, j),
+                discrimination=stats.discrimination(matrix, j),
+                counts=counts[question.id],
+            )
+            for j, question in enumerate(quiz.questions)
+        ],
+        answers=answers,
+    )

@@ -1,0 +1,276 @@
+"""The instructor pages: classes, the class results page, attempt reviews and CSV exports."""
+
+import csv
+import io
+import re
+import secrets
+
+import segno
+from flask import Blueprint, Response, abort, redirect, render_template, request, url_for
+from flask_login import current_user, login_required
+from flask_wtf import FlaskForm
+from markupsafe import Markup
+from sqlalchemy import func
+from sqlalchemy.exc import IntegrityError
+from wtforms import SelectField, StringField, SubmitField
+from wtforms.validators import DataRequired, Length
+
+from .attempts import attempt_or_404, progress, quiz_of, shown_choices
+from .auth import admin_required, class_or_404
+from .bank import current_bank
+from .extensions import db
+from .models import Attempt, Class
+from .reports import COUNTING, ClassReport, class_report
+from .stats import FEW_ATTEMPTS
+
+bp = Blueprint("teach", __name__, url_prefix="/teach")
+
+# No 0/O, 1/I/L, so a code read off a projector cannot be mistyped.
+CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+REFRESH_SECONDS = 30
+
+
+@bp.before_request
+@login_required
+def require_login():
+    """Every page here is for logged-in instructors only."""
+
+
+class ClassForm(FlaskForm):
+    name = StringField(
+        "Class name",
+        filters=[lambda value: value.strip() if isinstance(value, str) else value],
+        validators=[
+            DataRequired("Give the class a name."),
+            Length(max=100, message="Use at most 100 characters."),
+        ],
+    )
+    submit = SubmitField("Create class")
+
+
+class ReportForm(FlaskForm):
+    """Which quiz and which attempts the class page counts; read from the query string."""
+
+    class Meta:
+        csrf = False
+
+    quiz = SelectField("Quiz")
+    count = SelectField("Attempts that count", choices=list(COUNTING.items()), default="first")
+    submit = SubmitField("Show")
+
+    def __init__(self):
+        super().__init__(request.args)
+        quizzes = list(current_bank().quizzes.values())
+        self.quiz.choices = [(quiz.slug, quiz.title) for quiz in quizzes]
+        self.quiz.data = self.quiz.data or quizzes[0].slug
+        self.count.data = self.count.data or "first"
+
+
+def _scope(class_id: int | None) -> Class | None:
+    """The class a page is about; None means attempts without a class, for admins only."""
+    if class_id is None:
+        admin_required()
+        return None
+    return class_or_404(class_id)
+
+
+def _report(class_id: int | None) -> tuple[Class | None, ReportForm, ClassReport]:
+    scope = _scope(class_id)
+    form = ReportForm()
+    if not form.validate():
+        abort(400, description="Choose a quiz and which attempts count from the lists.")
+    quiz = current_bank().quizzes[form.quiz.data]
+    return scope, form, class_report(quiz, class_id, form.count.data)
+
+
+@bp.route("", methods=["GET", "POST"])
+def dashboard():
+    """The instructor's classes, and the form that creates one with a fresh join code."""
+    form = ClassForm()
+    if form.validate_on_submit():
+        return redirect(url_for(".class_page", class_id=_create_class(form.name.data).id), 303)
+    mine = db.select(Class).order_by(Class.created_at.desc())
+    if not current_user.is_admin:
+        mine = mine.filter_by(instructor_id=current_user.id)
+    classes = db.session.scalars(mine).all()
+    attempts = dict(
+        db.session.execute(
+            db.select(Attempt.class_id, func.count(Attempt.id))
+            .where(Attempt.class_id.in_([c.id for c in classes]))
+            .group_by(Attempt.class_id)
+        ).all()
+    )
+    page = render_template("teach/dashboard.html", classes=classes, attempts=attempts, form=form)
+    return page, 400 if form.errors else 200
+
+
+def _create_class(name: str) -> Class:
+    for _ in range(10):  # a clash is rare (31^6 codes); the unique constraint catches it
+        new = Class(
+            name=name,
+            instructor_id=current_user.id,
+            join_code="".join(secrets.choice(CODE_ALPHABET) for _ in range(6)),
+        )
+        db.session.add(new)
+        try:
+            db.session.commit()
+            return new
+        except IntegrityError:
+            db.session.rollback()
+    raise RuntimeError("no free join code after 10 tries")
+
+
+@bp.get("/no-class", defaults={"class_id": None})
+@bp.get("/classes/<int:class_id>")
+def class_page(class_id):
+    """Who took the quiz, how they scored, and which questions and wrong answers troubled them."""
+    scope, form, report = _report(class_id)
+    join_url = url_for("quiz.join", code=scope.join_code, _external=True) if scope else None
+    qr = (
+        Markup(segno.make(join_url, error="m").svg_inline(
+            scale=6, light="#ffffff", omitsize=True, title=f"QR code for {join_url}"
+        ))
+        if scope
+        else None
+    )  # fmt: skip
+    refresh = request.args.get("refresh") == "on"
+    return render_template(
+        "teach/class.html",
+        scope=scope,
+        form=form,
+        report=report,
+        join_url=join_url,
+        qr=qr,
+        refresh=REFRESH_SECONDS if refresh else None,
+        counting=COUNTING,
+        few=FEW_ATTEMPTS,
+    )
+
+
+@bp.post("/classes/<int:class_id>/close", defaults={"is_open": False})
+@bp.post("/classes/<int:class_id>/reopen", defaults={"is_open": True})
+def set_open(class_id, is_open):
+    """Close a class to new attempts, or reopen it."""
+    scope = class_or_404(class_id)
+    scope.is_open = is_open
+    db.session.commit()
+    return redirect(url_for(".class_page", class_id=class_id), 303)
+
+
+@bp.get("/attempts/<token>")
+def attempt_review(token):
+    """One student's attempt, answers in the order they were shown."""
+    attempt = attempt_or_404(token)
+    scope = _scope(attempt.class_id)
+    quiz = quiz_of(attempt)
+    return render_template(
+        "teach/attempt.html",
+        scope=scope,
+        attempt=attempt,
+        quiz=quiz,
+        progress=progress(attempt, quiz),
+        choices={question.id: shown_choices(attempt, question) for question in quiz.questions},
+    )
+
+
+def _cell(value):
+    """Neutralise text a spreadsheet would run as a formula (OWASP's CSV injection advice)."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
+
+
+def _utc(moment) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ") if moment else ""
+
+
+def _csv(scope: Class | None, report: ClassReport, kind: str, header: list, rows) -> Response:
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(header)
+    writer.writerows([_cell(value) for value in row] for row in rows)
+    name = re.sub(r"[^A-Za-z0-9]+", "-", scope.name if scope else "no-class").strip("-")
+    filename = f"{name or 'class'}-{report.quiz.slug}-{kind}.csv"
+    return Response(
+        # The byte-order mark makes Excel read UTF-8 names correctly; other tools skip it.
+        "\ufeff" + out.getvalue(),
+        mimetype="text/csv",
+        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+    )
+
+
+@bp.get("/no-class/gradebook.csv", defaults={"class_id": None})
+@bp.get("/classes/<int:class_id>/gradebook.csv")
+def gradebook(class_id):
+    """One row per student: the counted attempt's score, or the mean when all count."""
+    scope, _, report = _report(class_id)
+    by_student: dict[str, list] = {}
+    for attempt in report.counted:
+        by_student.setdefault(attempt.student, []).append(attempt)
+    attempts = {row.name: row.attempts for row in report.students}
+    rows = []
+    for student in sorted(attempts, key=str.casefold):
+        counted = by_student.get(student, [])
+        score = sum(a.points for a in counted) / len(counted) if counted else None
+        out_of = counted[0].out_of if counted else len(report.quiz.questions)
+        rows.append([
+            student,
+            attempts[student],
+            "" if score is None else f"{score:g}",
+            out_of,
+            "" if score is None else f"{100 * score / out_of:.1f}",
+        ])  # fmt: skip
+    header = ["student", "attempts", "score", "max_score", "percent"]
+    return _csv(scope, report, "gradebook", header, rows)
+
+
+@bp.get("/no-class/responses.csv", defaults={"class_id": None})
+@bp.get("/classes/<int:class_id>/responses.csv")
+def responses(class_id):
+    """One row per answer, every attempt, with the question and choice as the student saw them."""
+    scope, _, report = _report(class_id)
+    attempts = {attempt.id: attempt for attempt in report.attempts}
+    questions = {question.id: question for question in report.quiz.questions}
+    rows = []
+    for attempt_id, question_id, choice_id, is_correct, answered_at in report.answers:
+        attempt, question = attempts[attempt_id], questions.get(question_id)
+        choice = question.choice(choice_id) if question else None
+        rows.append([
+            attempt.student,
+            scope.name if scope else "No class",
+            attempt.number,
+            question_id,
+            question.prompt if question else "",
+            choice_id,
+            choice.text if choice else "",
+            "true" if is_correct else "false",
+            _utc(answered_at),
+        ])  # fmt: skip
+    header = ["student", "class", "attempt", "question", "question_text", "choice",
+              "choice_text", "correct", "answered_at"]  # fmt: skip
+    return _csv(scope, report, "responses", header, rows)
+
+
+@bp.get("/no-class/items.csv", defaults={"class_id": None})
+@bp.get("/classes/<int:class_id>/items.csv")
+def item_statistics(class_id):
+    """One row per question: facility, discrimination and how many chose each choice."""
+    scope, _, report = _report(class_id)
+    most = max(len(item.question.choices) for item in report.items)
+    header = ["question", "question_text", "n", "facility", "discrimination", "right_choice"]
+    for k in range(1, most + 1):
+        header += [f"choice_{k}", f"choice_{k}_count"]
+    rows = []
+    for item in report.items:
+        row = [
+            item.question.id,
+            item.question.prompt,
+            item.n,
+            "" if item.facility is None else f"{item.facility:.3f}",
+            "" if item.discrimination is None else f"{item.discrimination:.3f}",
+            item.question.right_choice.id,
+        ]
+        for choice in item.question.choices:
+            row += [choice.id, item.counts[choice.id]]
+        rows.append(row)
+    return _csv(scope, report, "items", header, rows)
