@@ -5,7 +5,7 @@ import secrets
 
 from flask import Blueprint, abort, redirect, render_template, request, session, url_for
 from flask_wtf import FlaskForm
-from wtforms import RadioField, StringField, SubmitField
+from wtforms import RadioField, SelectChoice, StringField, SubmitField
 from wtforms.validators import AnyOf, DataRequired, InputRequired, Length, ValidationError
 
 from .attempts import (
@@ -68,7 +68,7 @@ class AnswerForm(FlaskForm):
     def __init__(self, choices, **kwargs):
         super().__init__(**kwargs)
         ids = [choice.id for choice in choices]
-        self.choice.choices = [(choice.id, choice.text) for choice in choices]
+        self.choice.choices = [SelectChoice(choice.id, choice.text) for choice in choices]
         self.choice.validators = [
             InputRequired("Choose one answer."),
             AnyOf(ids, message="Choose one answer."),

@@ -12,7 +12,7 @@ from flask_wtf import FlaskForm
 from markupsafe import Markup
 from sqlalchemy import func
 from sqlalchemy.exc import IntegrityError
-from wtforms import SelectField, StringField, SubmitField
+from wtforms import SelectChoice, SelectField, StringField, SubmitField
 from wtforms.validators import DataRequired, Length
 
 from .attempts import attempt_or_404, progress, quiz_of, shown_choices
@@ -55,13 +55,17 @@ class ReportForm(FlaskForm):
         csrf = False
 
     quiz = SelectField("Quiz")
-    count = SelectField("Attempts that count", choices=list(COUNTING.items()), default="first")
+    count = SelectField(
+        "Attempts that count",
+        choices=[SelectChoice(value, label) for value, label in COUNTING.items()],
+        default="first",
+    )
     submit = SubmitField("Show")
 
     def __init__(self):
         super().__init__(request.args)
         quizzes = list(current_bank().quizzes.values())
-        self.quiz.choices = [(quiz.slug, quiz.title) for quiz in quizzes]
+        self.quiz.choices = [SelectChoice(quiz.slug, quiz.title) for quiz in quizzes]
         self.quiz.data = self.quiz.data or quizzes[0].slug
         self.count.data = self.count.data or "first"
 

@@ -93,3 +93,18 @@ def queries(app):
         yield statements
     finally:
         event.remove(engine, "before_cursor_execute", record)
+
+
+def login(client, username, password):
+    """Log an instructor in through the form; returns the response."""
+    page = client.get("/login").get_data(as_text=True)
+    token = re.search(r'name="csrf_token"[^>]*value="([^"]+)"', page).group(1)
+    return client.post(
+        "/login", data={"csrf_token": token, "username": username, "password": password}
+    )
+
+
+def form_token(client, url="/teach"):
+    """The CSRF token from a page's form, for a client that is already logged in."""
+    page = client.get(url).get_data(as_text=True)
+    return re.search(r'name="csrf_token"[^>]*value="([^"]+)"', page).group(1)

@@ -1,0 +1,357 @@
+"""Instructors: accounts from the command line, classes, the class results page and exports."""
+
+import csv
+import io
+import re
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from app.auth import create_instructor
+from app.extensions import db
+from app.models import Answer, Attempt, Class, Instructor, QuizVersion
+from app.teach import CODE_ALPHABET, _cell
+from helpers import SLUG, Student, form_token, login, queries, text
+
+
+@pytest.fixture
+def teacher(app):
+    """A logged-in instructor's browser."""
+    with app.app_context():
+        create_instructor("Teacher", "correct horse")
+    client = app.test_client()
+    assert login(client, "teacher", "correct horse").status_code == 303
+    return client
+
+
+def create_class(client, name="Physics 101"):
+    response = client.post("/teach", data={"csrf_token": form_token(client), "name": name})
+    assert response.status_code == 303
+    page = text(client.get(response.location))
+    class_id = int(response.location.rsplit("/", 1)[1])
+    code = re.search(r'class="join-code">(\w+)<', page).group(1)
+    return class_id, code
+
+
+def take(app, name, code, right, slug=SLUG):
+    """A student takes the whole quiz in a class, getting the listed question numbers right."""
+    student = Student(app.test_client())
+    assert student.start(name=name, class_code=code).status_code == 303
+    with app.app_context():
+        quiz = app.extensions["quizwright.bank"].quizzes[slug]
+    for number, question in enumerate(quiz.questions, 1):
+        wrong = [c for c in question.choices if not c.correct][0]
+        student.answer(number, (question.right_choice if number in right else wrong).id)
+    return student
+
+
+def rows(response):
+    """A CSV download read back as a spreadsheet would, byte-order mark and all."""
+    assert response.mimetype == "text/csv"
+    return list(csv.DictReader(io.StringIO(response.get_data().decode("utf-8-sig"))))
+
+
+def test_create_instructor_from_the_command_line(app, runner):
+    """The command stores a normalised username and a slow hash, never the password."""
+    result = runner.invoke(args=["create-instructor", "  Grace ", "--password", "long enough"])
+    assert result.exit_code == 0, result.output
+    with app.app_context():
+        grace = db.session.scalars(db.select(Instructor)).one()
+    assert grace.username == "grace" and not grace.is_admin
+    assert grace.password_hash.startswith("scrypt:")
+    assert "long enough" not in grace.password_hash
+
+
+def test_create_instructor_prompts_twice_when_no_password_is_given(app, runner):
+    """Without --password the password is asked for twice, and a short one is asked again."""
+    typed = "short\nlong enough\nlong enough\n"
+    result = runner.invoke(args=["create-instructor", "ada", "--admin"], input=typed)
+    assert result.exit_code == 0, result.output
+    assert "A password needs 8 to 1024 characters." in result.output
+    with app.app_context():
+        assert db.session.scalars(db.select(Instructor.is_admin)).one() is True
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["create-instructor", "ada", "--password", "short"], "8 to 1024 characters"),
+        (["create-instructor", "   ", "--password", "long enough"], "Use 1 to 64 characters"),
+    ],
+)
+def test_create_instructor_refuses_bad_input(app, runner, args, message):
+    """A short password or an empty name is refused and nothing is stored."""
+    result = runner.invoke(args=args)
+    assert result.exit_code != 0 and message in result.output
+    with app.app_context():
+        assert db.session.scalars(db.select(Instructor)).all() == []
+
+
+def test_usernames_are_unique_whatever_the_case(app, runner):
+    """A second "ADA" is refused because "ada" exists."""
+    runner.invoke(args=["create-instructor", "ada", "--password", "long enough"])
+    result = runner.invoke(args=["create-instructor", "ADA ", "--password", "other password"])
+    assert result.exit_code == 1 and "already exists" in result.output
+    with app.app_context():
+        assert len(db.session.scalars(db.select(Instructor)).all()) == 1
+
+
+def test_long_passwords_work(app):
+    """Passwords of 128 characters and more are accepted and checked."""
+    with app.app_context():
+        create_instructor("long", "p" * 200)
+    assert login(app.test_client(), "long", "p" * 200).status_code == 303
+
+
+def test_create_class_gives_a_join_code_link_and_qr(app, teacher):
+    """A new class shows its 6-character code, its join link and a QR code of the link."""
+    class_id, code = create_class(teacher)
+    assert len(code) == 6 and set(code) <= set(CODE_ALPHABET)
+    page = text(teacher.get(f"/teach/classes/{class_id}"))
+    assert f"http://localhost/join/{code}" in page
+    assert "<svg" in page and f"QR code for http://localhost/join/{code}" in page
+    assert "Physics 101" in text(teacher.get("/teach"))
+
+
+def test_class_needs_a_name(app, teacher):
+    """An empty class name is a form error and creates nothing."""
+    response = teacher.post("/teach", data={"csrf_token": form_token(teacher), "name": "  "})
+    assert response.status_code == 400 and "Give the class a name." in text(response)
+    with app.app_context():
+        assert db.session.scalars(db.select(Class)).all() == []
+
+
+def test_students_join_by_link_or_typed_code(app, teacher):
+    """The join link fills in the code; a typed code works in any case; both land in the class."""
+    class_id, code = create_class(teacher)
+    student = Student(app.test_client())
+    response = student.client.get(f"/join/{code.lower()}")
+    assert response.status_code == 302
+    page = text(student.client.get(response.location))
+    assert f'value="{code}"' in page and "You are joining <strong>Physics 101</strong>" in page
+    student.start(name="Ada", class_code=code)
+    Student(app.test_client()).start(name="Bob", class_code=f" {code.lower()[:3]}-{code[3:]} ")
+    with app.app_context():
+        assert db.session.scalars(db.select(Attempt.class_id)).all() == [class_id, class_id]
+
+
+def test_unknown_join_link_is_404(client):
+    """A join link with a code no class has is a friendly 404."""
+    assert client.get("/join/ZZZZZZ").status_code == 404
+
+
+def test_closed_class_takes_no_new_attempts(app, teacher):
+    """Closing a class stops new attempts and retakes; reopening lets them in again."""
+    class_id, code = create_class(teacher)
+    first = take(app, "Ada", code, right={1})
+    teacher.post(f"/teach/classes/{class_id}/close", data={"csrf_token": form_token(teacher)})
+
+    late = Student(app.test_client())
+    assert "Physics 101 is closed" in text(late.client.get(f"/quizzes/{SLUG}?code={code}"))
+    response = late.start(name="Late", class_code=code)
+    assert response.status_code == 400
+    assert "is closed, so no new attempts can start" in text(response)
+    assert first.post(f"/attempts/{first.token}/retake").status_code == 403
+
+    teacher.post(f"/teach/classes/{class_id}/reopen", data={"csrf_token": form_token(teacher)})
+    assert late.start(name="Late", class_code=code).status_code == 303
+    with app.app_context():
+        assert len(db.session.scalars(db.select(Attempt)).all()) == 2
+
+
+def test_class_page_answers_what_the_class_did_not_get(app, teacher):
+    """Scores, summary, distribution and the plain-language flags for a small class."""
+    class_id, code = create_class(teacher)
+    # Question 1: everyone right. Question 2: everyone wrong (a wrong choice wins).
+    # Question 3: right only for the two weakest students: negative discrimination.
+    take(app, "Ada", code, right={1, 4, 5, 6, 7, 8})
+    take(app, "Bob", code, right={1, 4, 5, 6, 7})
+    take(app, "Cy", code, right={1, 3, 4})
+    take(app, "Di", code, right={1, 3})
+    page = text(teacher.get(f"/teach/classes/{class_id}"))
+    assert "<dt>Students</dt><dd>4</dd>" in page
+    assert "<dt>Attempts completed</dt><dd>4</dd>" in page
+    assert "<dt>Mean score</dt><dd>4.0 / 8</dd>" in page  # (6 + 5 + 3 + 2) / 4
+    assert "<dt>Median</dt><dd>4 / 8</dd>" in page
+    assert "fewer than 10 counted attempts" in page
+    assert "Everyone got this right" in page
+    assert "Most students chose “To display them to the user”" in page
+    assert "Negative discrimination: check the key or the wording" in page
+    assert re.search(r"<td>Ada</td> <td class=\"num\">1</td> <td class=\"num\">6/8</td> "
+                     r"<td class=\"num\">75%</td>", page)  # fmt: skip
+    histogram = re.search(r"<th scope=\"row\">Attempts</th>(.*?)</tr>", page).group(1)
+    assert re.findall(r">(\d+)<", histogram) == ["0", "0", "1", "1", "0", "1", "1", "0", "0"]
+    assert 'role="img"' in page
+
+
+def test_counting_methods_pick_first_best_latest_or_all(app, teacher):
+    """A student's two attempts count as the first, best, latest, or both."""
+    class_id, code = create_class(teacher)
+    student = take(app, "Ada", code, right={1, 2, 3, 4, 5, 6})
+    student.token = student.post(f"/attempts/{student.token}/retake").location.split("/")[2]
+    with app.app_context():
+        quiz = app.extensions["quizwright.bank"].quizzes[SLUG]
+    for number, question in enumerate(quiz.questions, 1):
+        wrong = [c for c in question.choices if not c.correct][0]
+        student.answer(number, (question.right_choice if number <= 2 else wrong).id)
+
+    def scores(count):
+        gradebook = teacher.get(f"/teach/classes/{class_id}/gradebook.csv?count={count}")
+        return [(row["student"], row["attempts"], row["score"]) for row in rows(gradebook)]
+
+    assert scores("first") == [("Ada", "2", "6")]
+    assert scores("best") == [("Ada", "2", "6")]
+    assert scores("latest") == [("Ada", "2", "2")]
+    assert scores("all") == [("Ada", "2", "4")]  # the mean of 6 and 2
+    page = text(teacher.get(f"/teach/classes/{class_id}?count=all"))
+    assert page.count(">Attempt 1<") == 1 and page.count(">Attempt 2<") == 1
+
+
+def test_unknown_counting_method_is_a_clear_400(teacher):
+    """A tampered selector gets a message, not a crash."""
+    class_id, _ = create_class(teacher)
+    response = teacher.get(f"/teach/classes/{class_id}?count=median&quiz=nope")
+    assert response.status_code == 400
+    assert "Choose a quiz and which attempts count" in text(response)
+
+
+def test_in_progress_students_are_listed_without_a_score(app, teacher):
+    """A student who has not finished shows progress, not a score, and is not counted."""
+    class_id, code = create_class(teacher)
+    student = Student(app.test_client())
+    student.start(name="Slow", class_code=code)
+    student.answer(1, "recompute")
+    page = text(teacher.get(f"/teach/classes/{class_id}"))
+    assert "In progress (1/8 answered)" in page
+    assert "No completed attempts yet" in page
+    assert rows(teacher.get(f"/teach/classes/{class_id}/gradebook.csv")) == [
+        {"student": "Slow", "attempts": "1", "score": "", "max_score": "8", "percent": ""}
+    ]
+
+
+def test_attempt_review_shows_answers_in_the_order_shown(app, teacher):
+    """The instructor's review lists each question's choices as that student saw them."""
+    class_id, code = create_class(teacher)
+    student = take(app, "Ada", code, right={1, 2})
+    with app.app_context():
+        attempt = db.session.scalars(db.select(Attempt)).one()
+        quiz = app.extensions["quizwright.bank"].quizzes[SLUG]
+        order = attempt.choice_order[quiz.questions[0].id]
+    page = text(teacher.get(f"/teach/attempts/{student.token}"))
+    assert "Scored <strong>2 out of 8</strong>" in page
+    texts = [quiz.questions[0].choice(cid).text for cid in order]
+    positions = [page.index(f'<span class="choice-text">{t}</span>') for t in texts]
+    assert positions == sorted(positions)
+
+
+def test_auto_refresh_is_off_by_default(teacher):
+    """The class page refreshes itself only when asked to, with a plain meta refresh."""
+    class_id, _ = create_class(teacher)
+    assert "http-equiv" not in text(teacher.get(f"/teach/classes/{class_id}"))
+    page = text(teacher.get(f"/teach/classes/{class_id}?refresh=on"))
+    assert '<meta http-equiv="refresh" content="30">' in page
+    assert "Stop refreshing" in page
+
+
+def test_unassigned_attempts_show_to_admins_as_no_class(app):
+    """Attempts started without a class code appear on the admin's "No class" page."""
+    with app.app_context():
+        create_instructor("boss", "boss password", is_admin=True)
+    take(app, "Loner", "", right={1})
+    admin = app.test_client()
+    login(admin, "boss", "boss password")
+    assert "Attempts without a class" in text(admin.get("/teach"))
+    page = text(admin.get("/teach/no-class"))
+    assert "Loner" in page and "1/8" in page
+    assert rows(admin.get("/teach/no-class/responses.csv"))[0]["class"] == "No class"
+
+
+def test_exports_have_the_promised_columns(app, teacher):
+    """Gradebook, responses and item statistics have the columns a gradebook import needs."""
+    class_id, code = create_class(teacher)
+    take(app, "Ada", code, right={1, 2, 3})
+    base = f"/teach/classes/{class_id}"
+    gradebook = rows(teacher.get(f"{base}/gradebook.csv"))
+    assert gradebook == [
+        {"student": "Ada", "attempts": "1", "score": "3", "max_score": "8", "percent": "37.5"}
+    ]
+    responses = rows(teacher.get(f"{base}/responses.csv"))
+    assert len(responses) == 8
+    first = responses[0]
+    assert {k: first[k] for k in ("student", "class", "attempt", "question", "correct")} == {
+        "student": "Ada", "class": "Physics 101", "attempt": "1", "question": "the-trade",
+        "correct": "true",
+    }  # fmt: skip
+    answered = datetime.strptime(first["answered_at"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    assert abs(datetime.now(UTC) - answered) < timedelta(minutes=5)
+    items = rows(teacher.get(f"{base}/items.csv"))
+    assert [item["question"] for item in items][:2] == ["the-trade", "why-activations-are-stored"]
+    assert items[0]["n"] == "1" and items[0]["facility"] == "1.000"
+    assert items[0]["choice_1"] == "recompute" and items[0]["choice_1_count"] == "1"
+    response = teacher.get(f"{base}/gradebook.csv")
+    assert response.headers["Content-Disposition"] == (
+        'attachment; filename="Physics-101-gradient-checkpointing-gradebook.csv"'
+    )
+
+
+@pytest.mark.parametrize("name", ['=HYPERLINK("http://evil")', "+1", "-2+3", "@SUM(A1)"])
+def test_exports_neutralise_formulas(app, teacher, name):
+    """A name a spreadsheet would run as a formula is exported as plain text."""
+    class_id, code = create_class(teacher)
+    take(app, name, code, right={1})
+    for kind in ("gradebook", "responses"):
+        [row] = rows(teacher.get(f"/teach/classes/{class_id}/{kind}.csv"))[:1]
+        assert row["student"] == "'" + name
+
+
+@pytest.mark.parametrize(
+    ("value", "exported"),
+    [("\tTab", "'\tTab"), ("\rCR", "'\rCR"), ("plain", "plain"), ("a=b", "a=b"), (3, 3)],
+)
+def test_cells_starting_with_tab_or_return_are_neutralised(value, exported):
+    """Tab and carriage return, which the forms trim away, are neutralised too."""
+    assert _cell(value) == exported
+
+
+def test_exports_round_trip_commas_quotes_and_newlines(app, teacher):
+    """Names with commas, quotes and line breaks come back exactly."""
+    class_id, code = create_class(teacher, name='Year 9, "B"\nset')
+    take(app, 'Smith, "Jo"', code, right={1})
+    row = rows(teacher.get(f"/teach/classes/{class_id}/responses.csv"))[0]
+    assert row["student"] == 'Smith, "Jo"' and row["class"] == 'Year 9, "B"\nset'
+
+
+@pytest.mark.parametrize("kind", ["", "/gradebook.csv", "/responses.csv", "/items.csv"])
+def test_class_pages_cost_the_same_queries_for_10_and_500_students(app, teacher, kind):
+    """The database does the counting: class size does not change the number of queries."""
+    class_id, _ = create_class(teacher)
+
+    def counted_queries(students):
+        seed(app, class_id, students)
+        with queries(app) as statements:
+            assert teacher.get(f"/teach/classes/{class_id}{kind}").status_code == 200
+        return len(statements)
+
+    small = counted_queries(10)
+    assert counted_queries(490) == small <= 6
+
+
+def seed(app, class_id, students):
+    """Add completed attempts straight to the database, as fast as possible."""
+    with app.app_context():
+        quiz = app.extensions["quizwright.bank"].quizzes[SLUG]
+        version = db.session.scalar(db.select(QuizVersion).filter_by(digest=quiz.version))
+        if version is None:
+            version = QuizVersion(slug=SLUG, digest=quiz.version, snapshot=quiz.snapshot)
+        start = db.session.scalar(db.select(db.func.count(Attempt.id)))
+        for n in range(start, start + students):
+            attempt = Attempt(
+                quiz_version=version, student_name=f"Student {n}", browser="seed",
+                class_id=class_id,
+            )  # fmt: skip
+            db.session.add(attempt)
+            for j, question in enumerate(quiz.questions):
+                choice = question.choices[(n + j) % len(question.choices)]
+                db.session.add(Answer(attempt=attempt, question_id=question.id,
+                                      choice_id=choice.id, is_correct=choice.correct))  # fmt: skip
+        db.session.commit()
