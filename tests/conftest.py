@@ -1,6 +1,9 @@
 """Fixtures in the flaskr style: a fresh app and database per test, and a student's browser."""
 
+import functools
+
 import pytest
+from werkzeug.security import generate_password_hash
 
 from app.bank import current_bank
 from app.extensions import db
@@ -35,3 +38,10 @@ def quiz(app):
 @pytest.fixture
 def student(client):
     return Student(client)
+
+
+@pytest.fixture
+def quick_passwords(monkeypatch):
+    """Cheap password hashes: scrypt's slowness protects real accounts and only slows tests."""
+    cheap = functools.partial(generate_password_hash, method="pbkdf2:sha256:1")
+    monkeypatch.setattr("app.auth.generate_password_hash", cheap)

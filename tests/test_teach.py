@@ -15,7 +15,7 @@ from helpers import SLUG, Student, form_token, login, queries, text
 
 
 @pytest.fixture
-def teacher(app):
+def teacher(app, quick_passwords):
     """A logged-in instructor's browser."""
     with app.app_context():
         create_instructor("Teacher", "correct horse")
