@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 FLASK := $(BIN)/flask --app wsgi
 PORT ?= 8000
 
-.PHONY: run test lint clean
+.PHONY: run test lint bench clean
 
 run: $(VENV)/.installed-run
 	$(FLASK) quiz check
@@ -16,6 +16,9 @@ run: $(VENV)/.installed-run
 test: $(VENV)/.installed-test
 	$(BIN)/ruff check .
 	$(BIN)/pytest
+
+bench: $(VENV)/.installed-test
+	$(BIN)/python bench/class_report.py
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .

@@ -3,6 +3,7 @@
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import cached_property
 
 from sqlalchemy import case, func
 from sqlalchemy.orm import undefer
@@ -85,27 +86,85 @@ class ItemRow:
         return found
 
 
-@dataclass(frozen=True)
+@dataclass
 class ClassReport:
+    """A class's attempts at one quiz; the statistics are worked out only if a page asks."""
+
     quiz: Quiz
     counting: str
     attempts: list[AttemptRow]
-    counted: list[AttemptRow]
-    students: list[StudentRow]
-    summary: stats.Summary
-    alpha: float | None
-    histogram: list[int]
-    items: list[ItemRow]
+    tally: Counter[str]
+    """Student -> how many attempts they started."""
     answers: list
     """Every answer in scope: (attempt_id, question_id, choice_id, is_correct, answered_at)."""
 
+    @cached_property
+    def counted(self) -> list[AttemptRow]:
+        return counted(self.attempts, self.counting)
+
     @property
     def student_count(self) -> int:
-        return len({attempt.student for attempt in self.attempts})
+        return len(self.tally)
 
     @property
     def completed(self) -> int:
         return sum(attempt.complete for attempt in self.attempts)
+
+    @cached_property
+    def students(self) -> list[StudentRow]:
+        """A row per student, or per counted attempt when all count."""
+        if self.counting == "all":
+            shown = self.counted
+        else:
+            # Students with no completed attempt yet are listed with their latest one.
+            by_student = {attempt.student: attempt for attempt in self.attempts}
+            by_student.update({attempt.student: attempt for attempt in self.counted})
+            shown = list(by_student.values())
+        return sorted(
+            (StudentRow(a.student, self.tally[a.student], a) for a in shown),
+            key=lambda row: (row.name.casefold(), row.shown.number),
+        )
+
+    @cached_property
+    def _matrix_and_counts(self) -> tuple[stats.Matrix, dict[str, Counter]]:
+        questions = self.quiz.questions
+        columns = {question.id: j for j, question in enumerate(questions)}
+        rows = {attempt.id: [None] * len(questions) for attempt in self.counted}
+        counts: dict[str, Counter] = {question.id: Counter() for question in questions}
+        for attempt_id, question_id, choice_id, is_correct, _ in self.answers:
+            if attempt_id in rows and question_id in columns:
+                rows[attempt_id][columns[question_id]] = int(is_correct)
+                counts[question_id][choice_id] += 1
+        return list(rows.values()), counts
+
+    @cached_property
+    def summary(self) -> stats.Summary:
+        return stats.summary([attempt.points for attempt in self.counted])
+
+    @cached_property
+    def alpha(self) -> float | None:
+        return stats.cronbach_alpha(self._matrix_and_counts[0])
+
+    @cached_property
+    def histogram(self) -> list[int]:
+        """Counted attempts per score, scaled to the current quiz's length."""
+        top = len(self.quiz.questions)
+        return stats.histogram([round(a.points * top / a.out_of) for a in self.counted], top)
+
+    @cached_property
+    def items(self) -> list[ItemRow]:
+        matrix, counts = self._matrix_and_counts
+        return [
+            ItemRow(
+                question=question,
+                number=j + 1,
+                n=sum(row[j] is not None for row in matrix),
+                facility=stats.facility(matrix, j),
+                discrimination=stats.discrimination(matrix, j),
+                counts=counts[question.id],
+            )
+            for j, question in enumerate(self.quiz.questions)
+        ]
 
 
 def counted(attempts: list[AttemptRow], counting: str) -> list[AttemptRow]:
@@ -175,55 +234,4 @@ def class_report(quiz: Quiz, class_id: int | None, counting: str = "first") -> C
         .where(in_scope)
         .order_by(Attempt.started_at, Attempt.id, Answer.answered_at)
     ).all()
-    return _assemble(quiz, counting, attempts, numbers, answers)
-
-
-def _assemble(quiz, counting, attempts, tally, answers) -> ClassReport:
-    """Turn the query results into the report; pure."""
-    chosen = counted(attempts, counting)
-    counted_ids = {attempt.id for attempt in chosen}
-    columns = {question.id: j for j, question in enumerate(quiz.questions)}
-    matrix_rows: dict[int, list[int | None]] = {a.id: [None] * len(quiz.questions) for a in chosen}
-    counts: dict[str, Counter] = {question.id: Counter() for question in quiz.questions}
-    for attempt_id, question_id, choice_id, is_correct, _ in answers:
-        if attempt_id in counted_ids and question_id in columns:
-            matrix_rows[attempt_id][columns[question_id]] = int(is_correct)
-            counts[question_id][choice_id] += 1
-    matrix = list(matrix_rows.values())
-
-    if counting == "all":
-        shown = chosen
-    else:
-        # Students with no completed attempt yet are listed with their latest one.
-        shown_by_student = {attempt.student: attempt for attempt in attempts}
-        shown_by_student.update({attempt.student: attempt for attempt in chosen})
-        shown = list(shown_by_student.values())
-    students = sorted(
-        (StudentRow(a.student, tally[a.student], a) for a in shown),
-        key=lambda row: (row.name.casefold(), row.shown.number),
-    )
-    max_score = len(quiz.questions)
-    return ClassReport(
-        quiz=quiz,
-        counting=counting,
-        attempts=attempts,
-        counted=chosen,
-        students=students,
-        summary=stats.summary([a.points for a in chosen]),
-        alpha=stats.cronbach_alpha(matrix),
-        histogram=stats.histogram(
-            [round(a.points * max_score / a.out_of) for a in chosen], max_score
-        ),
-        items=[
-            ItemRow(
-                question=question,
-                number=j + 1,
-                n=sum(row[j] is not None for row in matrix),
-                facility=stats.facility(matrix, j),
-                discrimination=stats.discrimination(matrix, j),
-                counts=counts[question.id],
-            )
-            for j, question in enumerate(quiz.questions)
-        ],
-        answers=answers,
-    )
+    return ClassReport(quiz, counting, attempts, numbers, answers)

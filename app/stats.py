@@ -57,7 +57,7 @@ def discrimination(matrix: Matrix, item: int) -> float | None:
     """Correlation between the item and the rest of the test; None when either never varies."""
     rows = [row for row in matrix if row[item] is not None]
     item_scores = [row[item] for row in rows]
-    rest = [sum(v for j, v in enumerate(row) if j != item and v is not None) for row in rows]
+    rest = [sum(filter(None, row)) - row[item] for row in rows]
     return _correlation(item_scores, rest)
 
 

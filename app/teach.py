@@ -234,19 +234,20 @@ def responses(class_id):
     """One row per answer, every attempt, with the question and choice as the student saw them."""
     scope, _, report = _report(class_id)
     attempts = {attempt.id: attempt for attempt in report.attempts}
-    questions = {question.id: question for question in report.quiz.questions}
+    prompts = {question.id: question.prompt for question in report.quiz.questions}
+    texts = {(q.id, c.id): c.text for q in report.quiz.questions for c in q.choices}
+    class_name = scope.name if scope else "No class"
     rows = []
     for attempt_id, question_id, choice_id, is_correct, answered_at in report.answers:
-        attempt, question = attempts[attempt_id], questions.get(question_id)
-        choice = question.choice(choice_id) if question else None
+        attempt = attempts[attempt_id]
         rows.append([
             attempt.student,
-            scope.name if scope else "No class",
+            class_name,
             attempt.number,
             question_id,
-            question.prompt if question else "",
+            prompts.get(question_id, ""),
             choice_id,
-            choice.text if choice else "",
+            texts.get((question_id, choice_id), ""),
             "true" if is_correct else "false",
             _utc(answered_at),
         ])  # fmt: skip
