@@ -57,7 +57,7 @@ def class_or_404(class_id: int) -> Class:
     return found
 
 
-def admin_required():
+def require_admin():
     """Refuse anyone but an admin; for pages that span every instructor."""
     if not current_user.is_admin:
         abort(404)

@@ -1,5 +1,6 @@
 """Grading, kept apart from recording: what a choice earns and what to say about it."""
 
+import math
 from dataclasses import dataclass
 
 from .bank import Choice, Question
@@ -29,7 +30,13 @@ class Score:
     @property
     def percent(self) -> int:
         """Whole percent, rounded half up as a gradebook would."""
-        return (200 * self.points + self.out_of) // (2 * self.out_of) if self.out_of else 0
+        return int(half_up(100 * self.points / self.out_of)) if self.out_of else 0
+
+
+def half_up(value: float, digits: int = 0) -> float:
+    """Round halves away from zero (62.5 -> 63), as people and gradebooks expect."""
+    scale = 10**digits
+    return math.floor(value * scale + 0.5) / scale
 
 
 def grade(question: Question, choice_id: str) -> Feedback | None:

@@ -1,6 +1,6 @@
 """Class reports: the database counts, stats.py does the arithmetic, nothing here renders."""
 
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cached_property
@@ -11,7 +11,7 @@ from sqlalchemy.orm import undefer
 from . import stats
 from .bank import Question, Quiz, quiz_from_snapshot
 from .extensions import db
-from .grading import Score
+from .grading import Score, half_up
 from .models import Answer, Attempt, QuizVersion
 
 COUNTING = {
@@ -21,6 +21,11 @@ COUNTING = {
     "all": "All attempts",
 }
 """Which completed attempts count for each student; first is Moodle's advice for statistics."""
+
+
+def student_key(name: str) -> str:
+    """Students have no accounts: within a class, a name is a student, whatever its case."""
+    return " ".join(name.split()).casefold()
 
 
 @dataclass(frozen=True)
@@ -34,9 +39,14 @@ class AttemptRow:
     last_answer_at: datetime | None
     answered: int
     points: int
-    out_of: int
+    quiz: Quiz
+    """The version of the quiz this attempt was taken against."""
     number: int
     """1 for a student's first attempt, 2 for the next, and so on."""
+
+    @property
+    def out_of(self) -> int:
+        return len(self.quiz.questions)
 
     @property
     def complete(self) -> bool:
@@ -57,6 +67,19 @@ class StudentRow:
     attempts: int
     shown: AttemptRow
     """The counted attempt, or the latest one while none is complete."""
+
+
+@dataclass(frozen=True)
+class GradebookRow:
+    student: str
+    attempts: int
+    score: float | None
+    """The counted attempt's points, or their mean when all attempts count; None if none."""
+    max_score: int
+
+    @property
+    def percent(self) -> float | None:
+        return None if self.score is None else half_up(100 * self.score / self.max_score, 1)
 
 
 @dataclass(frozen=True)
@@ -86,6 +109,23 @@ class ItemRow:
         return found
 
 
+def counted(attempts: list[AttemptRow], counting: str) -> list[AttemptRow]:
+    """The completed attempts that count, by Moodle's grading methods; pure."""
+    complete = [attempt for attempt in attempts if attempt.complete]
+    if counting == "all":
+        return complete
+    by_student: dict[str, list[AttemptRow]] = {}
+    for attempt in complete:
+        by_student.setdefault(student_key(attempt.student), []).append(attempt)
+    pick = {
+        "first": lambda rows: min(rows, key=lambda a: a.started_at),
+        "latest": lambda rows: max(rows, key=lambda a: a.started_at),
+        # The best share of the questions; of equal scores, the earlier attempt.
+        "best": lambda rows: max(rows, key=lambda a: (a.points / a.out_of, -a.number)),
+    }[counting]
+    return sorted((pick(rows) for rows in by_student.values()), key=lambda a: a.started_at)
+
+
 @dataclass
 class ClassReport:
     """A class's attempts at one quiz; the statistics are worked out only if a page asks."""
@@ -93,8 +133,6 @@ class ClassReport:
     quiz: Quiz
     counting: str
     attempts: list[AttemptRow]
-    tally: Counter[str]
-    """Student -> how many attempts they started."""
     answers: list
     """Every answer in scope: (attempt_id, question_id, choice_id, is_correct, answered_at)."""
 
@@ -102,9 +140,17 @@ class ClassReport:
     def counted(self) -> list[AttemptRow]:
         return counted(self.attempts, self.counting)
 
+    @cached_property
+    def _by_student(self) -> dict[str, list[AttemptRow]]:
+        """Each student's attempts, oldest first, keyed by the normalised name."""
+        found: dict[str, list[AttemptRow]] = {}
+        for attempt in self.attempts:
+            found.setdefault(student_key(attempt.student), []).append(attempt)
+        return found
+
     @property
     def student_count(self) -> int:
-        return len(self.tally)
+        return len(self._by_student)
 
     @property
     def completed(self) -> int:
@@ -112,18 +158,31 @@ class ClassReport:
 
     @cached_property
     def students(self) -> list[StudentRow]:
-        """A row per student, or per counted attempt when all count."""
-        if self.counting == "all":
-            shown = self.counted
-        else:
-            # Students with no completed attempt yet are listed with their latest one.
-            by_student = {attempt.student: attempt for attempt in self.attempts}
-            by_student.update({attempt.student: attempt for attempt in self.counted})
-            shown = list(by_student.values())
-        return sorted(
-            (StudentRow(a.student, self.tally[a.student], a) for a in shown),
-            key=lambda row: (row.name.casefold(), row.shown.number),
-        )
+        """A row per student (per counted attempt when all count); unfinished ones too."""
+        counted_by_student: dict[str, list[AttemptRow]] = {}
+        for attempt in self.counted:
+            counted_by_student.setdefault(student_key(attempt.student), []).append(attempt)
+        rows = []
+        for key, attempts in self._by_student.items():
+            # A student with no completed attempt yet is listed with their latest one.
+            for shown in counted_by_student.get(key, attempts[-1:]):
+                rows.append(StudentRow(attempts[0].student, len(attempts), shown))
+        return sorted(rows, key=lambda row: (student_key(row.name), row.shown.number))
+
+    @cached_property
+    def gradebook(self) -> list[GradebookRow]:
+        """A row per student: the counted attempt's score, or the mean when all count."""
+        rows: dict[str, list[AttemptRow]] = {}
+        for row in self.students:
+            rows.setdefault(row.name, []).append(row.shown)
+        found = []
+        for name, shown in rows.items():
+            complete = [attempt for attempt in shown if attempt.complete]
+            share = sum(a.points / a.out_of for a in complete) / len(complete) if complete else None
+            top = len(self.quiz.questions)
+            attempts = len(self._by_student[student_key(name)])
+            found.append(GradebookRow(name, attempts, None if share is None else share * top, top))
+        return found
 
     @cached_property
     def _matrix_and_counts(self) -> tuple[stats.Matrix, dict[str, Counter]]:
@@ -139,7 +198,9 @@ class ClassReport:
 
     @cached_property
     def summary(self) -> stats.Summary:
-        return stats.summary([attempt.points for attempt in self.counted])
+        """Scores on the current quiz's scale, so versions of another length compare."""
+        top = len(self.quiz.questions)
+        return stats.summary([a.points * top / a.out_of for a in self.counted])
 
     @cached_property
     def alpha(self) -> float | None:
@@ -147,7 +208,6 @@ class ClassReport:
 
     @cached_property
     def histogram(self) -> list[int]:
-        """Counted attempts per score, scaled to the current quiz's length."""
         top = len(self.quiz.questions)
         return stats.histogram([round(a.points * top / a.out_of) for a in self.counted], top)
 
@@ -167,33 +227,15 @@ class ClassReport:
         ]
 
 
-def counted(attempts: list[AttemptRow], counting: str) -> list[AttemptRow]:
-    """The completed attempts that count, by Moodle's grading methods; pure."""
-    complete = [attempt for attempt in attempts if attempt.complete]
-    if counting == "all":
-        return complete
-    by_student: dict[str, list[AttemptRow]] = defaultdict(list)
-    for attempt in complete:
-        by_student[attempt.student].append(attempt)
-    pick = {
-        "first": lambda rows: min(rows, key=lambda a: a.started_at),
-        "latest": lambda rows: max(rows, key=lambda a: a.started_at),
-        # The best score; of equal scores, the earlier one.
-        "best": lambda rows: max(rows, key=lambda a: (a.points / a.out_of, -a.number)),
-    }[counting]
-    return sorted((pick(rows) for rows in by_student.values()), key=lambda a: a.started_at)
-
-
 def class_report(quiz: Quiz, class_id: int | None, counting: str = "first") -> ClassReport:
     """Everything the class page and exports show, in three queries whatever the class size."""
-    versions = db.session.scalars(
-        db.select(QuizVersion).filter_by(slug=quiz.slug).options(undefer(QuizVersion.snapshot))
-    ).all()
-    out_of = {
-        v.id: len((quiz if v.digest == quiz.version else quiz_from_snapshot(v.snapshot)).questions)
-        for v in versions
+    versions = {
+        v.id: quiz if v.digest == quiz.version else quiz_from_snapshot(v.snapshot)
+        for v in db.session.scalars(
+            db.select(QuizVersion).filter_by(slug=quiz.slug).options(undefer(QuizVersion.snapshot))
+        )
     }
-    in_scope = Attempt.quiz_version_id.in_(out_of) & (
+    in_scope = Attempt.quiz_version_id.in_(versions) & (
         Attempt.class_id.is_(None) if class_id is None else Attempt.class_id == class_id
     )
     rows = db.session.execute(
@@ -215,11 +257,11 @@ def class_report(quiz: Quiz, class_id: int | None, counting: str = "first") -> C
     numbers: Counter[str] = Counter()
     attempts = []
     for id_, token, student, started, version_id, answered, points, last in rows:
-        numbers[student] += 1
+        numbers[student_key(student)] += 1
         attempts.append(
             AttemptRow(
-                id_, token, student, started, last, answered, points, out_of[version_id],
-                numbers[student],
+                id_, token, student, started, last, answered, points, versions[version_id],
+                numbers[student_key(student)],
             )
         )  # fmt: skip
     answers = db.session.execute(
@@ -234,4 +276,4 @@ def class_report(quiz: Quiz, class_id: int | None, counting: str = "first") -> C
         .where(in_scope)
         .order_by(Attempt.started_at, Attempt.id, Answer.answered_at)
     ).all()
-    return ClassReport(quiz, counting, attempts, numbers, answers)
+    return ClassReport(quiz, counting, attempts, answers)

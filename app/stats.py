@@ -41,13 +41,15 @@ def facility(matrix: Matrix, item: int) -> float | None:
     return sum(column) / len(column) if column else None
 
 
-def _correlation(xs: list[float], ys: list[float]) -> float | None:
-    if len(xs) < 2:
+def _correlation(xs: list[int], ys: list[int]) -> float | None:
+    """Pearson's r, from integer sums so that no correlation is exact zero plus rounding noise."""
+    n = len(xs)
+    if n < 2:
         return None
-    mx, my = statistics.fmean(xs), statistics.fmean(ys)
-    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
-    sxx = sum((x - mx) ** 2 for x in xs)
-    syy = sum((y - my) ** 2 for y in ys)
+    sx, sy = sum(xs), sum(ys)
+    sxy = n * sum(x * y for x, y in zip(xs, ys, strict=True)) - sx * sy
+    sxx = n * sum(x * x for x in xs) - sx * sx
+    syy = n * sum(y * y for y in ys) - sy * sy
     if sxx == 0 or syy == 0:
         return None
     return sxy / math.sqrt(sxx * syy)

@@ -4,6 +4,7 @@ import csv
 import io
 import re
 import secrets
+from urllib.parse import quote
 
 import segno
 from flask import Blueprint, Response, abort, redirect, render_template, request, url_for
@@ -16,7 +17,7 @@ from wtforms import SelectChoice, SelectField, StringField, SubmitField
 from wtforms.validators import DataRequired, Length
 
 from .attempts import attempt_or_404, progress, quiz_of, shown_choices
-from .auth import admin_required, class_or_404
+from .auth import class_or_404, require_admin
 from .bank import current_bank
 from .extensions import db
 from .models import Attempt, Class
@@ -73,7 +74,7 @@ class ReportForm(FlaskForm):
 def _scope(class_id: int | None) -> Class | None:
     """The class a page is about; None means attempts without a class, for admins only."""
     if class_id is None:
-        admin_required()
+        require_admin()
         return None
     return class_or_404(class_id)
 
@@ -189,18 +190,32 @@ def _utc(moment) -> str:
 
 
 def _csv(scope: Class | None, report: ClassReport, kind: str, header: list, rows) -> Response:
+    """A UTF-8 CSV download; numbers stay numbers, text that looks like a formula is defused."""
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(header)
     writer.writerows([_cell(value) for value in row] for row in rows)
-    name = re.sub(r"[^A-Za-z0-9]+", "-", scope.name if scope else "no-class").strip("-")
-    filename = f"{name or 'class'}-{report.quiz.slug}-{kind}.csv"
+    # No folders, control characters or leading dots can come from a class name.
+    name = re.sub(r'[\\/:*?"<>|\x00-\x1f\x7f]+', "-", scope.name if scope else "no class")
+    filename = f"{name.strip(' .-') or 'class'}-{report.quiz.slug}-{kind}.csv"
+    ascii_name = re.sub(r"[^A-Za-z0-9.]+", "-", filename).strip("-")
     return Response(
         # The byte-order mark makes Excel read UTF-8 names correctly; other tools skip it.
         "\ufeff" + out.getvalue(),
         mimetype="text/csv",
-        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+        headers={
+            "Content-Disposition": f'attachment; filename="{ascii_name}"; '
+            f"filename*=UTF-8''{quote(filename, safe='')}"
+        },
     )
+
+
+def _number(value: float | None, digits: int) -> float | int | str:
+    """A figure for a spreadsheet: rounded, whole numbers without ".0", blank when undefined."""
+    if value is None:
+        return ""
+    rounded = round(value, digits)
+    return int(rounded) if rounded == int(rounded) else rounded
 
 
 @bp.get("/no-class/gradebook.csv", defaults={"class_id": None})
@@ -208,22 +223,10 @@ def _csv(scope: Class | None, report: ClassReport, kind: str, header: list, rows
 def gradebook(class_id):
     """One row per student: the counted attempt's score, or the mean when all count."""
     scope, _, report = _report(class_id)
-    by_student: dict[str, list] = {}
-    for attempt in report.counted:
-        by_student.setdefault(attempt.student, []).append(attempt)
-    attempts = {row.name: row.attempts for row in report.students}
-    rows = []
-    for student in sorted(attempts, key=str.casefold):
-        counted = by_student.get(student, [])
-        score = sum(a.points for a in counted) / len(counted) if counted else None
-        out_of = counted[0].out_of if counted else len(report.quiz.questions)
-        rows.append([
-            student,
-            attempts[student],
-            "" if score is None else f"{score:g}",
-            out_of,
-            "" if score is None else f"{100 * score / out_of:.1f}",
-        ])  # fmt: skip
+    rows = [
+        [row.student, row.attempts, _number(row.score, 2), row.max_score, _number(row.percent, 1)]
+        for row in report.gradebook
+    ]
     header = ["student", "attempts", "score", "max_score", "percent"]
     return _csv(scope, report, "gradebook", header, rows)
 
@@ -234,20 +237,25 @@ def responses(class_id):
     """One row per answer, every attempt, with the question and choice as the student saw them."""
     scope, _, report = _report(class_id)
     attempts = {attempt.id: attempt for attempt in report.attempts}
-    prompts = {question.id: question.prompt for question in report.quiz.questions}
-    texts = {(q.id, c.id): c.text for q in report.quiz.questions for c in q.choices}
+    versions = {attempt.quiz.version: attempt.quiz for attempt in report.attempts}
+    prompts = {(v, q.id): q.prompt for v, quiz in versions.items() for q in quiz.questions}
+    texts = {
+        (v, q.id, c.id): c.text for v, quiz in versions.items() for q in quiz.questions
+        for c in q.choices
+    }  # fmt: skip
     class_name = scope.name if scope else "No class"
     rows = []
     for attempt_id, question_id, choice_id, is_correct, answered_at in report.answers:
         attempt = attempts[attempt_id]
+        version = attempt.quiz.version
         rows.append([
             attempt.student,
             class_name,
             attempt.number,
             question_id,
-            prompts.get(question_id, ""),
+            prompts[version, question_id],
             choice_id,
-            texts.get((question_id, choice_id), ""),
+            texts[version, question_id, choice_id],
             "true" if is_correct else "false",
             _utc(answered_at),
         ])  # fmt: skip
@@ -271,8 +279,8 @@ def item_statistics(class_id):
             item.question.id,
             item.question.prompt,
             item.n,
-            "" if item.facility is None else f"{item.facility:.3f}",
-            "" if item.discrimination is None else f"{item.discrimination:.3f}",
+            _number(item.facility, 3),
+            _number(item.discrimination, 3),
             item.question.right_choice.id,
         ]
         for choice in item.question.choices:
