@@ -4,12 +4,10 @@ from urllib.parse import urlsplit
 
 from flask import Blueprint, abort, flash, redirect, render_template, request, session, url_for
 from flask_login import current_user, login_required, login_user, logout_user
-from flask_wtf import FlaskForm
 from werkzeug.security import check_password_hash, generate_password_hash
-from wtforms import PasswordField, StringField, SubmitField
-from wtforms.validators import DataRequired
 
 from .extensions import db, login_manager
+from .forms import LoginForm
 from .models import Class, Instructor, new_token
 
 bp = Blueprint("auth", __name__)
@@ -65,16 +63,13 @@ def require_admin():
 
 def safe_next(target: str | None) -> str | None:
     """A `next` address only if it is a path on this site (no scheme, host or backslash)."""
-    if not target or "\\" in target or not target.startswith("/") or target.startswith("//"):
+    if not target or not target.startswith("/") or target.startswith("//"):
+        return None
+    # Browsers read a backslash as a slash and drop tabs and newlines: "/\\evil", "/\t/evil".
+    if any(char == "\\" or ord(char) < 0x20 or ord(char) == 0x7F for char in target):
         return None
     parts = urlsplit(target)
     return target if not parts.scheme and not parts.netloc else None
-
-
-class LoginForm(FlaskForm):
-    username = StringField("Username", validators=[DataRequired("Enter your username.")])
-    password = PasswordField("Password", validators=[DataRequired("Enter your password.")])
-    submit = SubmitField("Log in")
 
 
 @bp.route("/login", methods=["GET", "POST"])

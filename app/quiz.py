@@ -1,12 +1,9 @@
 """The student pages: choose a quiz, answer each question, read the feedback, see the results."""
 
-import re
 import secrets
 
 from flask import Blueprint, abort, redirect, render_template, request, session, url_for
 from flask_wtf import FlaskForm
-from wtforms import RadioField, SelectChoice, StringField, SubmitField
-from wtforms.validators import AnyOf, DataRequired, InputRequired, Length, ValidationError
 
 from .attempts import (
     attempt_or_404,
@@ -17,62 +14,11 @@ from .attempts import (
     start_attempt,
 )
 from .bank import current_bank, quiz_or_404
-from .extensions import db
+from .forms import AnswerForm, StartForm, find_class
 from .grading import grade
-from .models import Attempt, Class
+from .models import Attempt
 
 bp = Blueprint("quiz", __name__)
-
-
-def _strip(value):
-    return value.strip() if isinstance(value, str) else value
-
-
-class StartForm(FlaskForm):
-    name = StringField(
-        "Your name",
-        filters=[_strip],
-        validators=[
-            DataRequired("Enter your name."),
-            Length(max=80, message="Use at most 80 characters for your name."),
-        ],
-    )
-    class_code = StringField("Class code", filters=[_strip])
-    submit = SubmitField("Start quiz")
-
-    def validate_class_code(self, field):
-        if not field.data:
-            self.class_ = None
-            return
-        self.class_ = find_class(field.data)
-        if self.class_ is None:
-            raise ValidationError(
-                f"No class has the code “{field.data}”. Check it, or leave the field empty."
-            )
-        if not self.class_.is_open:
-            raise ValidationError(
-                f"{self.class_.name} is closed, so no new attempts can start. Ask your instructor."
-            )
-
-
-def find_class(code: str) -> Class | None:
-    """The class with this join code, however it was typed (case, spaces, dashes)."""
-    normal = re.sub(r"[\s-]", "", code).upper()
-    return db.session.scalar(db.select(Class).filter_by(join_code=normal))
-
-
-class AnswerForm(FlaskForm):
-    choice = RadioField(validate_choice=False)
-    submit = SubmitField("Check answer")
-
-    def __init__(self, choices, **kwargs):
-        super().__init__(**kwargs)
-        ids = [choice.id for choice in choices]
-        self.choice.choices = [SelectChoice(choice.id, choice.text) for choice in choices]
-        self.choice.validators = [
-            InputRequired("Choose one answer."),
-            AnyOf(ids, message="Choose one answer."),
-        ]
 
 
 def _browser() -> str:
@@ -104,7 +50,8 @@ def start(slug):
         class_id = form.class_.id if form.class_ else None
         attempt = start_attempt(quiz, form.name.data, _browser(), class_id)
         return redirect(url_for(".question", token=attempt.token, number=1), 303)
-    joining = find_class(form.class_code.data) if form.class_code.data else None
+    code = form.class_code.data
+    joining = form.class_ or (find_class(code) if code and request.method == "GET" else None)
     page = render_template("quiz/start.html", quiz=quiz, form=form, joining=joining)
     return page, _status(form)
 

@@ -9,17 +9,15 @@ from urllib.parse import quote
 import segno
 from flask import Blueprint, Response, abort, redirect, render_template, request, url_for
 from flask_login import current_user, login_required
-from flask_wtf import FlaskForm
 from markupsafe import Markup
 from sqlalchemy import func
 from sqlalchemy.exc import IntegrityError
-from wtforms import SelectChoice, SelectField, StringField, SubmitField
-from wtforms.validators import DataRequired, Length
 
 from .attempts import attempt_or_404, progress, quiz_of, shown_choices
 from .auth import class_or_404, require_admin
 from .bank import current_bank
 from .extensions import db
+from .forms import ClassForm, ReportForm
 from .models import Attempt, Class
 from .reports import COUNTING, ClassReport, class_report
 from .stats import FEW_ATTEMPTS
@@ -35,40 +33,6 @@ REFRESH_SECONDS = 30
 @login_required
 def require_login():
     """Every page here is for logged-in instructors only."""
-
-
-class ClassForm(FlaskForm):
-    name = StringField(
-        "Class name",
-        filters=[lambda value: value.strip() if isinstance(value, str) else value],
-        validators=[
-            DataRequired("Give the class a name."),
-            Length(max=100, message="Use at most 100 characters."),
-        ],
-    )
-    submit = SubmitField("Create class")
-
-
-class ReportForm(FlaskForm):
-    """Which quiz and which attempts the class page counts; read from the query string."""
-
-    class Meta:
-        csrf = False
-
-    quiz = SelectField("Quiz")
-    count = SelectField(
-        "Attempts that count",
-        choices=[SelectChoice(value, label) for value, label in COUNTING.items()],
-        default="first",
-    )
-    submit = SubmitField("Show")
-
-    def __init__(self):
-        super().__init__(request.args)
-        quizzes = list(current_bank().quizzes.values())
-        self.quiz.choices = [SelectChoice(quiz.slug, quiz.title) for quiz in quizzes]
-        self.quiz.data = self.quiz.data or quizzes[0].slug
-        self.count.data = self.count.data or "first"
 
 
 def _scope(class_id: int | None) -> Class | None:

@@ -362,8 +362,11 @@ def test_export_names_keep_accents_and_lose_path_tricks(app, teacher):
 
 def test_exports_round_trip_commas_quotes_and_newlines(app, teacher):
     """Names with commas, quotes and line breaks come back exactly."""
-    class_id, code = create_class(teacher, name='Year 9, "B"\nset')
+    class_id, code = create_class(teacher, name='Year 9, "B"')
     take(app, 'Smith, "Jo"', code, right={1})
+    with app.app_context():  # the forms fold line breaks away; older data may still hold them
+        db.session.get(Class, class_id).name = 'Year 9, "B"\nset'
+        db.session.commit()
     row = rows(teacher.get(f"/teach/classes/{class_id}/responses.csv"))[0]
     assert row["student"] == 'Smith, "Jo"' and row["class"] == 'Year 9, "B"\nset'
 

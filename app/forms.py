@@ -1,0 +1,115 @@
+"""The forms: each validates its own input, so views only ask whether it is valid."""
+
+import re
+
+from flask import request
+from flask_wtf import FlaskForm
+from wtforms import PasswordField, RadioField, SelectChoice, SelectField, StringField, SubmitField
+from wtforms.validators import AnyOf, DataRequired, InputRequired, Length, ValidationError
+
+from .bank import Choice, current_bank
+from .extensions import db
+from .models import Class
+from .reports import COUNTING
+
+
+def tidy(value):
+    """Trim text and fold runs of spaces, as people type names."""
+    return " ".join(value.split()) if isinstance(value, str) else value
+
+
+def find_class(code: str) -> Class | None:
+    """The class with this join code, however it was typed (case, spaces, dashes)."""
+    normal = re.sub(r"[\s-]", "", code).upper()
+    return db.session.scalar(db.select(Class).filter_by(join_code=normal))
+
+
+class StartForm(FlaskForm):
+    class_: Class | None = None
+    """The class the code names, once the form has validated it (even when closed)."""
+
+    name = StringField(
+        "Your name",
+        filters=[tidy],
+        validators=[
+            DataRequired("Enter your name."),
+            Length(max=80, message="Use at most 80 characters for your name."),
+        ],
+    )
+    class_code = StringField("Class code", filters=[tidy])
+    submit = SubmitField("Start quiz")
+
+    def validate_class_code(self, field):
+        if not field.data:
+            return
+        self.class_ = find_class(field.data)
+        if self.class_ is None:
+            raise ValidationError(
+                f"No class has the code “{field.data}”. Check it, or leave the field empty."
+            )
+        if not self.class_.is_open:
+            raise ValidationError(
+                f"{self.class_.name} is closed, so no new attempts can start. Ask your instructor."
+            )
+
+
+class AnswerForm(FlaskForm):
+    choice = RadioField(validate_choice=False)
+    submit = SubmitField("Check answer")
+
+    def __init__(self, choices: list[Choice], **kwargs):
+        super().__init__(**kwargs)
+        ids = [choice.id for choice in choices]
+        self.choice.choices = [SelectChoice(choice.id, choice.text) for choice in choices]
+        self.choice.validators = [
+            InputRequired("Choose one answer."),
+            AnyOf(ids, message="Choose one answer."),
+        ]
+
+
+class LoginForm(FlaskForm):
+    username = StringField(
+        "Username",
+        validators=[DataRequired("Enter your username.")],
+        render_kw={"autocomplete": "username"},
+    )
+    password = PasswordField(
+        "Password",
+        validators=[DataRequired("Enter your password.")],
+        render_kw={"autocomplete": "current-password"},
+    )
+    submit = SubmitField("Log in")
+
+
+class ClassForm(FlaskForm):
+    name = StringField(
+        "Class name",
+        filters=[tidy],
+        validators=[
+            DataRequired("Give the class a name."),
+            Length(max=100, message="Use at most 100 characters."),
+        ],
+    )
+    submit = SubmitField("Create class")
+
+
+class ReportForm(FlaskForm):
+    """Which quiz and which attempts the class page counts; read from the query string."""
+
+    class Meta:
+        csrf = False
+
+    quiz = SelectField("Quiz")
+    count = SelectField(
+        "Attempts that count",
+        choices=[SelectChoice(value, label) for value, label in COUNTING.items()],
+        default="first",
+    )
+    submit = SubmitField("Show")
+
+    def __init__(self):
+        super().__init__(request.args)
+        quizzes = list(current_bank().quizzes.values())
+        self.quiz.choices = [SelectChoice(quiz.slug, quiz.title) for quiz in quizzes]
+        self.quiz.data = self.quiz.data or quizzes[0].slug
+        self.count.data = self.count.data or "first"
