@@ -12,6 +12,7 @@ from flask_login import current_user, login_required
 from markupsafe import Markup
 from sqlalchemy import func
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import joinedload
 
 from .attempts import attempt_or_404, progress, quiz_of, shown_choices
 from .auth import class_or_404, require_admin
@@ -58,7 +59,7 @@ def dashboard():
     form = ClassForm()
     if form.validate_on_submit():
         return redirect(url_for(".class_page", class_id=_create_class(form.name.data).id), 303)
-    mine = db.select(Class).order_by(Class.created_at.desc())
+    mine = db.select(Class).options(joinedload(Class.instructor)).order_by(Class.created_at.desc())
     if not current_user.is_admin:
         mine = mine.filter_by(instructor_id=current_user.id)
     classes = db.session.scalars(mine).all()
@@ -94,14 +95,7 @@ def _create_class(name: str) -> Class:
 def class_page(class_id):
     """Who took the quiz, how they scored, and which questions and wrong answers troubled them."""
     scope, form, report = _report(class_id)
-    join_url = url_for("quiz.join", code=scope.join_code, _external=True) if scope else None
-    qr = (
-        Markup(segno.make(join_url, error="m").svg_inline(
-            scale=6, light="#ffffff", omitsize=True, title=f"QR code for {join_url}"
-        ))
-        if scope
-        else None
-    )  # fmt: skip
+    join_url, qr = _join(scope) if scope else (None, None)
     refresh = request.args.get("refresh") == "on"
     return render_template(
         "teach/class.html",
@@ -114,6 +108,21 @@ def class_page(class_id):
         counting=COUNTING,
         few=FEW_ATTEMPTS,
     )
+
+
+@bp.get("/classes/<int:class_id>/join")
+def join_screen(class_id):
+    """The join code, link and QR code alone, large, for a projector: no scores on show."""
+    scope = class_or_404(class_id)
+    join_url, qr = _join(scope)
+    return render_template("teach/join.html", scope=scope, join_url=join_url, qr=qr)
+
+
+def _join(scope: Class) -> tuple[str, Markup]:
+    """The class's join link and an inline SVG QR code of it."""
+    join_url = url_for("quiz.join", code=scope.join_code, _external=True)
+    svg = segno.make(join_url, error="m").svg_inline(scale=6, light="#ffffff", omitsize=True)
+    return join_url, Markup(svg)
 
 
 @bp.post("/classes/<int:class_id>/close", defaults={"is_open": False})

@@ -109,8 +109,20 @@ def test_create_class_gives_a_join_code_link_and_qr(app, teacher):
     assert len(code) == 6 and set(code) <= set(CODE_ALPHABET)
     page = text(teacher.get(f"/teach/classes/{class_id}"))
     assert f"http://localhost/join/{code}" in page
-    assert "<svg" in page and f"QR code for http://localhost/join/{code}" in page
+    assert re.search(
+        rf'role="img" aria-label="QR code of the join link http://localhost/join/{code}"><svg',
+        page,
+    )
     assert "Physics 101" in text(teacher.get("/teach"))
+
+
+def test_join_screen_shows_the_code_but_no_results(app, teacher):
+    """The projector view has the code, link and QR code, and nobody's name or score."""
+    class_id, code = create_class(teacher)
+    take(app, "Ada", code, right={1})
+    page = text(teacher.get(f"/teach/classes/{class_id}/join"))
+    assert f'<p class="join-code">{code}</p>' in page and "<svg" in page
+    assert "Ada" not in page and "1/8" not in page
 
 
 def test_class_needs_a_name(app, teacher):
@@ -189,8 +201,8 @@ def test_class_page_answers_what_the_class_did_not_get(app, teacher):
     }  # fmt: skip
     items = rows(teacher.get(f"/teach/classes/{class_id}/items.csv"))
     assert float(items[2]["discrimination"]) < 0  # a number a spreadsheet can sort, not text
-    assert re.search(r"<td>Ada</td> <td class=\"num\">1</td> <td class=\"num\">6/8</td> "
-                     r"<td class=\"num\">75%</td>", page)  # fmt: skip
+    ada = '<th scope="row">Ada</th> <td class="num">1</td> <td class="num">6/8</td>'
+    assert f'{ada} <td class="num">75%</td>' in page
     histogram = re.search(r"<th scope=\"row\">Attempts</th>(.*?)</tr>", page).group(1)
     assert re.findall(r">(\d+)<", histogram) == ["0", "0", "1", "1", "0", "1", "1", "0", "0"]
     assert 'role="img"' in page
