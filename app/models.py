@@ -4,7 +4,7 @@ import secrets
 from datetime import UTC, datetime
 
 from flask_login import UserMixin
-from sqlalchemy import JSON, DateTime, ForeignKey, String, Text, UniqueConstraint
+from sqlalchemy import JSON, DateTime, ForeignKey, Index, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from .extensions import db
@@ -72,12 +72,16 @@ class Attempt(db.Model):
     """One sitting of a quiz by one student, addressed by an unguessable token."""
 
     __tablename__ = "attempts"
+    # A class report reads one class's attempts at one quiz in start order: this covers it.
+    __table_args__ = (
+        Index("ix_attempts_class_report", "class_id", "quiz_version_id", "started_at"),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     token: Mapped[str] = mapped_column(String(43), unique=True, default=new_token)
     quiz_version_id: Mapped[int] = mapped_column(ForeignKey("quiz_versions.id"), index=True)
     student_name: Mapped[str] = mapped_column(String(80))
-    class_id: Mapped[int | None] = mapped_column(ForeignKey("classes.id"), index=True)
+    class_id: Mapped[int | None] = mapped_column(ForeignKey("classes.id"))
     # The random id in the session of the browser that started it: only it may answer.
     browser: Mapped[str] = mapped_column(String(43))
     # Question id -> choice ids in the order shown, for quizzes that shuffle; None otherwise.

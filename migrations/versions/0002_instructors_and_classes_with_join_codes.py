@@ -1,8 +1,8 @@
 """Instructors and classes with join codes
 
-Revision ID: 303e892a3404
+Revision ID: d86e449ffcf1
 Revises: 67085d650851
-Create Date: 2026-11-29 17:39:50.391644
+Create Date: 2026-11-29 18:08:00.357518
 
 """
 
@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from alembic import op
 
 # revision identifiers, used by Alembic.
-revision = "303e892a3404"
+revision = "d86e449ffcf1"
 down_revision = "67085d650851"
 branch_labels = None
 depends_on = None
@@ -50,7 +50,9 @@ def upgrade():
 
     with op.batch_alter_table("attempts", schema=None) as batch_op:
         batch_op.add_column(sa.Column("class_id", sa.Integer(), nullable=True))
-        batch_op.create_index(batch_op.f("ix_attempts_class_id"), ["class_id"], unique=False)
+        batch_op.create_index(
+            "ix_attempts_class_report", ["class_id", "quiz_version_id", "started_at"], unique=False
+        )
         batch_op.create_foreign_key(
             batch_op.f("fk_attempts_class_id_classes"), "classes", ["class_id"], ["id"]
         )
@@ -59,7 +61,7 @@ def upgrade():
 def downgrade():
     with op.batch_alter_table("attempts", schema=None) as batch_op:
         batch_op.drop_constraint(batch_op.f("fk_attempts_class_id_classes"), type_="foreignkey")
-        batch_op.drop_index(batch_op.f("ix_attempts_class_id"))
+        batch_op.drop_index("ix_attempts_class_report")
         batch_op.drop_column("class_id")
 
     with op.batch_alter_table("classes", schema=None) as batch_op:
