@@ -3,15 +3,20 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 FLASK := $(BIN)/flask --app wsgi
-PORT ?= 8000
 
-.PHONY: run test lint bench clean
+.PHONY: run instructor test lint bench clean
+
+# On a laptop the secret key lives in instance/secret_key, made on first use; a server sets it.
+run instructor: export SECRET_KEY ?= $(shell $(PYTHON) app/config.py)
 
 run: $(VENV)/.installed-run
 	$(FLASK) quiz check
 	$(FLASK) db upgrade
 	$(FLASK) quiz load
-	$(BIN)/gunicorn --bind 127.0.0.1:$(PORT) --access-logfile - wsgi:app
+	$(BIN)/gunicorn -c gunicorn.conf.py
+
+instructor: $(VENV)/.installed-run
+	$(FLASK) create-instructor $(NAME) $(if $(ADMIN),--admin)
 
 test: $(VENV)/.installed-test
 	$(BIN)/ruff check .

@@ -4,12 +4,13 @@ from pathlib import Path
 
 import sqlalchemy
 from flask import Flask
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 from . import auth, errors, formatting, quiz, teach
 from .bank import load_bank
 from .cli import create_instructor_command, quiz_cli
-from .config import PROJECT_ROOT, from_environment, instance_secret
-from .extensions import csrf, db, login_manager, migrate
+from .config import PROJECT_ROOT, ConfigError, from_environment, instance_secret
+from .extensions import csrf, db, limiter, login_manager, migrate, talisman
 
 
 def create_app(config: dict | None = None) -> Flask:
@@ -19,12 +20,40 @@ def create_app(config: dict | None = None) -> Flask:
     app.config.from_mapping(config or {})
     Path(app.instance_path).mkdir(parents=True, exist_ok=True)
     if not app.config["SECRET_KEY"]:
+        if not app.debug:
+            raise ConfigError(
+                "SECRET_KEY is not set. It signs every session, so it must be set in the "
+                "environment, be the same on every app server and survive restarts "
+                "(README, Configuration). `make run` sets one from instance/secret_key."
+            )
         app.config["SECRET_KEY"] = instance_secret(app.instance_path)
+    app.logger.setLevel(app.config["LOG_LEVEL"])
+    if proxies := app.config["TRUSTED_PROXIES"]:
+        # Believe that many proxies' X-Forwarded-* headers for the client's address and scheme.
+        app.wsgi_app = ProxyFix(
+            app.wsgi_app, x_for=proxies, x_proto=proxies, x_host=proxies, x_port=proxies
+        )
 
     db.init_app(app)
     migrate.init_app(app, db, directory=str(PROJECT_ROOT / "migrations"), render_as_batch=True)
     csrf.init_app(app)
     login_manager.init_app(app)
+    limiter.init_app(app)
+    talisman.init_app(
+        app,
+        force_https=False,  # the proxy in front redirects; the app may run behind plain HTTP
+        session_cookie_secure=app.config["SESSION_COOKIE_SECURE"],
+        content_security_policy={
+            "default-src": "'self'",
+            "frame-ancestors": "'none'",
+            "form-action": "'self'",
+            "base-uri": "'none'",
+            "object-src": "'none'",
+        },
+        # Attempt tokens are in the address: no other site should ever see one.
+        referrer_policy="same-origin",
+        frame_options="DENY",
+    )
     with app.app_context():
         if db.engine.dialect.name == "sqlite":
             sqlalchemy.event.listen(db.engine, "connect", _tune_sqlite)

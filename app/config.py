@@ -1,4 +1,4 @@
-"""Settings from the environment, with defaults."""
+"""Settings from the environment, with defaults; README lists every variable."""
 
 import os
 import secrets
@@ -6,15 +6,35 @@ from datetime import timedelta
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+INSTANCE_PATH = PROJECT_ROOT / "instance"
+
+# Per gunicorn worker: with the default 2 x cores + 1 workers, a 4-core server opens at most
+# 9 x 10 = 90 connections, under PostgreSQL's default max_connections of 100.
+POOL_SIZE, POOL_OVERFLOW = 5, 5
+
+
+class ConfigError(Exception):
+    """A setting that cannot be used; the message says which and why."""
 
 
 def from_environment(instance_path: str) -> dict:
     """Return the app's settings, each overridable by an environment variable."""
+    database_url = database_url_from(
+        os.environ.get("DATABASE_URL") or f"sqlite:///{Path(instance_path) / 'quiz.db'}"
+    )
     return {
         "SECRET_KEY": os.environ.get("SECRET_KEY"),
-        "SQLALCHEMY_DATABASE_URI": os.environ.get("DATABASE_URL")
-        or f"sqlite:///{Path(instance_path) / 'quiz.db'}",
+        "SQLALCHEMY_DATABASE_URI": database_url,
+        "SQLALCHEMY_ENGINE_OPTIONS": engine_options(database_url),
         "QUESTIONS_PATH": questions_path(),
+        "RATELIMIT_STORAGE_URI": os.environ.get("RATELIMIT_STORAGE_URI", "memory://"),
+        "RATELIMIT_HEADERS_ENABLED": True,
+        "TRUSTED_PROXIES": _count("TRUSTED_PROXIES"),
+        "TRUSTED_HOSTS": _list("TRUSTED_HOSTS"),
+        "SESSION_COOKIE_SECURE": _flag("SESSION_COOKIE_SECURE"),
+        "SESSION_COOKIE_HTTPONLY": True,
+        "SESSION_COOKIE_SAMESITE": "Lax",
+        "LOG_LEVEL": os.environ.get("LOG_LEVEL", "INFO").upper(),
         # Answer forms are a few hundred bytes; anything near this limit is not a student.
         "MAX_CONTENT_LENGTH": 64 * 1024,
         # The CSRF token is bound to the session already; a time limit would only expire
@@ -22,8 +42,22 @@ def from_environment(instance_path: str) -> dict:
         "WTF_CSRF_TIME_LIMIT": None,
         # Students come back to an unfinished attempt after closing the browser.
         "PERMANENT_SESSION_LIFETIME": timedelta(days=30),
-        "SESSION_COOKIE_SAMESITE": "Lax",
     }
+
+
+def database_url_from(url: str) -> str:
+    """Accept the postgres:// URLs hosting panels print, and use psycopg 3 for them."""
+    for prefix in ("postgres://", "postgresql://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url.removeprefix(prefix)
+    return url
+
+
+def engine_options(url: str) -> dict:
+    """Connection pool settings: checked before use, sized for several workers."""
+    if url.startswith("sqlite"):
+        return {}
+    return {"pool_pre_ping": True, "pool_size": POOL_SIZE, "max_overflow": POOL_OVERFLOW}
 
 
 def questions_path() -> str:
@@ -31,10 +65,30 @@ def questions_path() -> str:
     return os.environ.get("QUESTIONS_PATH") or str(PROJECT_ROOT / "questions.json")
 
 
-def instance_secret(instance_path: str) -> str:
+def _count(name: str) -> int:
+    value = os.environ.get(name, "0").strip() or "0"
+    if not value.isdigit():
+        raise ConfigError(f"{name} must be a whole number of proxies, not {value!r}")
+    return int(value)
+
+
+def _list(name: str) -> list[str] | None:
+    values = [part.strip() for part in os.environ.get(name, "").split(",") if part.strip()]
+    return values or None
+
+
+def _flag(name: str) -> bool:
+    value = os.environ.get(name, "").strip().lower()
+    if value not in ("", "0", "1", "true", "false", "yes", "no", "on", "off"):
+        raise ConfigError(f"{name} must be true or false, not {value!r}")
+    return value in ("1", "true", "yes", "on")
+
+
+def instance_secret(instance_path: str | Path = INSTANCE_PATH) -> str:
     """Return the secret key kept in the instance folder, creating it on first use."""
     path = Path(instance_path) / "secret_key"
     if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
         draft = path.with_name(f".secret_key.{os.getpid()}")
         fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as file:
@@ -47,3 +101,8 @@ def instance_secret(instance_path: str) -> str:
         finally:
             draft.unlink()
     return path.read_text().strip()
+
+
+if __name__ == "__main__":
+    # `make run` asks for the laptop's key this way, so a first run needs no setup.
+    print(instance_secret())

@@ -1,8 +1,11 @@
 """The Flask extensions, created unbound so that every module can import them without cycles."""
 
+from flask_limiter import Limiter
+from flask_limiter.util import get_remote_address
 from flask_login import LoginManager
 from flask_migrate import Migrate
 from flask_sqlalchemy import SQLAlchemy
+from flask_talisman import Talisman
 from flask_wtf import CSRFProtect
 from sqlalchemy import MetaData
 from sqlalchemy.orm import DeclarativeBase
@@ -30,3 +33,6 @@ login_manager.login_view = "auth.login"
 login_manager.login_message = "Log in to see your classes."
 # The session cookie is checked against the request's address and browser on every request.
 login_manager.session_protection = "strong"
+# Limits are declared where they apply (login, answering); storage from RATELIMIT_STORAGE_URI.
+limiter = Limiter(key_func=get_remote_address)
+talisman = Talisman()
