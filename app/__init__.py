@@ -6,7 +6,7 @@ import sqlalchemy
 from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from . import auth, errors, formatting, quiz, teach
+from . import auth, errors, formatting, health, quiz, teach
 from .bank import load_bank
 from .cli import create_instructor_command, quiz_cli
 from .config import PROJECT_ROOT, ConfigError, from_environment, instance_secret
@@ -63,6 +63,7 @@ def create_app(config: dict | None = None) -> Flask:
     app.register_blueprint(quiz.bp)
     app.register_blueprint(auth.bp)
     app.register_blueprint(teach.bp)
+    app.register_blueprint(health.bp)
     app.cli.add_command(quiz_cli)
     app.cli.add_command(create_instructor_command)
     errors.init_app(app)

@@ -1,18 +1,31 @@
 """Instructor accounts: log in, log out, and who may see a class."""
 
+import re
 from urllib.parse import urlsplit
 
-from flask import Blueprint, abort, flash, redirect, render_template, request, session, url_for
+from flask import (
+    Blueprint,
+    abort,
+    current_app,
+    flash,
+    redirect,
+    render_template,
+    request,
+    session,
+    url_for,
+)
 from flask_login import current_user, login_required, login_user, logout_user
 from werkzeug.security import check_password_hash, generate_password_hash
 
-from .extensions import db, login_manager
+from .extensions import db, limiter, login_manager
 from .forms import LoginForm
 from .models import Class, Instructor, new_token
 
 bp = Blueprint("auth", __name__)
 
 PASSWORD_LENGTH = (8, 1024)
+# Failed logins allowed per minute, from one address and against one username.
+LOGIN_FAILURES = "10 per minute"
 # Compared against when the username is unknown, so a wrong name takes as long as a wrong password.
 _NOBODY = generate_password_hash("not anyone's password")
 
@@ -47,10 +60,21 @@ def load_instructor(session_token: str) -> Instructor | None:
     return db.session.scalar(db.select(Instructor).filter_by(session_token=session_token))
 
 
+def audit(event: str, username: str | None = None) -> None:
+    """Log a security event with who and from where, so an admin can trace it."""
+    who = username if username is not None else getattr(current_user, "username", "anonymous")
+    # A username or path with a newline must not be able to write a fake log line.
+    clean = [re.sub(r"[\x00-\x1f\x7f]", "?", str(part)) for part in (who, request.path)]
+    current_app.logger.warning(
+        "%s: user=%r ip=%s path=%s", event, clean[0], request.remote_addr, clean[1]
+    )
+
+
 def class_or_404(class_id: int) -> Class:
     """A class the logged-in instructor may see: their own, or any for an admin."""
     found = db.session.get(Class, class_id)
     if found is None or not (current_user.is_admin or found.instructor_id == current_user.id):
+        audit("access denied")
         abort(404, description="There is no class of yours at this address.")
     return found
 
@@ -58,6 +82,7 @@ def class_or_404(class_id: int) -> Class:
 def require_admin():
     """Refuse anyone but an admin; for pages that span every instructor."""
     if not current_user.is_admin:
+        audit("access denied")
         abort(404)
 
 
@@ -72,7 +97,18 @@ def safe_next(target: str | None) -> str | None:
     return target if not parts.scheme and not parts.netloc else None
 
 
+def _username_tried() -> str:
+    return "user:" + normal_username(request.form.get("username", ""))
+
+
+def _failed(response) -> bool:
+    return response.status_code == 400
+
+
 @bp.route("/login", methods=["GET", "POST"])
+# Only failures count, so a teacher who types the password right is never locked out.
+@limiter.limit(LOGIN_FAILURES, methods=["POST"], deduct_when=_failed)
+@limiter.limit(LOGIN_FAILURES, methods=["POST"], deduct_when=_failed, key_func=_username_tried)
 def login():
     """Log an instructor in, then go where they were heading."""
     if current_user.is_authenticated:
@@ -87,8 +123,10 @@ def login():
         if check_password_hash(stored, form.password.data) and instructor:
             session.clear()  # a fresh session at login: nothing set before it survives
             login_user(instructor)
+            audit("login", instructor.username)
             return redirect(safe_next(request.args.get("next")) or url_for("teach.dashboard"), 303)
         failed = True
+        audit("login failed", form.username.data)
     status = 400 if form.errors or failed else 200
     return render_template("auth/login.html", form=form, failed=failed), status
 
@@ -97,6 +135,7 @@ def login():
 @login_required
 def logout():
     """Log out here and everywhere else this account's cookie was copied to."""
+    audit("logout")
     current_user.session_token = new_token()
     db.session.commit()
     logout_user()

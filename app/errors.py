@@ -1,8 +1,14 @@
 """Every error as a friendly page in the app's layout, never a traceback."""
 
-from flask import render_template
+from flask import current_app, render_template
 from flask_wtf.csrf import CSRFError
-from werkzeug.exceptions import HTTPException, InternalServerError
+from sqlalchemy.exc import InterfaceError, OperationalError, SQLAlchemyError
+from werkzeug.exceptions import (
+    HTTPException,
+    InternalServerError,
+    SecurityError,
+    ServiceUnavailable,
+)
 
 from .extensions import db
 
@@ -13,7 +19,12 @@ MESSAGES = {
     404: ("Page not found", "There is nothing at this address. Check the link."),
     405: ("Not allowed", "This page cannot be used that way."),
     413: ("Too much data", "That form sent far more than any answer needs."),
+    429: ("Too many tries", "Wait a minute, then try again."),
     500: ("Something went wrong on our side", "Nothing you did caused this. Try again shortly."),
+    503: (
+        "Quizwright is unavailable for a moment",
+        "Its database cannot be reached. Your saved answers are safe; try again in a minute.",
+    ),
 }
 
 
@@ -38,7 +49,24 @@ def render_crash(error: InternalServerError):
     return render_error(error)
 
 
+def render_outage(error: SQLAlchemyError):
+    """The database went away: say so with a 503 that proxies and monitors understand."""
+    db.session.rollback()
+    current_app.logger.error("database unavailable: %s", error.__class__.__name__)
+    page, code = render_error(ServiceUnavailable())
+    return page, code, {"Retry-After": "30"}
+
+
+def refuse_host(error: SecurityError):
+    """A Host header not in TRUSTED_HOSTS: no page can be built for a site we are not."""
+    return "This server does not answer for that host name.\n", 400, {"Content-Type": "text/plain"}
+
+
 def init_app(app):
     app.register_error_handler(CSRFError, render_csrf_error)
     app.register_error_handler(HTTPException, render_error)
+    app.register_error_handler(SecurityError, refuse_host)
     app.register_error_handler(InternalServerError, render_crash)
+    # Lost or refused connections; integrity errors are bugs, not outages, and stay 500s.
+    app.register_error_handler(OperationalError, render_outage)
+    app.register_error_handler(InterfaceError, render_outage)

@@ -13,7 +13,9 @@ from .attempts import (
     shown_choices,
     start_attempt,
 )
+from .auth import audit
 from .bank import current_bank, quiz_or_404
+from .extensions import limiter
 from .forms import AnswerForm, StartForm, find_class
 from .grading import grade
 from .models import Attempt
@@ -68,7 +70,13 @@ def join(code):
     return render_template("quiz/index.html", quizzes=quizzes, joining=joining)
 
 
+def _browser_or_address() -> str:
+    return session.get("browser") or request.remote_addr or "unknown"
+
+
 @bp.route("/attempts/<token>/questions/<int:number>", methods=["GET", "POST"])
+# Generous: a whole class may share one school address, so count per browser.
+@limiter.limit("60 per minute", methods=["POST"], key_func=_browser_or_address)
 def question(token, number):
     """Ask one question; once it is answered, show the feedback instead."""
     attempt = attempt_or_404(token)
@@ -76,6 +84,7 @@ def question(token, number):
     if not 1 <= number <= len(quiz.questions):
         abort(404, description=f"This quiz has questions 1 to {len(quiz.questions)}.")
     if not _owns(attempt):
+        audit("access denied")
         abort(403, description="Only the browser that started this attempt can answer in it.")
     question = quiz.questions[number - 1]
     choices = shown_choices(attempt, question)

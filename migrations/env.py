@@ -7,7 +7,8 @@ from alembic import context
 from flask import current_app
 
 config = context.config
-fileConfig(config.config_file_name)
+# Keep the app's own loggers working when migrations run inside a live process.
+fileConfig(config.config_file_name, disable_existing_loggers=False)
 logger = logging.getLogger("alembic.env")
 
 db = current_app.extensions["migrate"].db

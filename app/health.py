@@ -1,0 +1,21 @@
+"""The health check a load balancer or monitor polls."""
+
+from flask import Blueprint
+from sqlalchemy import text
+from sqlalchemy.exc import SQLAlchemyError
+
+from .extensions import db, limiter
+
+bp = Blueprint("health", __name__)
+
+
+@bp.get("/healthz")
+@limiter.exempt
+def healthz():
+    """200 when the app can reach its database, 503 when it cannot."""
+    try:
+        db.session.execute(text("SELECT 1"))
+    except SQLAlchemyError:
+        db.session.rollback()
+        return {"status": "unavailable", "database": "unavailable"}, 503
+    return {"status": "ok", "database": "ok"}

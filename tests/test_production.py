@@ -1,0 +1,172 @@
+"""Running for real: settings, headers, health checks, outages, rate limits and logs."""
+
+import logging
+
+import pytest
+
+from app import create_app
+from app.auth import create_instructor
+from app.config import ConfigError
+from helpers import Student, login, make_app, text
+
+
+def test_refuses_to_start_without_a_secret_key(monkeypatch):
+    """Outside debug, a missing SECRET_KEY stops the app with a reason, not a random key."""
+    monkeypatch.delenv("SECRET_KEY", raising=False)
+    monkeypatch.delenv("FLASK_DEBUG", raising=False)
+    with pytest.raises(ConfigError, match="SECRET_KEY is not set"):
+        create_app()
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("TRUSTED_PROXIES", "two", "TRUSTED_PROXIES must be a whole number"),
+        ("SESSION_COOKIE_SECURE", "maybe", "SESSION_COOKIE_SECURE must be true or false"),
+    ],
+)
+def test_bad_settings_are_named(monkeypatch, name, value, message):
+    """A setting that makes no sense is refused at start-up, naming the variable."""
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ConfigError, match=message):
+        create_app({"SECRET_KEY": "x"})
+
+
+def test_postgres_urls_use_psycopg_3(monkeypatch):
+    """postgres:// URLs from hosting panels are read as psycopg 3 URLs with a checked pool."""
+    monkeypatch.setenv("DATABASE_URL", "postgres://quiz@db.internal/quiz")
+    app = create_app({"SECRET_KEY": "x"})
+    assert app.config["SQLALCHEMY_DATABASE_URI"] == "postgresql+psycopg://quiz@db.internal/quiz"
+    assert app.config["SQLALCHEMY_ENGINE_OPTIONS"]["pool_pre_ping"] is True
+
+
+def test_every_response_carries_the_security_headers(client):
+    """CSP without inline script, no framing, no sniffing, no referrer to other sites."""
+    response = client.get("/")
+    csp = response.headers["Content-Security-Policy"]
+    assert "default-src 'self'" in csp and "frame-ancestors 'none'" in csp
+    assert "unsafe-inline" not in csp
+    assert response.headers["X-Content-Type-Options"] == "nosniff"
+    assert response.headers["Referrer-Policy"] == "same-origin"
+    assert "Strict-Transport-Security" not in response.headers
+    assert "Strict-Transport-Security" in client.get("/", base_url="https://localhost").headers
+
+
+def test_session_cookie_is_httponly_lax_and_secure_when_asked(tmp_path, monkeypatch):
+    """The cookie is never readable by scripts, and only sent over HTTPS when configured."""
+    monkeypatch.setenv("SESSION_COOKIE_SECURE", "true")
+    student = Student(make_app(tmp_path).test_client())
+    cookie = student.start().headers["Set-Cookie"]
+    assert "HttpOnly" in cookie and "SameSite=Lax" in cookie and "Secure" in cookie
+
+
+@pytest.mark.parametrize(("proxies", "logged"), [("0", "127.0.0.1"), ("1", "203.0.113.9")])
+def test_proxy_headers_are_believed_only_when_trusted(
+    tmp_path, monkeypatch, caplog, proxies, logged
+):
+    """Only with TRUSTED_PROXIES set does X-Forwarded-For become the client's address."""
+    monkeypatch.setenv("TRUSTED_PROXIES", proxies)
+    client = make_app(tmp_path).test_client()
+    client.environ_base["HTTP_X_FORWARDED_FOR"] = "203.0.113.9"
+    login(client, "nobody", "wrong password")
+    messages = [record.getMessage() for record in caplog.records]
+    assert f"login failed: user='nobody' ip={logged} path=/login" in messages
+
+
+def test_untrusted_host_is_refused(tmp_path, monkeypatch):
+    """With TRUSTED_HOSTS set, a request for another host name gets 400."""
+    monkeypatch.setenv("TRUSTED_HOSTS", "quiz.example.edu")
+    app = make_app(tmp_path)
+    assert app.test_client().get("/", base_url="http://evil.example").status_code == 400
+    assert app.test_client().get("/", base_url="http://quiz.example.edu").status_code == 200
+
+
+def test_health_check_says_ok(client):
+    """/healthz answers 200 with the database reachable."""
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json == {"status": "ok", "database": "ok"}
+
+
+def unreachable(tmp_path):
+    """An app whose database cannot be opened, as when the server is down."""
+    return create_app(
+        {
+            "TESTING": True,
+            "SECRET_KEY": "x",
+            "SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'missing' / 'quiz.db'}",
+        }
+    )
+
+
+def test_health_check_reports_an_unreachable_database(tmp_path):
+    """/healthz answers 503 when the database cannot be reached."""
+    response = unreachable(tmp_path).test_client().get("/healthz")
+    assert response.status_code == 503
+    assert response.json["database"] == "unavailable"
+
+
+def test_database_outage_is_a_503_page(tmp_path, caplog):
+    """Starting a quiz while the database is down gets a friendly 503, logged, no traceback."""
+    student = Student(unreachable(tmp_path).test_client())
+    response = student.start()
+    assert response.status_code == 503
+    assert response.headers["Retry-After"] == "30"
+    page = text(response)
+    assert "Quizwright is unavailable for a moment" in page and "Traceback" not in page
+    assert "database unavailable: OperationalError" in caplog.text
+
+
+def test_eleventh_failed_login_in_a_minute_gets_429(app, client, quick_passwords):
+    """Ten wrong passwords are answered; the eleventh gets a friendly 429 page."""
+    with app.app_context():
+        create_instructor("teacher", "correct horse")
+    statuses = [login(client, "teacher", "wrong guess").status_code for _ in range(11)]
+    assert statuses == [400] * 10 + [429]
+    page = text(login(client, "teacher", "correct horse"))
+    assert "Too many tries" in page
+
+
+def test_failed_logins_count_per_username_across_addresses(tmp_path, monkeypatch, quick_passwords):
+    """Guessing one account's password from eleven addresses still hits the limit."""
+    monkeypatch.setenv("TRUSTED_PROXIES", "1")
+    app = make_app(tmp_path)
+    with app.app_context():
+        create_instructor("teacher", "correct horse")
+    statuses = []
+    for n in range(11):
+        client = app.test_client()
+        client.environ_base["HTTP_X_FORWARDED_FOR"] = f"198.51.100.{n}"
+        statuses.append(login(client, " Teacher", "wrong guess").status_code)
+    assert statuses == [400] * 10 + [429]
+
+
+def test_successful_logins_are_not_limited(app, quick_passwords):
+    """A teacher who types the password right is never locked out."""
+    with app.app_context():
+        create_instructor("teacher", "correct horse")
+    assert all(login(app.test_client(), "teacher", "correct horse").status_code == 303
+               for _ in range(12))  # fmt: skip
+
+
+def test_answer_submissions_are_limited_per_browser(app, student):
+    """A script hammering "Check answer" is slowed; the limit is far above any student's pace."""
+    student.start()
+    statuses = [student.answer(1, "z").status_code for _ in range(61)]
+    assert statuses[:60] == [400] * 60 and statuses[60] == 429
+
+
+def test_security_events_are_logged_without_forged_lines(app, quick_passwords, caplog):
+    """Logins, failures and denials are logged with user and address; newlines cannot forge."""
+    caplog.set_level(logging.WARNING)
+    with app.app_context():
+        create_instructor("teacher", "correct horse")
+    client = app.test_client()
+    login(client, "evil\nlogin: user='admin'", "whatever")
+    login(client, "teacher", "correct horse")
+    client.get("/teach/classes/999")
+    messages = [record.getMessage() for record in caplog.records]
+    assert not any("\n" in message for message in messages)
+    assert any(m.startswith("login failed: user=\"evil?login: user='admin'\"") for m in messages)
+    assert "login: user='teacher' ip=127.0.0.1 path=/login" in messages
+    assert "access denied: user='teacher' ip=127.0.0.1 path=/teach/classes/999" in messages
