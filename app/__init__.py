@@ -9,7 +9,13 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from . import auth, errors, formatting, health, quiz, teach
 from .bank import load_bank
 from .cli import create_instructor_command, quiz_cli
-from .config import PROJECT_ROOT, ConfigError, from_environment, instance_secret
+from .config import (
+    PROJECT_ROOT,
+    ConfigError,
+    engine_options,
+    from_environment,
+    instance_secret,
+)
 from .extensions import csrf, db, limiter, login_manager, migrate, talisman
 
 
@@ -18,6 +24,9 @@ def create_app(config: dict | None = None) -> Flask:
     app = Flask(__name__)
     app.config.from_mapping(from_environment(app.instance_path))
     app.config.from_mapping(config or {})
+    app.config.setdefault(
+        "SQLALCHEMY_ENGINE_OPTIONS", engine_options(app.config["SQLALCHEMY_DATABASE_URI"])
+    )
     Path(app.instance_path).mkdir(parents=True, exist_ok=True)
     if not app.config["SECRET_KEY"]:
         if not app.debug:

@@ -25,7 +25,6 @@ def from_environment(instance_path: str) -> dict:
     return {
         "SECRET_KEY": os.environ.get("SECRET_KEY"),
         "SQLALCHEMY_DATABASE_URI": database_url,
-        "SQLALCHEMY_ENGINE_OPTIONS": engine_options(database_url),
         "QUESTIONS_PATH": questions_path(),
         "RATELIMIT_STORAGE_URI": os.environ.get("RATELIMIT_STORAGE_URI", "memory://"),
         "RATELIMIT_HEADERS_ENABLED": True,
@@ -54,7 +53,7 @@ def database_url_from(url: str) -> str:
 
 
 def engine_options(url: str) -> dict:
-    """Connection pool settings: checked before use, sized for several workers."""
+    """Connection pool defaults for a database URL: checked before use, sized for workers."""
     if url.startswith("sqlite"):
         return {}
     return {"pool_pre_ping": True, "pool_size": POOL_SIZE, "max_overflow": POOL_OVERFLOW}

@@ -1,13 +1,42 @@
 """Fixtures in the flaskr style: a fresh app and database per test, and a student's browser."""
 
 import functools
+import os
 
 import pytest
+import redis
+import sqlalchemy
 from werkzeug.security import generate_password_hash
 
 from app.bank import current_bank
+from app.config import database_url_from
 from app.extensions import db
-from helpers import SLUG, Student, make_app
+from helpers import POSTGRES_URL, SCHEMA, SLUG, Student, make_app
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """This run's own PostgreSQL schema, dropped at the end; None when testing on SQLite."""
+    if not POSTGRES_URL:
+        yield None
+        return
+    engine = sqlalchemy.create_engine(database_url_from(POSTGRES_URL))
+    with engine.begin() as connection:
+        connection.exec_driver_sql(f"CREATE SCHEMA {SCHEMA}")
+    yield engine
+    with engine.begin() as connection:
+        connection.exec_driver_sql(f"DROP SCHEMA {SCHEMA} CASCADE")
+    engine.dispose()
+
+
+@pytest.fixture(autouse=True)
+def fresh_database(postgres):
+    """Every test starts from empty tables; on SQLite each test has its own file anyway."""
+    yield
+    if postgres is not None:
+        with postgres.begin() as connection:
+            connection.exec_driver_sql(f"DROP SCHEMA {SCHEMA} CASCADE")
+            connection.exec_driver_sql(f"CREATE SCHEMA {SCHEMA}")
 
 
 @pytest.fixture
@@ -45,3 +74,19 @@ def quick_passwords(monkeypatch):
     """Cheap password hashes: scrypt's slowness protects real accounts and only slows tests."""
     cheap = functools.partial(generate_password_hash, method="pbkdf2:sha256:1")
     monkeypatch.setattr("app.auth.generate_password_hash", cheap)
+
+
+@pytest.fixture
+def redis_url():
+    """The local Redis, emptied; CI must have it, elsewhere its absence skips the test."""
+    url = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/9")
+    client = redis.Redis.from_url(url)
+    try:
+        client.ping()
+    except redis.exceptions.ConnectionError:
+        if os.environ.get("CI"):
+            pytest.fail(f"Redis is not reachable at {url}")
+        pytest.skip(f"Redis is not reachable at {url}")
+    client.flushdb()
+    yield url
+    client.flushdb()

@@ -1,27 +1,42 @@
 """Helpers for the tests: an app on its own database, a student's browser, page reading."""
 
+import os
 import re
 from contextlib import contextmanager
 
 from markupsafe import escape
 from sqlalchemy import event
+from sqlalchemy.pool import NullPool
 
 from app import create_app
+from app.config import database_url_from
 from app.extensions import db
 
 SLUG = "gradient-checkpointing"
 
 
+# Set TEST_DATABASE_URL to run every test on PostgreSQL, in a schema of this run's own.
+POSTGRES_URL = os.environ.get("TEST_DATABASE_URL")
+SCHEMA = f"quizwright_test_{os.getpid()}"
+
+
+def database(tmp_path) -> dict:
+    """Settings for the test database: a SQLite file, or this run's PostgreSQL schema."""
+    if not POSTGRES_URL:
+        return {"SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'quiz.db'}"}
+    return {
+        "SQLALCHEMY_DATABASE_URI": database_url_from(POSTGRES_URL),
+        # No pool between tests: each test's app closes what it opens.
+        "SQLALCHEMY_ENGINE_OPTIONS": {
+            "poolclass": NullPool,
+            "connect_args": {"options": f"-csearch_path={SCHEMA}"},
+        },
+    }
+
+
 def make_app(tmp_path, **config):
-    """An app on its own SQLite file, with the schema made from the models."""
-    app = create_app(
-        {
-            "TESTING": True,
-            "SECRET_KEY": "test secret",
-            "SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'quiz.db'}",
-            **config,
-        }
-    )
+    """An app on the test database, with the schema made from the models."""
+    app = create_app({"TESTING": True, "SECRET_KEY": "test secret", **database(tmp_path), **config})
     with app.app_context():
         db.create_all()
     return app

@@ -70,31 +70,28 @@ def test_the_database_keeps_one_answer_per_question(app, student, quiz):
 
 
 def test_concurrent_submissions_store_exactly_one_answer(app, student, quiz):
-    """Eight browsers tabs submitting at once: one answer stored, every request redirected."""
+    """50 tabs released together by a barrier: one answer stored, no request fails."""
     student.start()
     question = quiz.questions[0]
     cookie = student.client.get_cookie("session").value
-    barrier = threading.Barrier(8)
+    barrier = threading.Barrier(50)
     statuses = []
 
     def submit(choice_id):
         tab = app.test_client()
         tab.set_cookie("session", cookie)
+        form = {"csrf_token": student.csrf, "choice": choice_id}
         barrier.wait()
-        statuses.append(
-            tab.post(
-                student.question_url(1), data={"csrf_token": student.csrf, "choice": choice_id}
-            ).status_code
-        )
+        statuses.append(tab.post(student.question_url(1), data=form).status_code)
 
     threads = [
-        threading.Thread(target=submit, args=(question.choices[n % 4].id,)) for n in range(8)
+        threading.Thread(target=submit, args=(question.choices[n % 4].id,)) for n in range(50)
     ]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    assert statuses == [303] * 8
+    assert len(statuses) == 50 and all(200 <= s < 400 or s == 409 for s in statuses), statuses
     assert len(stored(app, Answer)) == 1
 
 

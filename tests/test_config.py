@@ -2,9 +2,12 @@
 
 import stat
 
+import pytest
+
 from app import create_app
 from app.config import instance_secret
 from app.extensions import db
+from helpers import POSTGRES_URL
 
 
 def test_database_url_and_secret_key_come_from_the_environment(monkeypatch, tmp_path):
@@ -33,6 +36,7 @@ def test_instance_secret_is_made_once_and_kept_private(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["secret_key"]
 
 
+@pytest.mark.skipif(POSTGRES_URL is not None, reason="SQLite's pragmas; this run is on PostgreSQL")
 def test_sqlite_connections_are_tuned(app):
     """Every connection runs in WAL mode with foreign keys, a busy timeout and NORMAL sync."""
     with app.app_context(), db.engine.connect() as connection:

@@ -1,4 +1,4 @@
-"""The committed migrations build exactly the schema the models describe."""
+"""The committed migrations build exactly the schema the models describe, on either database."""
 
 import flask_migrate
 from alembic.autogenerate import compare_metadata

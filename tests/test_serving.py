@@ -1,0 +1,175 @@
+"""Real gunicorn servers under load: nothing lost, and two servers acting as one."""
+
+import http.cookiejar
+import os
+import random
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+
+import pytest
+
+from app.auth import create_instructor
+from app.config import PROJECT_ROOT
+from app.extensions import db
+from app.grading import grade
+from app.models import Answer, Attempt
+from helpers import POSTGRES_URL, SCHEMA, SLUG, make_app
+
+CSRF = re.compile(r'name="csrf_token"[^>]*value="([^"]+)"')
+STUDENTS = 200
+
+
+def server_database(tmp_path) -> str:
+    """DATABASE_URL for a server process: the test's SQLite file or this run's schema."""
+    if not POSTGRES_URL:
+        return f"sqlite:///{tmp_path / 'quiz.db'}"
+    return f"{POSTGRES_URL}?options=" + urllib.parse.quote(f"-csearch_path={SCHEMA}")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@contextmanager
+def gunicorn(tmp_path, workers=4, **env):
+    """A gunicorn server on a free port with the production config; yields its base URL."""
+    port = free_port()
+    settings = {
+        **os.environ,
+        "HOST": "127.0.0.1",
+        "PORT": str(port),
+        "WEB_CONCURRENCY": str(workers),
+        "SECRET_KEY": "shared by every server",
+        "DATABASE_URL": server_database(tmp_path),
+        "LOG_LEVEL": "warning",
+        **env,
+    }
+    log_path = tmp_path / f"gunicorn-{port}.log"
+    log = open(log_path, "w")  # noqa: SIM115 - closed below
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py"],
+        cwd=PROJECT_ROOT, env=settings, stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(f"{base}/healthz", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            pytest.fail(
+                f"gunicorn did not start: {(tmp_path / f'gunicorn-{port}.log').read_text()}"
+            )
+        yield base
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        log.close()
+
+
+class Browser:
+    """A student's browser: cookies, CSRF tokens from forms, redirects followed."""
+
+    def __init__(self):
+        self.opener = urllib.request.build_opener(
+            urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar())
+        )
+
+    def get(self, url) -> tuple[str, str]:
+        with self.opener.open(url, timeout=30) as response:
+            return response.geturl(), response.read().decode()
+
+    def post(self, url, **fields) -> tuple[int, str, str]:
+        data = urllib.parse.urlencode(fields).encode()
+        try:
+            with self.opener.open(url, data=data, timeout=30) as response:
+                return response.status, response.geturl(), response.read().decode()
+        except urllib.error.HTTPError as error:
+            return error.code, url, error.read().decode()
+
+
+def take_quiz(servers: list[str], name: str) -> dict:
+    """Take the whole quiz, each request going to the next server in turn; report outcomes."""
+    browser, rng, turn = Browser(), random.Random(name), iter(range(10**6))
+    server = lambda: servers[next(turn) % len(servers)]  # noqa: E731
+    _, page = browser.get(f"{server()}/quizzes/{SLUG}")
+    token = CSRF.search(page).group(1)
+    status, url, _ = browser.post(f"{server()}/quizzes/{SLUG}", csrf_token=token, name=name)
+    assert status == 200 and "/questions/1" in url, (status, url)
+    attempt = url.split("/")[-3]
+    saved, failures = {}, []
+    for number in range(1, 9):
+        _, page = browser.get(f"{server()}/attempts/{attempt}/questions/{number}")
+        choice = rng.choice(re.findall(r'type="radio" value="([^"]+)"', page))
+        status, _, feedback = browser.post(
+            f"{server()}/attempts/{attempt}/questions/{number}", csrf_token=token, choice=choice
+        )
+        if status == 200 and ("Correct." in feedback or "Incorrect." in feedback):
+            saved[number] = choice
+        else:
+            failures.append((number, status))
+    _, results = browser.get(f"{server()}/attempts/{attempt}/results")
+    score = re.search(r"You scored\s+<strong>(\d+) out of 8</strong>", results)
+    return {"attempt": attempt, "saved": saved, "failures": failures,
+            "score": int(score.group(1)) if score else None}  # fmt: skip
+
+
+def check_nothing_lost(app, outcomes):
+    """Every answer reported saved is stored as given, and every score matches its answers."""
+    assert [o["failures"] for o in outcomes if o["failures"]] == []
+    with app.app_context():
+        quiz = app.extensions["quizwright.bank"].quizzes[SLUG]
+        for outcome in outcomes:
+            attempt = db.session.scalars(
+                db.select(Attempt).filter_by(token=outcome["attempt"])
+            ).one()
+            stored = {a.question_id: a for a in attempt.answers}
+            for number, choice in outcome["saved"].items():
+                question = quiz.questions[number - 1]
+                assert stored[question.id].choice_id == choice
+                assert stored[question.id].is_correct == grade(question, choice).correct
+            assert outcome["score"] == sum(a.is_correct for a in attempt.answers)
+        assert db.session.scalar(db.select(db.func.count(Answer.id))) == 8 * len(outcomes)
+
+
+def test_two_hundred_students_at_once_lose_nothing(tmp_path):
+    """200 students take the quiz concurrently against 4 workers: every answer is kept."""
+    app = make_app(tmp_path)
+    with gunicorn(tmp_path) as base, ThreadPoolExecutor(max_workers=24) as pool:
+        outcomes = list(pool.map(lambda n: take_quiz([base], f"Student {n}"), range(STUDENTS)))
+    check_nothing_lost(app, outcomes)
+
+
+def test_two_servers_share_one_database_and_one_redis(tmp_path, redis_url, quick_passwords):
+    """A student moves between two servers freely; failed logins count across both."""
+    app = make_app(tmp_path)
+    with app.app_context():
+        create_instructor("teacher", "correct horse")
+    shared = {"RATELIMIT_STORAGE_URI": redis_url}
+    with gunicorn(tmp_path, workers=2, **shared) as a, gunicorn(tmp_path, workers=2, **shared) as b:
+        outcomes = [take_quiz([a, b], f"Roaming {n}") for n in range(3)]
+        check_nothing_lost(app, outcomes)
+
+        statuses = []
+        for n in range(11):
+            browser = Browser()
+            server = (a, b)[n % 2]
+            _, page = browser.get(f"{server}/login")
+            token = CSRF.search(page).group(1)
+            status, _, _ = browser.post(
+                f"{server}/login", csrf_token=token, username="teacher", password="wrong"
+            )
+            statuses.append(status)
+    assert statuses == [400] * 10 + [429]
