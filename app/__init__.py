@@ -8,7 +8,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 
 from . import auth, errors, formatting, health, quiz, teach
 from .bank import load_bank
-from .cli import create_instructor_command, quiz_cli
+from .cli import backup_command, create_instructor_command, quiz_cli
 from .config import (
     PROJECT_ROOT,
     ConfigError,
@@ -75,6 +75,7 @@ def create_app(config: dict | None = None) -> Flask:
     app.register_blueprint(health.bp)
     app.cli.add_command(quiz_cli)
     app.cli.add_command(create_instructor_command)
+    app.cli.add_command(backup_command)
     errors.init_app(app)
     formatting.init_app(app)
     return app

@@ -1,5 +1,8 @@
 """Command-line tools: `flask quiz check`, `flask quiz load` and `flask create-instructor`."""
 
+import sqlite3
+from pathlib import Path
+
 import click
 from flask.cli import AppGroup, with_appcontext
 from sqlalchemy.exc import IntegrityError
@@ -8,6 +11,8 @@ from .attempts import record_version
 from .auth import check_password, create_instructor, normal_username
 from .bank import BankError, current_bank, load_bank, plural
 from .config import questions_path
+from .extensions import db
+from .models import Attempt
 
 quiz_cli = AppGroup("quiz", help="Check and load the question bank.")
 
@@ -65,3 +70,25 @@ def create_instructor_command(username, admin, password):
     except IntegrityError:
         raise click.ClickException(f"An instructor named “{name}” already exists.") from None
     click.echo(f"Created {'admin' if admin else 'instructor'} “{name}”. They can log in at /login.")
+
+
+@click.command("backup")
+@click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
+@with_appcontext
+def backup_command(path: Path):
+    """Copy the SQLite database to PATH, consistently, while the app keeps serving."""
+    if db.engine.url.get_backend_name() != "sqlite":
+        raise click.ClickException(
+            "flask backup copies SQLite databases; for PostgreSQL use pg_dump (docs/deploy.md)."
+        )
+    if path.exists():
+        raise click.ClickException(f"{path} exists already; choose a new file name.")
+    target = sqlite3.connect(path)
+    try:
+        with db.engine.connect() as connection:
+            # SQLite's online backup copies a consistent snapshot, page by page, between writes.
+            connection.connection.driver_connection.backup(target)
+    finally:
+        target.close()
+    attempts = db.session.scalar(db.select(db.func.count(Attempt.id)))
+    click.echo(f"Backed up {plural(attempts, 'attempt', 'attempts')} to {path}")
