@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 FLASK := $(BIN)/flask --app wsgi
 
-.PHONY: run instructor test lint bench clean
+.PHONY: run install instructor test lint bench clean
 
 # On a laptop the secret key lives in instance/secret_key, made on first use; a server sets it.
 run instructor: export SECRET_KEY ?= $(shell $(PYTHON) app/config.py)
@@ -14,6 +14,8 @@ run: $(VENV)/.installed-run
 	$(FLASK) db upgrade
 	$(FLASK) quiz load
 	$(BIN)/gunicorn -c gunicorn.conf.py
+
+install: $(VENV)/.installed-run
 
 instructor: $(VENV)/.installed-run
 	$(FLASK) create-instructor $(NAME) $(if $(ADMIN),--admin)

@@ -16,5 +16,3 @@ errorlog = "-"
 loglevel = os.environ.get("LOG_LEVEL", "info").lower()
 # Each worker builds its own app and database pool after the fork, so no connection is shared.
 preload_app = False
-# Behind nginx on the same host, trust its X-Forwarded-* headers only from there.
-forwarded_allow_ips = "127.0.0.1,::1"
