@@ -3,11 +3,12 @@
 import logging
 
 import pytest
+import sqlalchemy
 
 from app import create_app
 from app.auth import create_instructor
-from app.config import ConfigError
-from helpers import Student, login, make_app, text
+from app.config import POOL_OVERFLOW, POOL_SIZE, ConfigError, engine_options
+from helpers import Student, database, login, make_app, text
 
 
 def test_refuses_to_start_without_a_secret_key(monkeypatch):
@@ -170,3 +171,25 @@ def test_security_events_are_logged_without_forged_lines(app, quick_passwords, c
     assert any(m.startswith("login failed: user=\"evil?login: user='admin'\"") for m in messages)
     assert "login: user='teacher' ip=127.0.0.1 path=/login" in messages
     assert "access denied: user='teacher' ip=127.0.0.1 path=/teach/classes/999" in messages
+
+
+def test_building_the_app_opens_no_connection(tmp_path):
+    """create_app never connects, so no connection is made before gunicorn forks its workers."""
+    opened = []
+
+    def record(*_):
+        opened.append(1)
+
+    sqlalchemy.event.listen(sqlalchemy.pool.Pool, "connect", record)
+    try:
+        create_app({"SECRET_KEY": "x", **database(tmp_path)})
+    finally:
+        sqlalchemy.event.remove(sqlalchemy.pool.Pool, "connect", record)
+    assert opened == []
+
+
+def test_pools_stay_under_postgres_connection_limit():
+    """Default workers x pool on a 4-core server stays under PostgreSQL's 100 connections."""
+    workers = 2 * 4 + 1
+    assert workers * (POOL_SIZE + POOL_OVERFLOW) < 100
+    assert engine_options("postgresql+psycopg://db/quiz")["pool_pre_ping"] is True
