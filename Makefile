@@ -4,10 +4,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 FLASK := $(BIN)/flask --app wsgi
 
-.PHONY: run install instructor test lint bench clean
+.PHONY: run install instructor backup test lint bench clean
 
 # On a laptop the secret key lives in instance/secret_key, made on first use; a server sets it.
-run instructor: export SECRET_KEY ?= $(shell $(PYTHON) app/config.py)
+run instructor backup: export SECRET_KEY ?= $(shell $(PYTHON) app/config.py)
 
 run: $(VENV)/.installed-run
 	$(FLASK) quiz check
@@ -15,7 +15,14 @@ run: $(VENV)/.installed-run
 	$(FLASK) quiz load
 	$(BIN)/gunicorn -c gunicorn.conf.py
 
-install: $(VENV)/.installed-run
+# Always reinstall, so that an upgrade picks up new releases of the dependencies.
+install: | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet --upgrade -e .
+	touch $(VENV)/.installed-run
+
+backup: $(VENV)/.installed-run
+	$(FLASK) backup $(FILE)
 
 instructor: $(VENV)/.installed-run
 	$(FLASK) create-instructor $(NAME) $(if $(ADMIN),--admin)

@@ -32,7 +32,8 @@ def render_error(error: HTTPException):
     """Render an HTTP error with the app's wording, or the view's own explanation if it gave one."""
     code = error.code or 500
     title, message = MESSAGES.get(code, (error.name, MESSAGES[400][1]))
-    if error.description != type(error).description:
+    # A view's own explanation wins; the rate limiter's ("10 per 1 minute") is for logs.
+    if error.description != type(error).description and code != 429:
         message = error.description
     return render_template("errors.html", code=code, title=title, message=message), code
 

@@ -131,6 +131,7 @@ def retake(token):
     """Start a fresh attempt at the current version of the same quiz, under the same name."""
     attempt = attempt_or_404(token)
     if not _owns(attempt):
+        audit("access denied")
         abort(403, description="Only the browser that took this attempt can retake it.")
     if attempt.class_ and not attempt.class_.is_open:
         abort(403, description="Your class is closed, so no new attempts can start.")

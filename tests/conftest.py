@@ -29,6 +29,19 @@ def postgres():
     engine.dispose()
 
 
+# The settings README lists: an admin's shell may hold production values for them.
+SETTINGS = ("SECRET_KEY", "DATABASE_URL", "QUESTIONS_PATH", "RATELIMIT_STORAGE_URI",
+            "TRUSTED_PROXIES", "TRUSTED_HOSTS", "SESSION_COOKIE_SECURE", "LOG_LEVEL",
+            "HOST", "PORT", "WEB_CONCURRENCY", "FLASK_DEBUG")  # fmt: skip
+
+
+@pytest.fixture(autouse=True)
+def clean_environment(monkeypatch):
+    """Tests see the documented defaults, whatever the shell running them has set."""
+    for name in SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture(autouse=True)
 def fresh_database(postgres):
     """Every test starts from empty tables; on SQLite each test has its own file anyway."""

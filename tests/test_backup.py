@@ -24,13 +24,13 @@ def test_backup_while_serving_restores_every_attempt(tmp_path):
     for student in students:
         student.start()
         student.answer(1, "recompute")
-    busy = threading.Event()
+    with app.app_context():
+        quiz = app.extensions["quizwright.bank"].quizzes["gradient-checkpointing"]
 
     def keep_answering():
-        for number in range(2, 9):
+        for number, question in enumerate(quiz.questions[1:], 2):
             for student in students:
-                student.answer(number, "z")  # refused choices still reach the database
-        busy.set()
+                student.answer(number, question.right_choice.id)
 
     worker = threading.Thread(target=keep_answering)
     worker.start()
@@ -47,7 +47,8 @@ def test_backup_while_serving_restores_every_attempt(tmp_path):
     with restored.app_context():
         tokens = set(db.session.scalars(db.select(Attempt.token)))
         assert tokens == {student.token for student in students}
-        assert db.session.scalar(db.select(db.func.count(Answer.id))) == 5
+        # Whatever was saved by the time of the copy, and at least the answers from before it.
+        assert 5 <= db.session.scalar(db.select(db.func.count(Answer.id))) <= 40
 
 
 @sqlite_only

@@ -7,13 +7,12 @@ from sqlalchemy import inspect
 
 from app import create_app
 from app.extensions import db
+from helpers import database
 
 
 def test_migrations_match_the_models(tmp_path):
     """Upgrading an empty database leaves no difference from the models (no drift)."""
-    app = create_app(
-        {"SECRET_KEY": "test", "SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'm.db'}"}
-    )
+    app = create_app({"SECRET_KEY": "test", **database(tmp_path)})
     with app.app_context():
         flask_migrate.upgrade()
         with db.engine.connect() as connection:
@@ -22,9 +21,7 @@ def test_migrations_match_the_models(tmp_path):
 
 def test_migrations_downgrade_to_empty(tmp_path):
     """Every migration can be undone, leaving only Alembic's own table."""
-    app = create_app(
-        {"SECRET_KEY": "test", "SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'm.db'}"}
-    )
+    app = create_app({"SECRET_KEY": "test", **database(tmp_path)})
     with app.app_context():
         flask_migrate.upgrade()
         flask_migrate.downgrade(revision="base")

@@ -1,6 +1,7 @@
 """Running for real: settings, headers, health checks, outages, rate limits and logs."""
 
 import logging
+import re
 
 import pytest
 import sqlalchemy
@@ -8,7 +9,7 @@ import sqlalchemy
 from app import create_app
 from app.auth import create_instructor
 from app.config import POOL_OVERFLOW, POOL_SIZE, ConfigError, engine_options
-from helpers import Student, database, login, make_app, text
+from helpers import Student, database, form_token, login, make_app, text
 
 
 def test_refuses_to_start_without_a_secret_key(monkeypatch):
@@ -74,6 +75,29 @@ def test_proxy_headers_are_believed_only_when_trusted(
     assert f"login failed: user='nobody' ip={logged} path=/login" in messages
 
 
+def test_join_link_uses_the_public_address_behind_a_proxy(tmp_path, monkeypatch, quick_passwords):
+    """Behind nginx the QR code and join link carry the public scheme, host and port."""
+    monkeypatch.setenv("TRUSTED_PROXIES", "1")
+    app = make_app(tmp_path)
+    with app.app_context():
+        create_instructor("teacher", "correct horse")
+    client = app.test_client()
+    client.environ_base.update({
+        "HTTP_X_FORWARDED_FOR": "203.0.113.9",
+        "HTTP_X_FORWARDED_PROTO": "https",
+        "HTTP_X_FORWARDED_HOST": "quiz.example.edu",
+        "HTTP_X_FORWARDED_PORT": "8443",
+        # Flask-WTF checks that an HTTPS form came from this same site.
+        "HTTP_REFERER": "https://quiz.example.edu:8443/login",
+    })  # fmt: skip
+    assert login(client, "teacher", "correct horse").status_code == 303
+    client.environ_base["HTTP_REFERER"] = "https://quiz.example.edu:8443/teach"
+    response = client.post("/teach", data={"csrf_token": form_token(client), "name": "P"})
+    page = text(client.get(response.location))
+    assert re.search(r"https://quiz\.example\.edu:8443/join/[A-Z0-9]{6}", page)
+    assert "Strict-Transport-Security" in client.get("/").headers
+
+
 def test_untrusted_host_is_refused(tmp_path, monkeypatch):
     """With TRUSTED_HOSTS set, a request for another host name gets 400."""
     monkeypatch.setenv("TRUSTED_HOSTS", "quiz.example.edu")
@@ -125,7 +149,8 @@ def test_eleventh_failed_login_in_a_minute_gets_429(app, client, quick_passwords
     statuses = [login(client, "teacher", "wrong guess").status_code for _ in range(11)]
     assert statuses == [400] * 10 + [429]
     page = text(login(client, "teacher", "correct horse"))
-    assert "Too many tries" in page
+    assert "Too many tries" in page and "Wait a minute, then try again." in page
+    assert "per 1 minute" not in page
 
 
 def test_failed_logins_count_per_username_across_addresses(tmp_path, monkeypatch, quick_passwords):
@@ -148,6 +173,27 @@ def test_successful_logins_are_not_limited(app, quick_passwords):
         create_instructor("teacher", "correct horse")
     assert all(login(app.test_client(), "teacher", "correct horse").status_code == 303
                for _ in range(12))  # fmt: skip
+
+
+def test_logins_still_work_when_redis_is_down(tmp_path, monkeypatch, quick_passwords):
+    """With the shared counter store unreachable, limits fall back to memory, not to a 500."""
+    monkeypatch.setenv("RATELIMIT_STORAGE_URI", "redis://127.0.0.1:1/0")
+    app = make_app(tmp_path)
+    with app.app_context():
+        create_instructor("teacher", "correct horse")
+    assert login(app.test_client(), "teacher", "wrong").status_code == 400
+    assert login(app.test_client(), "teacher", "correct horse").status_code == 303
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [("LOG_LEVEL", "verbose", "LOG_LEVEL must be one of debug, info, warning, error")],
+)
+def test_bad_log_level_is_named(monkeypatch, name, value, message):
+    """An unknown log level is refused at start-up, naming the variable."""
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ConfigError, match=message):
+        create_app({"SECRET_KEY": "x"})
 
 
 def test_answer_submissions_are_limited_per_browser(app, student):
@@ -189,7 +235,7 @@ def test_building_the_app_opens_no_connection(tmp_path):
 
 
 def test_pools_stay_under_postgres_connection_limit():
-    """Default workers x pool on a 4-core server stays under PostgreSQL's 100 connections."""
-    workers = 2 * 4 + 1
-    assert workers * (POOL_SIZE + POOL_OVERFLOW) < 100
+    """Default workers x pool on an 8-core server stays well under PostgreSQL's 100."""
+    workers = 2 * 8 + 1
+    assert workers * (POOL_SIZE + POOL_OVERFLOW) <= 70
     assert engine_options("postgresql+psycopg://db/quiz")["pool_pre_ping"] is True
