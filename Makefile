@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 FLASK := $(BIN)/flask --app wsgi
 
-.PHONY: run install instructor backup test lint bench clean
+.PHONY: run install instructor backup test lint bench screenshots clean
 
 # On a laptop the secret key lives in instance/secret_key, made on first use; a server sets it.
 run instructor backup: export SECRET_KEY ?= $(shell $(PYTHON) app/config.py)
@@ -33,6 +33,9 @@ test: $(VENV)/.installed-test
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python bench/class_report.py
+
+screenshots: $(VENV)/.installed-test
+	$(BIN)/python tests/e2e/screenshots.py
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .

@@ -11,6 +11,7 @@ from werkzeug.security import generate_password_hash
 from app.bank import current_bank
 from app.config import database_url_from
 from app.extensions import db
+
 from helpers import POSTGRES_URL, SCHEMA, SLUG, Student, make_app
 
 

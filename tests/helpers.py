@@ -2,14 +2,21 @@
 
 import os
 import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
 from contextlib import contextmanager
 
+import pytest
 from markupsafe import escape
 from sqlalchemy import event
 from sqlalchemy.pool import NullPool
 
 from app import create_app
-from app.config import database_url_from
+from app.config import PROJECT_ROOT, database_url_from
 from app.extensions import db
 
 SLUG = "gradient-checkpointing"
@@ -123,3 +130,55 @@ def form_token(client, url="/teach"):
     """The CSRF token from a page's form, for a client that is already logged in."""
     page = client.get(url).get_data(as_text=True)
     return re.search(r'name="csrf_token"[^>]*value="([^"]+)"', page).group(1)
+
+
+def server_database(tmp_path) -> str:
+    """DATABASE_URL for a server process: the test's SQLite file or this run's schema."""
+    if not POSTGRES_URL:
+        return f"sqlite:///{tmp_path / 'quiz.db'}"
+    return f"{POSTGRES_URL}?options=" + urllib.parse.quote(f"-csearch_path={SCHEMA}")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@contextmanager
+def gunicorn(tmp_path, workers=4, **env):
+    """A gunicorn server on a free port with the production config; yields its base URL."""
+    port = free_port()
+    settings = {
+        **os.environ,
+        "HOST": "127.0.0.1",
+        "PORT": str(port),
+        "WEB_CONCURRENCY": str(workers),
+        "SECRET_KEY": "shared by every server",
+        "DATABASE_URL": server_database(tmp_path),
+        "LOG_LEVEL": "warning",
+        **env,
+    }
+    log_path = tmp_path / f"gunicorn-{port}.log"
+    log = open(log_path, "w")  # noqa: SIM115 - closed below
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py"],
+        cwd=PROJECT_ROOT, env=settings, stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(f"{base}/healthz", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            pytest.fail(
+                f"gunicorn did not start: {(tmp_path / f'gunicorn-{port}.log').read_text()}"
+            )
+        yield base
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        log.close()

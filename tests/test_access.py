@@ -10,6 +10,7 @@ from app import create_app
 from app.auth import create_instructor
 from app.extensions import db
 from app.models import Class
+
 from helpers import Student, text
 
 pytestmark = pytest.mark.usefixtures("quick_passwords")

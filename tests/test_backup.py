@@ -9,6 +9,7 @@ import sqlalchemy
 
 from app.extensions import db
 from app.models import Answer, Attempt
+
 from helpers import POSTGRES_URL, SCHEMA, Student, make_app
 
 sqlite_only = pytest.mark.skipif(

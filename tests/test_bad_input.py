@@ -9,6 +9,7 @@ from app.attempts import record_answer
 from app.extensions import db
 from app.grading import grade
 from app.models import Answer, Attempt
+
 from helpers import SLUG, text, wrong_choice
 
 

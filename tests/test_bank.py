@@ -11,6 +11,7 @@ import pytest
 
 from app.bank import BankError, load_bank
 from app.config import PROJECT_ROOT
+
 from helpers import SLUG, make_app
 
 REAL_PATH = PROJECT_ROOT / "questions.json"

@@ -11,6 +11,7 @@ from app.cli import quiz_cli
 from app.config import PROJECT_ROOT
 from app.extensions import db
 from app.models import QuizVersion
+
 from helpers import SLUG, make_app
 
 REAL_PATH = PROJECT_ROOT / "questions.json"

@@ -7,6 +7,7 @@ import pytest
 from app import create_app
 from app.config import instance_secret
 from app.extensions import db
+
 from helpers import POSTGRES_URL
 
 

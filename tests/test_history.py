@@ -6,6 +6,7 @@ import re
 from app.config import PROJECT_ROOT
 from app.extensions import db
 from app.models import Attempt, QuizVersion
+
 from helpers import SLUG, Student, make_app, shown, text
 
 

@@ -7,6 +7,7 @@ from sqlalchemy import inspect
 
 from app import create_app
 from app.extensions import db
+
 from helpers import database
 
 

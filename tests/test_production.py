@@ -9,6 +9,7 @@ import sqlalchemy
 from app import create_app
 from app.auth import create_instructor
 from app.config import POOL_OVERFLOW, POOL_SIZE, ConfigError, engine_options
+
 from helpers import Student, database, form_token, login, make_app, text
 
 

@@ -4,6 +4,7 @@ import re
 
 from app.extensions import db
 from app.models import Answer, Attempt
+
 from helpers import SLUG, Student, queries, shown, text, wrong_choice
 
 

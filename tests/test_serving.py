@@ -1,82 +1,22 @@
 """Real gunicorn servers under load: nothing lost, and two servers acting as one."""
 
 import http.cookiejar
-import os
 import random
 import re
-import socket
-import subprocess
-import sys
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
-
-import pytest
 
 from app.auth import create_instructor
-from app.config import PROJECT_ROOT
 from app.extensions import db
 from app.grading import grade
 from app.models import Answer, Attempt
-from helpers import POSTGRES_URL, SCHEMA, SLUG, make_app
+
+from helpers import SLUG, gunicorn, make_app
 
 CSRF = re.compile(r'name="csrf_token"[^>]*value="([^"]+)"')
 STUDENTS = 200
-
-
-def server_database(tmp_path) -> str:
-    """DATABASE_URL for a server process: the test's SQLite file or this run's schema."""
-    if not POSTGRES_URL:
-        return f"sqlite:///{tmp_path / 'quiz.db'}"
-    return f"{POSTGRES_URL}?options=" + urllib.parse.quote(f"-csearch_path={SCHEMA}")
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-@contextmanager
-def gunicorn(tmp_path, workers=4, **env):
-    """A gunicorn server on a free port with the production config; yields its base URL."""
-    port = free_port()
-    settings = {
-        **os.environ,
-        "HOST": "127.0.0.1",
-        "PORT": str(port),
-        "WEB_CONCURRENCY": str(workers),
-        "SECRET_KEY": "shared by every server",
-        "DATABASE_URL": server_database(tmp_path),
-        "LOG_LEVEL": "warning",
-        **env,
-    }
-    log_path = tmp_path / f"gunicorn-{port}.log"
-    log = open(log_path, "w")  # noqa: SIM115 - closed below
-    process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py"],
-        cwd=PROJECT_ROOT, env=settings, stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(100):
-            try:
-                urllib.request.urlopen(f"{base}/healthz", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.1)
-        else:
-            pytest.fail(
-                f"gunicorn did not start: {(tmp_path / f'gunicorn-{port}.log').read_text()}"
-            )
-        yield base
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-        log.close()
 
 
 class Browser:

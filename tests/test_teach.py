@@ -11,6 +11,7 @@ from app.auth import create_instructor
 from app.extensions import db
 from app.models import Answer, Attempt, Class, Instructor, QuizVersion
 from app.teach import CODE_ALPHABET, _cell
+
 from helpers import SLUG, Student, form_token, login, queries, text
 
 

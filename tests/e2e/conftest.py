@@ -1,0 +1,72 @@
+"""The browser layer: the real app under gunicorn, driven in Debian's Chromium by Playwright."""
+
+import os
+import shutil
+
+import pytest
+from playwright.sync_api import sync_playwright
+
+from app.auth import create_instructor
+from app.bank import load_bank
+from app.config import PROJECT_ROOT
+
+from helpers import SLUG, gunicorn, make_app
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+# No sandbox as root in CI; no calls home, which this machine's closed network would refuse.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+TEACHER = ("teacher", "correct horse")
+DESKTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 375, "height": 667}
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """Debian's Chromium, launched by Playwright; no browser is ever downloaded."""
+    if not os.path.exists(CHROMIUM):
+        message = "Browser tests need Chromium: sudo apt-get install chromium"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory):
+    """The app under gunicorn on a fresh database, with one instructor; yields its base URL."""
+    folder = tmp_path_factory.mktemp("e2e")
+    app = make_app(folder)
+    with app.app_context():
+        create_instructor(*TEACHER)
+    with gunicorn(folder, workers=2) as base:
+        yield base
+
+
+@pytest.fixture
+def browse(chromium, server):
+    """Open a fresh browser context (its own cookies) at some viewport; closed after the test."""
+    contexts = []
+
+    def open_page(viewport=DESKTOP, **options):
+        context = chromium.new_context(viewport=viewport, base_url=server, **options)
+        contexts.append(context)
+        return context.new_page()
+
+    yield open_page
+    for context in contexts:
+        context.close()
+
+
+@pytest.fixture(scope="session")
+def quiz():
+    """The quiz the server serves, to know which choice is right."""
+    return load_bank(PROJECT_ROOT / "questions.json").quizzes[SLUG]

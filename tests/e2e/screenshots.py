@@ -1,0 +1,84 @@
+"""`make screenshots`: the main pages at desktop and phone sizes, into docs/screenshots/."""
+
+import random
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path[:0] = [str(Path(__file__).parent), str(Path(__file__).parent.parent)]
+
+from playwright.sync_api import sync_playwright  # noqa: E402
+
+from app.attempts import record_answer, start_attempt  # noqa: E402
+from app.auth import create_instructor  # noqa: E402
+from app.extensions import db  # noqa: E402
+from app.grading import grade  # noqa: E402
+from app.models import Class  # noqa: E402
+
+from conftest import CHROMIUM, CHROMIUM_ARGS, DESKTOP, PHONE, TEACHER  # noqa: E402
+from helpers import SLUG, gunicorn, make_app  # noqa: E402
+from student import answer, start  # noqa: E402
+from test_instructor import log_in  # noqa: E402
+
+OUT = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+NAMES = [
+    "Amara", "Ben", "Chen", "Dara", "Eli", "Farah", "Gus", "Hana", "Ivo", "Jun", "Kofi",
+    "Lena", "Mateo", "Nia", "Omar", "Priya", "Quinn", "Rosa", "Sami", "Tara", "Uma", "Vik",
+]  # fmt: skip
+
+
+def seed(app) -> None:
+    """A class of 22 who have taken the quiz, the way a real class spreads out."""
+    rng = random.Random(7)
+    with app.app_context():
+        teacher = create_instructor(*TEACHER)
+        class_ = Class(name="Deep Learning, Autumn", join_code="K7M2QX", instructor=teacher)
+        db.session.add(class_)
+        db.session.commit()
+        quiz = app.extensions["quizwright.bank"].quizzes[SLUG]
+        for name in NAMES:
+            skill = rng.random()
+            attempt = start_attempt(quiz, name, "seed", class_.id)
+            for number, question in enumerate(quiz.questions, 1):
+                hard = 0.35 if number in (4, 7) else 0
+                wrong = [c for c in question.choices if not c.correct]
+                choice = question.right_choice if rng.random() < 0.4 + 0.6 * skill - hard else (
+                    wrong[0] if rng.random() < 0.6 else rng.choice(wrong))  # fmt: skip
+                record_answer(attempt, grade(question, choice.id))
+
+
+def main() -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix="quizwright-shots-"))
+    app = make_app(folder)
+    seed(app)
+    quiz = app.extensions["quizwright.bank"].quizzes[SLUG]
+    with gunicorn(folder, workers=2) as base, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        for size, viewport in (("desktop", DESKTOP), ("phone", PHONE)):
+            page = browser.new_context(viewport=viewport, base_url=base).new_page()
+            start(page, "Ada")
+            page.screenshot(path=OUT / f"question-{size}.png")
+            wrong = next(c for c in quiz.questions[0].choices if not c.correct)
+            answer(page, wrong.text)
+            page.screenshot(path=OUT / f"feedback-{size}.png", full_page=size == "desktop")
+            for number, question in enumerate(quiz.questions, 1):
+                if number > 1:
+                    answer(page, question.right_choice.text)
+                page.get_by_role(
+                    "button", name="Next question" if number < 8 else "See results"
+                ).click()
+            page.screenshot(path=OUT / f"results-{size}.png")
+            teacher = browser.new_context(viewport=viewport, base_url=base).new_page()
+            log_in(teacher)
+            teacher.get_by_role("link", name="Deep Learning, Autumn").click()
+            teacher.screenshot(path=OUT / f"class-{size}.png")
+            glance = teacher.get_by_role("heading", name="At a glance")
+            glance.evaluate("heading => heading.scrollIntoView()")
+            teacher.screenshot(path=OUT / f"class-results-{size}.png")
+        browser.close()
+    print(f"Screenshots in {OUT}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,47 @@
+"""A student at the keyboard and mouse: the steps every browser test shares."""
+
+import re
+
+from playwright.sync_api import Page, expect
+
+from helpers import SLUG
+
+
+def start(page: Page, name: str, code: str | None = None) -> None:
+    """Open the quiz from the home page (or a join link) and start it."""
+    if code is None:
+        page.goto("/")
+        page.get_by_role("link", name="Gradient Checkpointing Quiz").click()
+    else:
+        page.goto(f"/join/{code}")
+    page.get_by_label("Your name").fill(name)
+    page.get_by_role("button", name="Start quiz").click()
+    expect(page.get_by_role("heading", name="Question 1 of 8")).to_be_visible()
+
+
+def answer(page: Page, choice_text: str) -> str:
+    """Choose a choice by its label, check it, and return the verdict line."""
+    page.get_by_role("radio", name=choice_text, exact=True).check()
+    page.get_by_role("button", name="Check answer").click()
+    verdict = page.locator(".verdict p")
+    expect(verdict).to_be_visible()
+    return verdict.inner_text()
+
+
+def take_quiz(page: Page, quiz, right: set[int]) -> list[str]:
+    """Answer every question, right for the numbers in `right`; return the verdicts."""
+    verdicts = []
+    for number, question in enumerate(quiz.questions, 1):
+        expect(page.get_by_role("heading", name=f"Question {number} of 8")).to_be_visible()
+        wrong = next(c for c in question.choices if not c.correct)
+        verdicts.append(answer(page, (question.right_choice if number in right else wrong).text))
+        button = "Next question" if number < 8 else "See results"
+        page.get_by_role("button", name=button).click()
+    return verdicts
+
+
+def attempt_token(page: Page) -> str:
+    return re.search(r"/attempts/([^/]+)/", page.url).group(1)
+
+
+__all__ = ["SLUG", "answer", "attempt_token", "start", "take_quiz"]

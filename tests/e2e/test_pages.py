@@ -1,0 +1,100 @@
+"""Every page, light and dark: nothing serious for axe, nothing from elsewhere, all small."""
+
+import pytest
+from axe_playwright_python.sync_playwright import Axe
+from playwright.sync_api import expect
+
+from conftest import PHONE
+from student import answer, start
+from test_instructor import create_class, log_in
+
+PAGE_BUDGET = 50 * 1024
+axe = Axe()
+
+
+class Inspector:
+    """Checks each page a visit reaches and keeps what it found, to report it all at once."""
+
+    def __init__(self, server):
+        self.server = server
+        self.problems = []
+        self.checked = []
+        self.stylesheet = 0
+
+    def watch(self, page):
+        def outside(request):
+            if not request.url.startswith(self.server):
+                self.problems.append(f"{page.url}: fetched {request.url}")
+
+        page.on("request", outside)
+        return page
+
+    def check(self, page, name):
+        self.checked.append(name)
+        violations = axe.run(page).response["violations"]
+        for violation in violations:
+            if violation["impact"] in ("serious", "critical"):
+                targets = [node["target"] for node in violation["nodes"]][:3]
+                self.problems.append(f"{name}: {violation['id']} ({violation['impact']}) {targets}")
+        if not self.stylesheet:
+            self.stylesheet = len(page.request.get("/static/quizwright.css").body())
+        weight = len(page.content().encode()) + self.stylesheet
+        if weight > PAGE_BUDGET:
+            self.problems.append(f"{name}: {weight} bytes of HTML and CSS")
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_every_page_is_accessible_local_and_light(browse, quiz, server, scheme):
+    """Home, quiz pages, instructor pages and error pages pass axe and the page budget."""
+    inspect = Inspector(server)
+    student = inspect.watch(browse(color_scheme=scheme))
+    student.goto("/")
+    inspect.check(student, "home")
+    student.get_by_role("link", name="Gradient Checkpointing Quiz").click()
+    student.get_by_role("button", name="Start quiz").click()
+    inspect.check(student, "start form with an error")
+    start(student, "Ada")
+    inspect.check(student, "question")
+    student.get_by_role("button", name="Check answer").click()
+    inspect.check(student, "question: choose one answer")
+    answer(student, quiz.questions[0].right_choice.text)
+    inspect.check(student, "feedback")
+    question_url = student.url
+    student.goto(question_url.split("/questions/")[0] + "/results")
+    inspect.check(student, "results")
+
+    stranger = inspect.watch(browse(color_scheme=scheme))
+    stranger.goto(question_url)
+    inspect.check(stranger, "403 error page")
+    stranger.goto("/no/such/page")
+    inspect.check(stranger, "404 error page")
+    stranger.goto("/logout")
+    inspect.check(stranger, "405 error page")
+    stranger.goto("/quizzes/gradient-checkpointing")
+    stranger.context.clear_cookies()
+    stranger.get_by_role("button", name="Start quiz").click()
+    expect(stranger.get_by_role("heading", name="Form expired")).to_be_visible()
+    inspect.check(stranger, "400 form expired page")
+
+    teacher = inspect.watch(browse(color_scheme=scheme))
+    teacher.goto("/login")
+    inspect.check(teacher, "login")
+    log_in(teacher)
+    inspect.check(teacher, "dashboard")
+    code = create_class(teacher, f"Class {scheme}")
+    class_url = teacher.url
+    joiner = inspect.watch(browse(color_scheme=scheme, viewport=PHONE))
+    start(joiner, "Bo", code=code)
+    for number, question in enumerate(quiz.questions, 1):
+        answer(joiner, question.right_choice.text)
+        joiner.get_by_role("button", name="Next question" if number < 8 else "See results").click()
+    teacher.goto(class_url)
+    inspect.check(teacher, "class page")
+    teacher.get_by_role("link", name="Show the code full screen").click()
+    inspect.check(teacher, "join screen")
+    teacher.goto(class_url)
+    teacher.get_by_role("link", name="Attempt 1").click()
+    inspect.check(teacher, "attempt review")
+
+    assert len(inspect.checked) == 15
+    assert inspect.problems == [], "\n".join(inspect.problems)
