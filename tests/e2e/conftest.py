@@ -44,10 +44,13 @@ def chromium():
 def server(tmp_path_factory):
     """The app under gunicorn on a fresh database, with one instructor; yields its base URL."""
     folder = tmp_path_factory.mktemp("e2e")
-    app = make_app(folder)
+    # Its own SQLite file even on a PostgreSQL run: the per-test schema reset must not empty
+    # a server that lives for the whole session, and the browser layer is not about the database.
+    url = f"sqlite:///{folder / 'e2e.db'}"
+    app = make_app(folder, SQLALCHEMY_DATABASE_URI=url, SQLALCHEMY_ENGINE_OPTIONS={})
     with app.app_context():
         create_instructor(*TEACHER)
-    with gunicorn(folder, workers=2) as base:
+    with gunicorn(folder, workers=2, DATABASE_URL=url) as base:
         yield base
 
 
