@@ -32,7 +32,9 @@ test: $(VENV)/.installed-test
 	$(BIN)/pytest
 
 bench: $(VENV)/.installed-test
+	@command -v wrk >/dev/null || { echo "make bench needs wrk: sudo apt-get install wrk"; exit 1; }
 	$(BIN)/python bench/class_report.py
+	$(BIN)/python bench/run.py
 
 screenshots: $(VENV)/.installed-test
 	$(BIN)/python tests/e2e/screenshots.py

@@ -1,4 +1,4 @@
-"""The health check a load balancer or monitor polls."""
+"""Health checks for load balancers and monitors: liveness and database readiness."""
 
 from flask import Blueprint
 from sqlalchemy import text
@@ -7,6 +7,13 @@ from sqlalchemy.exc import SQLAlchemyError
 from .extensions import db, limiter
 
 bp = Blueprint("health", __name__)
+
+
+@bp.get("/livez")
+@limiter.exempt
+def livez():
+    """200 while the process can answer at all; no database work (also the benchmark baseline)."""
+    return {"status": "ok"}
 
 
 @bp.get("/healthz")

@@ -133,8 +133,6 @@ class ClassReport:
     quiz: Quiz
     counting: str
     attempts: list[AttemptRow]
-    answers: list
-    """Every answer in scope: (attempt_id, question_id, choice_id, is_correct, answered_at)."""
 
     @cached_property
     def counted(self) -> list[AttemptRow]:
@@ -190,7 +188,7 @@ class ClassReport:
         columns = {question.id: j for j, question in enumerate(questions)}
         rows = {attempt.id: [None] * len(questions) for attempt in self.counted}
         counts: dict[str, Counter] = {question.id: Counter() for question in questions}
-        for attempt_id, question_id, choice_id, is_correct, _ in self.answers:
+        for attempt_id, question_id, choice_id, is_correct, _ in answers_of(self.counted):
             if attempt_id in rows and question_id in columns:
                 rows[attempt_id][columns[question_id]] = int(is_correct)
                 counts[question_id][choice_id] += 1
@@ -264,7 +262,14 @@ def class_report(quiz: Quiz, class_id: int | None, counting: str = "first") -> C
                 numbers[student_key(student)],
             )
         )  # fmt: skip
-    answers = db.session.execute(
+    return ClassReport(quiz, counting, attempts)
+
+
+def answers_of(attempts: list[AttemptRow]) -> list:
+    """The answers of these attempts, oldest attempt first, in one query."""
+    if not attempts:
+        return []
+    return db.session.execute(
         db.select(
             Answer.attempt_id,
             Answer.question_id,
@@ -273,7 +278,6 @@ def class_report(quiz: Quiz, class_id: int | None, counting: str = "first") -> C
             Answer.answered_at,
         )
         .join(Attempt)
-        .where(in_scope)
+        .where(Answer.attempt_id.in_([attempt.id for attempt in attempts]))
         .order_by(Attempt.started_at, Attempt.id, Answer.answered_at)
     ).all()
-    return ClassReport(quiz, counting, attempts, answers)

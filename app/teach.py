@@ -20,7 +20,7 @@ from .bank import current_bank
 from .extensions import db
 from .forms import ClassForm, ReportForm
 from .models import Attempt, Class
-from .reports import COUNTING, ClassReport, class_report
+from .reports import COUNTING, ClassReport, answers_of, class_report
 from .stats import FEW_ATTEMPTS
 
 bp = Blueprint("teach", __name__, url_prefix="/teach")
@@ -218,7 +218,7 @@ def responses(class_id):
     }  # fmt: skip
     class_name = scope.name if scope else "No class"
     rows = []
-    for attempt_id, question_id, choice_id, is_correct, answered_at in report.answers:
+    for attempt_id, question_id, choice_id, is_correct, answered_at in answers_of(report.attempts):
         attempt = attempts[attempt_id]
         version = attempt.quiz.version
         rows.append([

@@ -107,6 +107,12 @@ def test_untrusted_host_is_refused(tmp_path, monkeypatch):
     assert app.test_client().get("/", base_url="http://quiz.example.edu").status_code == 200
 
 
+def test_liveness_needs_no_database(tmp_path):
+    """/livez answers 200 even when the database is down: the process itself is alive."""
+    response = unreachable(tmp_path).test_client().get("/livez")
+    assert response.status_code == 200 and response.json == {"status": "ok"}
+
+
 def test_health_check_says_ok(client):
     """/healthz answers 200 with the database reachable."""
     response = client.get("/healthz")

@@ -1,0 +1,265 @@
+"""`make bench`: Quizwright under load, every figure a ratio to a trivial endpoint in the same run.
+
+Starts gunicorn with the production config on a temporary database (SQLite, or PostgreSQL when
+BENCH_DATABASE_URL is set), seeds a class of 500 students with 100,000 stored answers, and
+drives each scenario with wrk from a separate process. Writes bench/results.md.
+"""
+
+import os
+import platform
+import random
+import re
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+from datetime import UTC, datetime
+from pathlib import Path
+
+from flask import session
+from flask_wtf.csrf import generate_csrf
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from app import create_app  # noqa: E402
+from app.attempts import record_version, start_attempt  # noqa: E402
+from app.auth import create_instructor  # noqa: E402
+from app.extensions import db  # noqa: E402
+from app.models import Answer, Attempt, Class  # noqa: E402
+
+from helpers import free_port  # noqa: E402
+
+STUDENTS, ATTEMPTS_EACH = 500, 25  # 500 x 25 attempts x 8 answers = 100,000 answers
+WORKERS = 2 * len(os.sched_getaffinity(0)) + 1
+CONNECTIONS = 4 * WORKERS
+SECONDS = 8
+AGENT = "quizwright-bench"
+SECRET = "benchmark secret"
+TARGETS = {"answer": 0.35, "question": 0.5, "results": 0.4}
+
+
+def seed(app) -> dict:
+    """The class, its history, one logged-in instructor and fresh attempts to answer in."""
+    rng = random.Random(2026)
+    with app.app_context():
+        db.create_all()
+        teacher = create_instructor("bench", "bench password")
+        class_ = Class(name="Benchmark class", join_code="BENCH2", instructor=teacher)
+        db.session.add(class_)
+        db.session.commit()
+        quiz = next(iter(app.extensions["quizwright.bank"].quizzes.values()))
+        version = record_version(quiz)
+        attempts = [
+            {"token": f"seed{n:06d}", "quiz_version_id": version.id, "student_name":
+             f"Student {n % STUDENTS:03d}", "browser": "seed", "class_id": class_.id,
+             "started_at": datetime.now(UTC)}
+            for n in range(STUDENTS * ATTEMPTS_EACH)
+        ]  # fmt: skip
+        db.session.execute(db.insert(Attempt), attempts)
+        ids = db.session.scalars(db.select(Attempt.id).order_by(Attempt.id)).all()
+        answers = []
+        for attempt_id in ids:
+            skill = rng.random()
+            for question in quiz.questions:
+                right = rng.random() < 0.3 + 0.6 * skill
+                wrong = [c for c in question.choices if not c.correct]
+                choice = question.right_choice if right else rng.choice(wrong)
+                answers.append({"attempt_id": attempt_id, "question_id": question.id,
+                                "choice_id": choice.id, "is_correct": right,
+                                "answered_at": datetime.now(UTC)})  # fmt: skip
+        db.session.execute(db.insert(Answer), answers)
+        db.session.commit()
+
+        # Fresh attempts for the answering scenario, each with its browser's signed cookie.
+        signer = app.session_interface.get_signing_serializer(app)
+        posts = []
+        for n in range(1500):
+            attempt = start_attempt(quiz, f"Answerer {n}", f"browser-{n}")
+            # A fresh app context too: Flask-WTF caches the token in g, which lives there.
+            with app.app_context(), app.test_request_context():
+                session["browser"] = f"browser-{n}"
+                token = generate_csrf()
+                cookie = signer.dumps(dict(session))
+            for number, question in enumerate(quiz.questions, 1):
+                choice = rng.choice(question.choices).id
+                body = urllib.parse.urlencode({"csrf_token": token, "choice": choice})
+                posts.append((f"/attempts/{attempt.token}/questions/{number}", cookie, body))
+        rng.shuffle(posts)
+        reader = posts[0]  # its question pages are for the GET scenario
+        return {
+            "class_id": class_.id,
+            "posts": posts[1:],
+            "question": (reader[0].rsplit("/", 1)[0] + "/1", reader[1]),
+            "results": f"/attempts/seed{STUDENTS * ATTEMPTS_EACH - 1:06d}/results",
+            "answers": len(answers),
+        }
+
+
+def login_cookie(base: str) -> str:
+    """An instructor's session cookie, got through the login form with wrk's User-Agent."""
+    jar = urllib.request.HTTPCookieProcessor()
+    opener = urllib.request.build_opener(jar)
+    opener.addheaders = [("User-Agent", AGENT)]
+    page = opener.open(f"{base}/login").read().decode()
+    token = re.search(r'name="csrf_token"[^>]*value="([^"]+)"', page).group(1)
+    form = {"csrf_token": token, "username": "bench", "password": "bench password"}
+    opener.open(f"{base}/login", data=urllib.parse.urlencode(form).encode())
+    return next(c.value for c in jar.cookiejar if c.name == "session")
+
+
+def wrk(base, path, *, connections=CONNECTIONS, threads=2, script=None, cookie=None) -> dict:
+    """Run wrk against one path; return requests/s, p50/p99 in ms and the error count."""
+    command = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{SECONDS}s", "--latency",
+               "-H", f"User-Agent: {AGENT}"]  # fmt: skip
+    if cookie:
+        command += ["-H", f"Cookie: session={cookie}"]
+    if script:
+        command += ["-s", str(script)]
+    output = subprocess.run([*command, base + path], capture_output=True, text=True).stdout
+
+    def ms(label):
+        value, unit = re.search(rf"{label}%\s+([\d.]+)(us|ms|s)", output).groups()
+        return float(value) * {"us": 0.001, "ms": 1, "s": 1000}[unit]
+
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
+    failures = re.search(
+        r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", output
+    )
+    return {
+        "rps": float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1)),
+        "p50": ms("50"),
+        "p99": ms("99"),
+        "errors": (int(errors.group(1)) if errors else 0)
+        + (sum(map(int, failures.groups())) if failures else 0),
+    }
+
+
+def answer_script(folder: Path, posts) -> Path:
+    """A wrk Lua script that sends each prepared answer once, so every request writes."""
+    data = folder / "answers.txt"
+    data.write_text("".join(f"{path}\t{cookie}\t{body}\n" for path, cookie, body in posts))
+    script = folder / "answers.lua"
+    script.write_text(f"""
+local requests = {{}}
+for line in io.lines("{data}") do
+  local path, cookie, body = line:match("([^\\t]+)\\t([^\\t]+)\\t([^\\t]+)")
+  requests[#requests + 1] = {{path, cookie, body}}
+end
+local counter = 0
+local offset = 0
+function setup(thread)
+  thread:set("offset", counter)
+  counter = counter + 1
+end
+local i = 0
+function request()
+  local r = requests[(offset + i * {2}) % #requests + 1]
+  i = i + 1
+  return wrk.format("POST", r[1], {{
+    ["Cookie"] = "session=" .. r[2],
+    ["Content-Type"] = "application/x-www-form-urlencoded",
+  }}, r[3])
+end
+""")
+    return script
+
+
+def worker_memory(master: int) -> list[int]:
+    """Resident memory of each gunicorn worker, in MB."""
+    children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
+    sizes = []
+    for pid in children:
+        status = Path(f"/proc/{pid}/status").read_text()
+        sizes.append(int(re.search(r"VmRSS:\s+(\d+) kB", status).group(1)) // 1024)
+    return sizes
+
+
+def main() -> None:
+    folder = Path(tempfile.mkdtemp(prefix="quizwright-bench-"))
+    pg = os.environ.get("BENCH_DATABASE_URL")
+    url = pg or f"sqlite:///{folder / 'bench.db'}"
+    app = create_app({"SECRET_KEY": SECRET, "SQLALCHEMY_DATABASE_URI": url})
+    started = time.perf_counter()
+    seeded = seed(app)
+    print(f"Seeded {seeded['answers']:,} answers in {time.perf_counter() - started:.0f} s")
+    port = free_port()
+    env = {**os.environ, "SECRET_KEY": SECRET, "DATABASE_URL": url, "PORT": str(port),
+           "WEB_CONCURRENCY": str(WORKERS), "LOG_LEVEL": "warning"}  # fmt: skip
+    log = open(folder / "gunicorn.log", "w")  # noqa: SIM115 - closed below; wrk's lines end here
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "--access-logfile", "-"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(f"{base}/livez", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.1)
+        teacher = login_cookie(base)
+        class_page = f"/teach/classes/{seeded['class_id']}"
+        question_path, question_cookie = seeded["question"]
+        rows = [("baseline: GET /livez", wrk(base, "/livez"), None)]
+        baseline = rows[0][1]["rps"]
+        rows += [
+            ("question page (GET)", wrk(base, question_path, cookie=question_cookie), "question"),
+            ("answering (POST, each a new write)",
+             wrk(base, "/", script=answer_script(folder, seeded["posts"])), "answer"),
+            ("results page (GET)", wrk(base, seeded["results"]), "results"),
+            ("class page, 500 students, 1 client",
+             wrk(base, class_page, connections=1, threads=1, cookie=teacher), None),
+        ]  # fmt: skip
+        for kind in ("gradebook", "responses", "items"):
+            rows.append((f"{kind}.csv, 1 client", wrk(base, f"{class_page}/{kind}.csv",
+                         connections=1, threads=1, cookie=teacher), None))  # fmt: skip
+        memory = worker_memory(server.pid)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+        log.close()
+    report(rows, baseline, memory, pg)
+
+
+def report(rows, baseline, memory, pg) -> None:
+    database = "PostgreSQL " + subprocess.run(["psql", "--version"], capture_output=True,
+                                              text=True).stdout.split()[-1] if pg else (
+        f"SQLite {sqlite3.sqlite_version} (WAL)")  # fmt: skip
+    lines = [
+        f"# Benchmark results ({database})",
+        "",
+        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC; {len(os.sched_getaffinity(0))} cores; "
+        f"Python {platform.python_version()}; {WORKERS} gunicorn sync workers; wrk with "
+        f"{CONNECTIONS} connections for {SECONDS} s unless marked 1 client; "
+        f"{STUDENTS} students, {STUDENTS * ATTEMPTS_EACH * 8:,} stored answers.",
+        "",
+        "| scenario | req/s | ratio to baseline | target | p50 ms | p99 ms | errors |",
+        "| --- | ---: | ---: | --- | ---: | ---: | ---: |",
+    ]
+    for name, result, target in rows:
+        ratio = result["rps"] / baseline
+        goal = f">= {TARGETS[target]}" if target else ""
+        if name.startswith("class page"):
+            goal = "p50 < 50 ms"
+        lines.append(
+            f"| {name} | {result['rps']:.0f} | {ratio:.2f} | {goal} | {result['p50']:.1f} | "
+            f"{result['p99']:.1f} | {result['errors']} |"
+        )
+    lines += ["", f"Worker resident memory after the run: {', '.join(f'{m} MB' for m in memory)} "
+              "(target: under 80 MB each).", ""]  # fmt: skip
+    analysis = ROOT / "bench" / "analysis.md"
+    if analysis.exists():
+        lines += [analysis.read_text()]
+    text = "\n".join(lines)
+    print(text)
+    name = "results-postgresql.md" if pg else "results.md"
+    (ROOT / "bench" / name).write_text(text)
+
+
+if __name__ == "__main__":
+    main()
