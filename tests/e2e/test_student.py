@@ -23,23 +23,12 @@ def test_whole_quiz_with_feedback_results_and_retake(browse, quiz):
     assert verdict.startswith("Incorrect.")
     assert f"The right answer is “{quiz.questions[1].right_choice.text}”" in verdict
     page.get_by_role("button", name="Next question").click()
-    rest = take_quiz_from(page, quiz, start_at=3)
+    rest = [verdict.split(" ")[0] for verdict in take_quiz(page, quiz, RIGHT, first=3)]
     assert rest == ["Incorrect.", "Correct.", "Incorrect.", "Incorrect.", "Correct.", "Correct."]
     expect(page.get_by_text("You scored 4 out of 8 (50%)")).to_be_visible()
     page.get_by_role("button", name="Retake quiz").click()
     expect(page.get_by_role("heading", name="Question 1 of 8")).to_be_visible()
     expect(page.get_by_role("button", name="Check answer")).to_be_visible()
-
-
-def take_quiz_from(page, quiz, start_at):
-    verdicts = []
-    for number in range(start_at, 9):
-        question = quiz.questions[number - 1]
-        wrong = next(c for c in question.choices if not c.correct)
-        verdict = answer(page, (question.right_choice if number in RIGHT else wrong).text)
-        verdicts.append(verdict.split(" ")[0])
-        page.get_by_role("button", name="Next question" if number < 8 else "See results").click()
-    return verdicts
 
 
 def test_refresh_and_back_button_change_nothing(browse, quiz):
