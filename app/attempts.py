@@ -10,7 +10,7 @@ from sqlalchemy.orm import joinedload, selectinload
 from .bank import Choice, Question, Quiz, current_bank, quiz_from_snapshot
 from .extensions import db
 from .grading import Feedback, Score, grade, score
-from .models import Answer, Attempt, QuizVersion
+from .models import Answer, Attempt, QuizVersion, now
 
 
 def record_version(quiz: Quiz) -> QuizVersion:
@@ -51,15 +51,27 @@ def start_attempt(
 
 def record_answer(attempt: Attempt, feedback: Feedback) -> None:
     """Store and lock an answer; if the question was answered meanwhile, the first answer stands."""
+    moment = now()
     db.session.add(
         Answer(
             attempt=attempt,
             question_id=feedback.question.id,
             choice_id=feedback.chosen.id,
             is_correct=feedback.correct,
+            answered_at=moment,
         )
     )
     try:
+        db.session.flush()  # the unique constraint speaks here, before the tallies move
+        db.session.execute(
+            db.update(Attempt)
+            .where(Attempt.id == attempt.id)
+            .values(
+                answered=Attempt.answered + 1,
+                points=Attempt.points + int(feedback.correct),
+                last_answer_at=moment,
+            )
+        )
         db.session.commit()
     except IntegrityError:
         db.session.rollback()

@@ -87,6 +87,11 @@ class Attempt(db.Model):
     # Question id -> choice ids in the order shown, for quizzes that shuffle; None otherwise.
     choice_order: Mapped[dict[str, list[str]] | None] = mapped_column(JSON)
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+    # Kept up to date by record_answer in each answer's own transaction, so that reports read
+    # one row per attempt instead of counting its answers.
+    answered: Mapped[int] = mapped_column(default=0, server_default="0")
+    points: Mapped[int] = mapped_column(default=0, server_default="0")
+    last_answer_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
     quiz_version: Mapped[QuizVersion] = relationship()
     class_: Mapped[Class | None] = relationship()

@@ -53,24 +53,31 @@ def seed(app) -> dict:
         db.session.commit()
         quiz = next(iter(app.extensions["quizwright.bank"].quizzes.values()))
         version = record_version(quiz)
-        attempts = [
-            {"token": f"seed{n:06d}", "quiz_version_id": version.id, "student_name":
-             f"Student {n % STUDENTS:03d}", "browser": "seed", "class_id": class_.id,
-             "started_at": datetime.now(UTC)}
-            for n in range(STUDENTS * ATTEMPTS_EACH)
-        ]  # fmt: skip
-        db.session.execute(db.insert(Attempt), attempts)
-        ids = db.session.scalars(db.select(Attempt.id).order_by(Attempt.id)).all()
-        answers = []
-        for attempt_id in ids:
+        moment = datetime.now(UTC)
+        chosen = []  # per attempt: (choice id, right?) for each question
+        for _ in range(STUDENTS * ATTEMPTS_EACH):
             skill = rng.random()
+            picks = []
             for question in quiz.questions:
                 right = rng.random() < 0.3 + 0.6 * skill
                 wrong = [c for c in question.choices if not c.correct]
-                choice = question.right_choice if right else rng.choice(wrong)
-                answers.append({"attempt_id": attempt_id, "question_id": question.id,
-                                "choice_id": choice.id, "is_correct": right,
-                                "answered_at": datetime.now(UTC)})  # fmt: skip
+                picks.append(((question.right_choice if right else rng.choice(wrong)).id, right))
+            chosen.append(picks)
+        attempts = [
+            {"token": f"seed{n:06d}", "quiz_version_id": version.id, "student_name":
+             f"Student {n % STUDENTS:03d}", "browser": "seed", "class_id": class_.id,
+             "started_at": moment, "answered": len(picks),
+             "points": sum(right for _, right in picks), "last_answer_at": moment}
+            for n, picks in enumerate(chosen)
+        ]  # fmt: skip
+        db.session.execute(db.insert(Attempt), attempts)
+        ids = db.session.scalars(db.select(Attempt.id).order_by(Attempt.id)).all()
+        answers = [
+            {"attempt_id": attempt_id, "question_id": question.id, "choice_id": choice,
+             "is_correct": right, "answered_at": moment}
+            for attempt_id, picks in zip(ids, chosen, strict=True)
+            for question, (choice, right) in zip(quiz.questions, picks, strict=True)
+        ]  # fmt: skip
         db.session.execute(db.insert(Answer), answers)
         db.session.commit()
 

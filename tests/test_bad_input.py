@@ -94,6 +94,8 @@ def test_concurrent_submissions_store_exactly_one_answer(app, student, quiz):
         thread.join()
     assert len(statuses) == 50 and all(200 <= s < 400 or s == 409 for s in statuses), statuses
     assert len(stored(app, Answer)) == 1
+    [attempt] = stored(app, Attempt)
+    assert attempt.answered == 1  # the losers' tallies rolled back with their answers
 
 
 @pytest.mark.parametrize(

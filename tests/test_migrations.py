@@ -27,3 +27,32 @@ def test_migrations_downgrade_to_empty(tmp_path):
         flask_migrate.upgrade()
         flask_migrate.downgrade(revision="base")
         assert inspect(db.engine).get_table_names() == ["alembic_version"]
+
+
+def test_upgrade_fills_in_tallies_of_existing_attempts(tmp_path):
+    """Attempts answered before revision 0003 get their answered count, points and time."""
+    app = create_app({"SECRET_KEY": "test", **database(tmp_path)})
+    with app.app_context():
+        flask_migrate.upgrade(revision="d86e449ffcf1")
+        with db.engine.begin() as connection:
+            connection.exec_driver_sql(
+                "INSERT INTO quiz_versions (id, slug, digest, snapshot, created_at)"
+                " VALUES (1, 'q', 'd', '{}', '2026-01-01 10:00:00')"
+            )
+            connection.exec_driver_sql(
+                "INSERT INTO attempts (id, token, quiz_version_id, student_name, browser,"
+                " started_at) VALUES (1, 't', 1, 'Ada', 'b', '2026-01-01 10:00:00')"
+            )
+            for n, correct in enumerate((True, False, True)):
+                connection.exec_driver_sql(
+                    "INSERT INTO answers (attempt_id, question_id, choice_id, is_correct,"
+                    f" answered_at) VALUES (1, 'q{n}', 'a', {str(correct).lower()},"
+                    f" '2026-01-01 10:0{n + 1}:00')"
+                )
+        flask_migrate.upgrade()
+        with db.engine.connect() as connection:
+            answered, points, last = connection.exec_driver_sql(
+                "SELECT answered, points, last_answer_at FROM attempts"
+            ).one()
+    assert (answered, points) == (3, 2)
+    assert str(last).startswith("2026-01-01 10:03:00")

@@ -81,6 +81,10 @@ def check_nothing_lost(app, outcomes):
                 assert stored[question.id].choice_id == choice
                 assert stored[question.id].is_correct == grade(question, choice).correct
             assert outcome["score"] == sum(a.is_correct for a in attempt.answers)
+            assert (attempt.answered, attempt.points) == (
+                len(attempt.answers),
+                sum(a.is_correct for a in attempt.answers),
+            )
         assert db.session.scalar(db.select(db.func.count(Answer.id))) == 8 * len(outcomes)
 
 
