@@ -33,7 +33,6 @@ test: $(VENV)/.installed-test
 
 bench: $(VENV)/.installed-test
 	@command -v wrk >/dev/null || { echo "make bench needs wrk: sudo apt-get install wrk"; exit 1; }
-	$(BIN)/python bench/class_report.py
 	$(BIN)/python bench/run.py
 
 screenshots: $(VENV)/.installed-test

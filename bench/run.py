@@ -31,7 +31,7 @@ from app.auth import create_instructor  # noqa: E402
 from app.extensions import db  # noqa: E402
 from app.models import Answer, Attempt, Class  # noqa: E402
 
-from helpers import free_port  # noqa: E402
+from helpers import gunicorn  # noqa: E402
 
 STUDENTS, ATTEMPTS_EACH = 500, 25  # 500 x 25 attempts x 8 answers = 100,000 answers
 WORKERS = 2 * len(os.sched_getaffinity(0)) + 1
@@ -193,22 +193,9 @@ def main() -> None:
     started = time.perf_counter()
     seeded = seed(app)
     print(f"Seeded {seeded['answers']:,} answers in {time.perf_counter() - started:.0f} s")
-    port = free_port()
-    env = {**os.environ, "SECRET_KEY": SECRET, "DATABASE_URL": url, "PORT": str(port),
-           "WEB_CONCURRENCY": str(WORKERS), "LOG_LEVEL": "warning"}  # fmt: skip
-    log = open(folder / "gunicorn.log", "w")  # noqa: SIM115 - closed below; wrk's lines end here
-    server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "--access-logfile", "-"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(100):
-            try:
-                urllib.request.urlopen(f"{base}/livez", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.1)
+    # Its own access log stays in the server's log file, as in production.
+    with gunicorn(folder, workers=WORKERS, SECRET_KEY=SECRET, DATABASE_URL=url) as server:
+        base = server.url
         teacher = login_cookie(base)
         class_page = f"/teach/classes/{seeded['class_id']}"
         question_path, question_cookie = seeded["question"]
@@ -226,10 +213,6 @@ def main() -> None:
             rows.append((f"{kind}.csv, 1 client", wrk(base, f"{class_page}/{kind}.csv",
                          connections=1, threads=1, cookie=teacher), None))  # fmt: skip
         memory = worker_memory(server.pid)
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-        log.close()
     report(rows, baseline, memory, pg)
 
 

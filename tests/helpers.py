@@ -9,8 +9,8 @@ import time
 import urllib.parse
 import urllib.request
 from contextlib import contextmanager
+from dataclasses import dataclass
 
-import pytest
 from markupsafe import escape
 from sqlalchemy import event
 from sqlalchemy.pool import NullPool
@@ -145,9 +145,16 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+@dataclass(frozen=True)
+class Server:
+    url: str
+    pid: int
+    """gunicorn's master process; its workers are its children."""
+
+
 @contextmanager
 def gunicorn(tmp_path, workers=4, **env):
-    """A gunicorn server on a free port with the production config; yields its base URL."""
+    """A gunicorn server on a free port with the production config, until the block ends."""
     port = free_port()
     settings = {
         **os.environ,
@@ -174,10 +181,8 @@ def gunicorn(tmp_path, workers=4, **env):
             except OSError:
                 time.sleep(0.1)
         else:
-            pytest.fail(
-                f"gunicorn did not start: {(tmp_path / f'gunicorn-{port}.log').read_text()}"
-            )
-        yield base
+            raise RuntimeError(f"gunicorn did not start: {log_path.read_text()}")
+        yield Server(base, process.pid)
     finally:
         process.terminate()
         process.wait(timeout=30)

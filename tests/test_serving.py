@@ -91,8 +91,10 @@ def check_nothing_lost(app, outcomes):
 def test_two_hundred_students_at_once_lose_nothing(tmp_path):
     """200 students take the quiz concurrently against 4 workers: every answer is kept."""
     app = make_app(tmp_path)
-    with gunicorn(tmp_path) as base, ThreadPoolExecutor(max_workers=24) as pool:
-        outcomes = list(pool.map(lambda n: take_quiz([base], f"Student {n}"), range(STUDENTS)))
+    with gunicorn(tmp_path) as server, ThreadPoolExecutor(max_workers=24) as pool:
+        outcomes = list(
+            pool.map(lambda n: take_quiz([server.url], f"Student {n}"), range(STUDENTS))
+        )
     check_nothing_lost(app, outcomes)
 
 
@@ -103,6 +105,7 @@ def test_two_servers_share_one_database_and_one_redis(tmp_path, redis_url, quick
         create_instructor("teacher", "correct horse")
     shared = {"RATELIMIT_STORAGE_URI": redis_url}
     with gunicorn(tmp_path, workers=2, **shared) as a, gunicorn(tmp_path, workers=2, **shared) as b:
+        a, b = a.url, b.url
         outcomes = [take_quiz([a, b], f"Roaming {n}") for n in range(3)]
         check_nothing_lost(app, outcomes)
 

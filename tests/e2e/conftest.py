@@ -50,8 +50,8 @@ def server(tmp_path_factory):
     app = make_app(folder, SQLALCHEMY_DATABASE_URI=url, SQLALCHEMY_ENGINE_OPTIONS={})
     with app.app_context():
         create_instructor(*TEACHER)
-    with gunicorn(folder, workers=2, DATABASE_URL=url) as base:
-        yield base
+    with gunicorn(folder, workers=2, DATABASE_URL=url) as running:
+        yield running.url
 
 
 @pytest.fixture

@@ -53,7 +53,8 @@ def main() -> None:
     app = make_app(folder)
     seed(app)
     quiz = app.extensions["quizwright.bank"].quizzes[SLUG]
-    with gunicorn(folder, workers=2) as base, sync_playwright() as playwright:
+    with gunicorn(folder, workers=2) as server, sync_playwright() as playwright:
+        base = server.url
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         for size, viewport in (("desktop", DESKTOP), ("phone", PHONE)):
             page = browser.new_context(viewport=viewport, base_url=base).new_page()
