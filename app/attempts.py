@@ -4,8 +4,10 @@ import random
 from dataclasses import dataclass
 from datetime import timedelta
 
+from flask import abort
+from sqlalchemy import bindparam
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import joinedload, selectinload
+from sqlalchemy.orm import joinedload
 
 from .bank import Choice, Question, Quiz, current_bank, quiz_from_snapshot
 from .extensions import db
@@ -49,28 +51,39 @@ def start_attempt(
     return attempt
 
 
+# Built once: answering is the busiest write, and building its statements cost as much as
+# running them.
+_ADD_ANSWER = Answer.__table__.insert()
+_TALLY = (
+    Attempt.__table__.update()
+    .where(Attempt.__table__.c.id == bindparam("attempt"))
+    .values(
+        answered=Attempt.__table__.c.answered + 1,
+        points=Attempt.__table__.c.points + bindparam("point"),
+        last_answer_at=bindparam("moment"),
+    )
+)
+
+
 def record_answer(attempt: Attempt, feedback: Feedback) -> None:
     """Store and lock an answer; if the question was answered meanwhile, the first answer stands."""
     moment = now()
-    db.session.add(
-        Answer(
-            attempt=attempt,
-            question_id=feedback.question.id,
-            choice_id=feedback.chosen.id,
-            is_correct=feedback.correct,
-            answered_at=moment,
-        )
-    )
+    # Plain statements on the session's connection: the page redirects, so no ORM objects.
+    connection = db.session.connection()
     try:
-        db.session.flush()  # the unique constraint speaks here, before the tallies move
-        db.session.execute(
-            db.update(Attempt)
-            .where(Attempt.id == attempt.id)
-            .values(
-                answered=Attempt.answered + 1,
-                points=Attempt.points + int(feedback.correct),
-                last_answer_at=moment,
-            )
+        # The unique constraint speaks at the INSERT, before the tallies move.
+        connection.execute(
+            _ADD_ANSWER,
+            {
+                "attempt_id": attempt.id,
+                "question_id": feedback.question.id,
+                "choice_id": feedback.chosen.id,
+                "is_correct": feedback.correct,
+                "answered_at": moment,
+            },
+        )
+        connection.execute(
+            _TALLY, {"attempt": attempt.id, "point": int(feedback.correct), "moment": moment}
         )
         db.session.commit()
     except IntegrityError:
@@ -83,14 +96,20 @@ def record_answer(attempt: Attempt, feedback: Feedback) -> None:
             raise
 
 
+# One query, built once: every student page starts here.
+_BY_TOKEN = (
+    db.select(Attempt)
+    .where(Attempt.token == bindparam("token"))
+    .options(joinedload(Attempt.quiz_version), joinedload(Attempt.answers))
+)
+
+
 def attempt_or_404(token: str) -> Attempt:
     """The attempt with this token, its version and answers loaded, or a 404 page."""
-    return db.one_or_404(
-        db.select(Attempt)
-        .where(Attempt.token == token)
-        .options(joinedload(Attempt.quiz_version), selectinload(Attempt.answers)),
-        description="There is no attempt at this address. Check the link, or start the quiz again.",
-    )
+    attempt = db.session.scalars(_BY_TOKEN, {"token": token}).unique().one_or_none()
+    if attempt is None:
+        abort(404, description="There is no attempt at this address. Check the link.")
+    return attempt
 
 
 def quiz_of(attempt: Attempt) -> Quiz:

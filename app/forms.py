@@ -54,8 +54,9 @@ class StartForm(FlaskForm):
 
 
 class AnswerForm(FlaskForm):
+    """Validates an answer; quiz/question.html draws it by hand, for speed."""
+
     choice = RadioField(validate_choice=False)
-    submit = SubmitField("Check answer")
 
     def __init__(self, choices: list[Choice], **kwargs):
         super().__init__(**kwargs)
