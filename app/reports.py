@@ -1,10 +1,12 @@
 """Class reports: the database counts, stats.py does the arithmetic, nothing here renders."""
 
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cached_property
 
+from sqlalchemy import ColumnElement
 from sqlalchemy.orm import undefer
 
 from . import stats
@@ -20,11 +22,6 @@ COUNTING = {
     "all": "All attempts",
 }
 """Which completed attempts count for each student; first is Moodle's advice for statistics."""
-
-
-def student_key(name: str) -> str:
-    """Students have no accounts: within a class, a name is a student, whatever its case."""
-    return " ".join(name.split()).casefold()
 
 
 @dataclass(frozen=True)
@@ -63,6 +60,7 @@ class AttemptRow:
 @dataclass(frozen=True)
 class StudentRow:
     name: str
+    """The name as the student first typed it."""
     attempts: int
     shown: AttemptRow
     """The counted attempt, or the latest one while none is complete."""
@@ -108,77 +106,39 @@ class ItemRow:
         return found
 
 
-def counted(attempts: list[AttemptRow], counting: str) -> list[AttemptRow]:
-    """The completed attempts that count, by Moodle's grading methods; pure."""
-    complete = [attempt for attempt in attempts if attempt.complete]
-    if counting == "all":
-        return complete
-    by_student: dict[str, list[AttemptRow]] = {}
-    for attempt in complete:
-        by_student.setdefault(student_key(attempt.student), []).append(attempt)
-    pick = {
-        "first": lambda rows: min(rows, key=lambda a: a.started_at),
-        "latest": lambda rows: max(rows, key=lambda a: a.started_at),
-        # The best share of the questions; of equal scores, the earlier attempt.
-        "best": lambda rows: max(rows, key=lambda a: (a.points / a.out_of, -a.number)),
-    }[counting]
-    return sorted((pick(rows) for rows in by_student.values()), key=lambda a: a.started_at)
-
-
 @dataclass
 class ClassReport:
-    """A class's attempts at one quiz; the statistics are worked out only if a page asks."""
+    """A class's students at one quiz; the statistics are worked out only if a page asks."""
 
     quiz: Quiz
     counting: str
-    attempts: list[AttemptRow]
+    students: list[StudentRow]
+    """A row per student (per counted attempt when all count), unfinished ones too."""
+    student_count: int
+    started: int
+    completed: int
+    scope: ColumnElement[bool]
+    """Which attempts are the class's, for reading their answers."""
 
     @cached_property
     def counted(self) -> list[AttemptRow]:
-        return counted(self.attempts, self.counting)
-
-    @cached_property
-    def _by_student(self) -> dict[str, list[AttemptRow]]:
-        """Each student's attempts, oldest first, keyed by the normalised name."""
-        found: dict[str, list[AttemptRow]] = {}
-        for attempt in self.attempts:
-            found.setdefault(student_key(attempt.student), []).append(attempt)
-        return found
-
-    @property
-    def student_count(self) -> int:
-        return len(self._by_student)
-
-    @property
-    def completed(self) -> int:
-        return sum(attempt.complete for attempt in self.attempts)
-
-    @cached_property
-    def students(self) -> list[StudentRow]:
-        """A row per student (per counted attempt when all count); unfinished ones too."""
-        counted_by_student: dict[str, list[AttemptRow]] = {}
-        for attempt in self.counted:
-            counted_by_student.setdefault(student_key(attempt.student), []).append(attempt)
-        rows = []
-        for key, attempts in self._by_student.items():
-            # A student with no completed attempt yet is listed with their latest one.
-            for shown in counted_by_student.get(key, attempts[-1:]):
-                rows.append(StudentRow(attempts[0].student, len(attempts), shown))
-        return sorted(rows, key=lambda row: (student_key(row.name), row.shown.number))
+        """The completed attempts that count, oldest first."""
+        shown = [row.shown for row in self.students if row.shown.complete]
+        return sorted(shown, key=lambda attempt: (attempt.started_at, attempt.id))
 
     @cached_property
     def gradebook(self) -> list[GradebookRow]:
         """A row per student: the counted attempt's score, or the mean when all count."""
-        rows: dict[str, list[AttemptRow]] = {}
+        rows: dict[str, list[StudentRow]] = {}
         for row in self.students:
-            rows.setdefault(row.name, []).append(row.shown)
+            rows.setdefault(row.name, []).append(row)
+        top = len(self.quiz.questions)
         found = []
-        for name, shown in rows.items():
-            complete = [attempt for attempt in shown if attempt.complete]
+        for name, mine in rows.items():
+            complete = [row.shown for row in mine if row.shown.complete]
             share = sum(a.points / a.out_of for a in complete) / len(complete) if complete else None
-            top = len(self.quiz.questions)
-            attempts = len(self._by_student[student_key(name)])
-            found.append(GradebookRow(name, attempts, None if share is None else share * top, top))
+            score = None if share is None else share * top
+            found.append(GradebookRow(name, mine[0].attempts, score, top))
         return found
 
     @cached_property
@@ -187,7 +147,14 @@ class ClassReport:
         columns = {question.id: j for j, question in enumerate(questions)}
         rows = {attempt.id: [None] * len(questions) for attempt in self.counted}
         counts: dict[str, Counter] = {question.id: Counter() for question in questions}
-        for attempt_id, question_id, choice_id, is_correct, _ in answers_of(self.counted):
+        answers = db.select(
+            Answer.attempt_id, Answer.question_id, Answer.choice_id, Answer.is_correct
+        )
+        if self.counting == "all":  # most of the class's answers: read them all, skip the rest
+            answers = answers.join(Attempt).where(self.scope)
+        else:
+            answers = answers.where(Answer.attempt_id.in_(rows))
+        for attempt_id, question_id, choice_id, is_correct in _rows(answers):
             if attempt_id in rows and question_id in columns:
                 rows[attempt_id][columns[question_id]] = int(is_correct)
                 counts[question_id][choice_id] += 1
@@ -224,57 +191,123 @@ class ClassReport:
         ]
 
 
-def class_report(quiz: Quiz, class_id: int | None, counting: str = "first") -> ClassReport:
-    """Everything the class page and exports show, in a fixed few queries whatever the size."""
-    versions = {
+def _rows(statement, **options):
+    """Plain rows on the session's connection: the ORM's per-row bookkeeping is wasted on them."""
+    return db.session.connection().execute(statement, execution_options=options)
+
+
+def _versions(quiz: Quiz) -> dict[int, Quiz]:
+    """Every stored version of this quiz, by id: attempts may have begun any of them."""
+    return {
         v.id: quiz if v.digest == quiz.version else quiz_from_snapshot(v.snapshot)
         for v in db.session.scalars(
             db.select(QuizVersion).filter_by(slug=quiz.slug).options(undefer(QuizVersion.snapshot))
         )
     }
-    in_scope = Attempt.quiz_version_id.in_(versions) & (
+
+
+def _in_scope(versions: dict[int, Quiz], class_id: int | None):
+    """The attempts of a class (or of no class) at any version of the quiz."""
+    return Attempt.quiz_version_id.in_(versions) & (
         Attempt.class_id.is_(None) if class_id is None else Attempt.class_id == class_id
     )
-    rows = db.session.execute(
+
+
+def _pick(complete: list[tuple], counting: str) -> list[tuple]:
+    """A student's counted attempts among their completed ones, by Moodle's grading methods."""
+    if counting == "all":
+        return complete
+    if counting == "first":
+        return complete[:1]
+    if counting == "latest":
+        return complete[-1:]
+    # Best: the highest share of the questions; max keeps the earliest of equals.
+    return [max(complete, key=lambda outline: outline[2])]
+
+
+def class_report(quiz: Quiz, class_id: int | None, counting: str = "first") -> ClassReport:
+    """Everything the class page and exports show, in a fixed few queries whatever the size.
+
+    Every attempt is read as a few small columns to pick the counted ones; only those are read
+    in full (SQLite's window functions were slower at this than Python).
+    """
+    versions = _versions(quiz)
+    out_of = {id_: len(version.questions) for id_, version in versions.items()}
+    in_scope = _in_scope(versions, class_id)
+    names: dict[str, str] = {}
+    numbers: dict[int, int] = {}
+    outlines: dict[str, list[tuple]] = {}  # student -> (id, complete?, share), oldest first
+    for id_, key, name, version, answered, points in _rows(
         db.select(
-            Attempt.id,
-            Attempt.token,
-            Attempt.student_name,
-            Attempt.started_at,
-            Attempt.quiz_version_id,
-            Attempt.answered,
-            Attempt.points,
-            Attempt.last_answer_at,
+            Attempt.id, Attempt.student_key, Attempt.student_name, Attempt.quiz_version_id,
+            Attempt.answered, Attempt.points,
         )
         .where(in_scope)
         .order_by(Attempt.started_at, Attempt.id)
-    ).all()
-    numbers: Counter[str] = Counter()
-    attempts = []
-    for id_, token, student, started, version_id, answered, points, last in rows:
-        numbers[student_key(student)] += 1
-        attempts.append(
-            AttemptRow(
-                id_, token, student, started, last, answered, points, versions[version_id],
-                numbers[student_key(student)],
+    ):  # fmt: skip
+        names.setdefault(key, name)
+        mine = outlines.setdefault(key, [])
+        mine.append((id_, answered >= out_of[version], points / out_of[version]))
+        numbers[id_] = len(mine)
+    shown: dict[int, str] = {}  # attempt id -> its student's key
+    for key, mine in outlines.items():
+        complete = [outline for outline in mine if outline[1]]
+        # A student with no completed attempt yet is listed with their latest one.
+        for id_, _, _ in _pick(complete, counting) if complete else mine[-1:]:
+            shown[id_] = key
+    full = db.select(
+        Attempt.id, Attempt.token, Attempt.started_at, Attempt.last_answer_at,
+        Attempt.answered, Attempt.points, Attempt.quiz_version_id,
+    )  # fmt: skip
+    # Counting all may show thousands of attempts: too many to name one by one.
+    full = full.where(in_scope) if counting == "all" else full.where(Attempt.id.in_(shown))
+    students = []
+    for id_, token, started, last, answered, points, version in _rows(full):
+        if id_ in shown:
+            key = shown[id_]
+            attempt = AttemptRow(
+                id_, token, names[key], started, last, answered, points, versions[version],
+                numbers[id_],
+            )  # fmt: skip
+            students.append((key, StudentRow(names[key], len(outlines[key]), attempt)))
+    students.sort(key=lambda pair: (pair[0], pair[1].shown.number))
+    return ClassReport(
+        quiz, counting, [row for _, row in students], len(outlines), len(numbers),
+        sum(outline[1] for mine in outlines.values() for outline in mine), in_scope,
+    )  # fmt: skip
+
+
+def responses(quiz: Quiz, class_id: int | None) -> tuple[dict[int, Quiz], Iterator[tuple]]:
+    """Every answer of the class, oldest attempt first, streamed rather than held in memory.
+
+    Each row: student, attempt number, version id, question, choice, correct?, answered at.
+    The query runs when the rows are first read: a streamed download reads them after its
+    view has returned and the view's database session has closed.
+    """
+    versions = _versions(quiz)
+
+    def numbered():
+        if not versions:
+            return
+        rows = _rows(
+            db.select(
+                Attempt.id, Attempt.student_key, Attempt.student_name, Attempt.quiz_version_id,
+                Answer.question_id, Answer.choice_id, Answer.is_correct, Answer.answered_at,
             )
+            # Attempts without answers still take their number, as on the class page.
+            .outerjoin(Answer)
+            .where(_in_scope(versions, class_id))
+            .order_by(Attempt.started_at, Attempt.id, Answer.answered_at),
+            yield_per=1000,
         )  # fmt: skip
-    return ClassReport(quiz, counting, attempts)
+        numbers: Counter[str] = Counter()
+        previous = None
+        with rows:  # a server-side cursor on PostgreSQL: closed even if the download stops
+            for attempt_id, key, name, version, question, choice, correct, answered_at in rows:
+                if attempt_id != previous:
+                    numbers[key] += 1
+                    previous = attempt_id
+                if question is not None:
+                    yield name, numbers[key], version, question, choice, correct, answered_at
 
-
-def answers_of(attempts: list[AttemptRow]) -> list:
-    """The answers of these attempts, oldest attempt first, in one query."""
-    if not attempts:
-        return []
-    return db.session.execute(
-        db.select(
-            Answer.attempt_id,
-            Answer.question_id,
-            Answer.choice_id,
-            Answer.is_correct,
-            Answer.answered_at,
-        )
-        .join(Attempt)
-        .where(Answer.attempt_id.in_([attempt.id for attempt in attempts]))
-        .order_by(Attempt.started_at, Attempt.id, Answer.answered_at)
-    ).all()
+    return versions, numbered()

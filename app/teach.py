@@ -1,26 +1,37 @@
 """The instructor pages: classes, the class results page, attempt reviews and CSV exports."""
 
 import csv
+import functools
 import io
 import re
 import secrets
 from urllib.parse import quote
 
 import segno
-from flask import Blueprint, Response, abort, redirect, render_template, request, url_for
+from flask import (
+    Blueprint,
+    Response,
+    abort,
+    redirect,
+    render_template,
+    request,
+    stream_with_context,
+    url_for,
+)
 from flask_login import current_user, login_required
 from markupsafe import Markup
 from sqlalchemy import func
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import joinedload
 
+from . import reports
 from .attempts import attempt_or_404, progress, quiz_of, shown_choices
 from .auth import class_or_404, require_admin
-from .bank import current_bank
+from .bank import Quiz, current_bank
 from .extensions import db
 from .forms import ClassForm, ReportForm
 from .models import Attempt, Class
-from .reports import COUNTING, ClassReport, answers_of, class_report
+from .reports import COUNTING, ClassReport, class_report
 from .stats import FEW_ATTEMPTS
 
 bp = Blueprint("teach", __name__, url_prefix="/teach")
@@ -44,12 +55,17 @@ def _scope(class_id: int | None) -> Class | None:
     return class_or_404(class_id)
 
 
-def _report(class_id: int | None) -> tuple[Class | None, ReportForm, ClassReport]:
+def _selection(class_id: int | None) -> tuple[Class | None, ReportForm, Quiz]:
+    """The class, and the quiz and counting method its page or export was asked for."""
     scope = _scope(class_id)
     form = ReportForm()
     if not form.validate():
         abort(400, description="Choose a quiz and which attempts count from the lists.")
-    quiz = current_bank().quizzes[form.quiz.data]
+    return scope, form, current_bank().quizzes[form.quiz.data]
+
+
+def _report(class_id: int | None) -> tuple[Class | None, ReportForm, ClassReport]:
+    scope, form, quiz = _selection(class_id)
     return scope, form, class_report(quiz, class_id, form.count.data)
 
 
@@ -121,8 +137,13 @@ def join_screen(class_id):
 def _join(scope: Class) -> tuple[str, Markup]:
     """The class's join link and an inline SVG QR code of it."""
     join_url = url_for("quiz.join", code=scope.join_code, _external=True)
-    svg = segno.make(join_url, error="m").svg_inline(scale=6, light="#ffffff", omitsize=True)
-    return join_url, Markup(svg)
+    return join_url, _qr(join_url)
+
+
+@functools.lru_cache(maxsize=256)
+def _qr(text: str) -> Markup:
+    """An inline SVG QR code; drawn once per link, as the class page reloads every 30 s."""
+    return Markup(segno.make(text, error="m").svg_inline(scale=6, light="#ffffff", omitsize=True))
 
 
 @bp.post("/classes/<int:class_id>/close", defaults={"is_open": False})
@@ -162,19 +183,29 @@ def _utc(moment) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ") if moment else ""
 
 
-def _csv(scope: Class | None, report: ClassReport, kind: str, header: list, rows) -> Response:
-    """A UTF-8 CSV download; numbers stay numbers, text that looks like a formula is defused."""
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(header)
-    writer.writerows([_cell(value) for value in row] for row in rows)
+def _csv(scope: Class | None, quiz: Quiz, kind: str, header: list, rows) -> Response:
+    """A UTF-8 CSV download, streamed; numbers stay numbers, formula-like text is defused."""
+
+    def chunks():
+        out = io.StringIO()
+        # The byte-order mark makes Excel read UTF-8 names correctly; other tools skip it.
+        out.write("\ufeff")
+        writer = csv.writer(out)
+        writer.writerow(header)
+        for row in rows:
+            writer.writerow([_cell(value) for value in row])
+            if out.tell() > 64_000:
+                yield out.getvalue()
+                out.seek(0)
+                out.truncate()
+        yield out.getvalue()
+
     # No folders, control characters or leading dots can come from a class name.
     name = re.sub(r'[\\/:*?"<>|\x00-\x1f\x7f]+', "-", scope.name if scope else "no class")
-    filename = f"{name.strip(' .-') or 'class'}-{report.quiz.slug}-{kind}.csv"
+    filename = f"{name.strip(' .-') or 'class'}-{quiz.slug}-{kind}.csv"
     ascii_name = re.sub(r"[^A-Za-z0-9.]+", "-", filename).strip("-")
     return Response(
-        # The byte-order mark makes Excel read UTF-8 names correctly; other tools skip it.
-        "\ufeff" + out.getvalue(),
+        stream_with_context(chunks()),
         mimetype="text/csv",
         headers={
             "Content-Disposition": f'attachment; filename="{ascii_name}"; '
@@ -201,40 +232,32 @@ def gradebook(class_id):
         for row in report.gradebook
     ]
     header = ["student", "attempts", "score", "max_score", "percent"]
-    return _csv(scope, report, "gradebook", header, rows)
+    return _csv(scope, report.quiz, "gradebook", header, rows)
 
 
 @bp.get("/no-class/responses.csv", defaults={"class_id": None})
 @bp.get("/classes/<int:class_id>/responses.csv")
 def responses(class_id):
     """One row per answer, every attempt, with the question and choice as the student saw them."""
-    scope, _, report = _report(class_id)
-    attempts = {attempt.id: attempt for attempt in report.attempts}
-    versions = {attempt.quiz.version: attempt.quiz for attempt in report.attempts}
+    scope, _, quiz = _selection(class_id)
+    versions, answers = reports.responses(quiz, class_id)
     prompts = {(v, q.id): q.prompt for v, quiz in versions.items() for q in quiz.questions}
     texts = {
         (v, q.id, c.id): c.text for v, quiz in versions.items() for q in quiz.questions
         for c in q.choices
     }  # fmt: skip
     class_name = scope.name if scope else "No class"
-    rows = []
-    for attempt_id, question_id, choice_id, is_correct, answered_at in answers_of(report.attempts):
-        attempt = attempts[attempt_id]
-        version = attempt.quiz.version
-        rows.append([
-            attempt.student,
-            class_name,
-            attempt.number,
-            question_id,
-            prompts[version, question_id],
-            choice_id,
-            texts[version, question_id, choice_id],
-            "true" if is_correct else "false",
+    rows = (
+        [
+            student, class_name, number, question_id, prompts[version, question_id], choice_id,
+            texts[version, question_id, choice_id], "true" if is_correct else "false",
             _utc(answered_at),
-        ])  # fmt: skip
+        ]
+        for student, number, version, question_id, choice_id, is_correct, answered_at in answers
+    )  # fmt: skip
     header = ["student", "class", "attempt", "question", "question_text", "choice",
               "choice_text", "correct", "answered_at"]  # fmt: skip
-    return _csv(scope, report, "responses", header, rows)
+    return _csv(scope, quiz, "responses", header, rows)
 
 
 @bp.get("/no-class/items.csv", defaults={"class_id": None})
@@ -259,4 +282,4 @@ def item_statistics(class_id):
         for choice in item.question.choices:
             row += [choice.id, item.counts[choice.id]]
         rows.append(row)
-    return _csv(scope, report, "items", header, rows)
+    return _csv(scope, report.quiz, "items", header, rows)

@@ -29,8 +29,8 @@ def test_migrations_downgrade_to_empty(tmp_path):
         assert inspect(db.engine).get_table_names() == ["alembic_version"]
 
 
-def test_upgrade_fills_in_tallies_of_existing_attempts(tmp_path):
-    """Attempts answered before revision 0003 get their answered count, points and time."""
+def test_upgrade_fills_in_what_reports_read_of_existing_attempts(tmp_path):
+    """Old attempts get their tallies (revision 0003) and their student's key (0004)."""
     app = create_app({"SECRET_KEY": "test", **database(tmp_path)})
     with app.app_context():
         flask_migrate.upgrade(revision="d86e449ffcf1")
@@ -41,7 +41,7 @@ def test_upgrade_fills_in_tallies_of_existing_attempts(tmp_path):
             )
             connection.exec_driver_sql(
                 "INSERT INTO attempts (id, token, quiz_version_id, student_name, browser,"
-                " started_at) VALUES (1, 't', 1, 'Ada', 'b', '2026-01-01 10:00:00')"
+                " started_at) VALUES (1, 't', 1, 'Ada Straße', 'b', '2026-01-01 10:00:00')"
             )
             for n, correct in enumerate((True, False, True)):
                 connection.exec_driver_sql(
@@ -51,8 +51,8 @@ def test_upgrade_fills_in_tallies_of_existing_attempts(tmp_path):
                 )
         flask_migrate.upgrade()
         with db.engine.connect() as connection:
-            answered, points, last = connection.exec_driver_sql(
-                "SELECT answered, points, last_answer_at FROM attempts"
+            answered, points, last, key = connection.exec_driver_sql(
+                "SELECT answered, points, last_answer_at, student_key FROM attempts"
             ).one()
-    assert (answered, points) == (3, 2)
+    assert (answered, points, key) == (3, 2, "ada strasse")
     assert str(last).startswith("2026-01-01 10:03:00")

@@ -257,6 +257,18 @@ def test_students_are_names_whatever_the_case(app, teacher):
     ]
 
 
+def test_attempt_numbers_agree_between_page_and_responses(app, teacher):
+    """An attempt left without answers still counts: the retake is attempt 2 everywhere."""
+    class_id, code = create_class(teacher)
+    student = Student(app.test_client())
+    student.start(name="Ada", class_code=code)
+    retake(app, student, right={1})
+    page = text(teacher.get(f"/teach/classes/{class_id}"))
+    assert ">Attempt 2<" in page and "<dt>Attempts started</dt><dd>2</dd>" in page
+    answers = rows(teacher.get(f"/teach/classes/{class_id}/responses.csv"))
+    assert len(answers) == 8 and {row["attempt"] for row in answers} == {"2"}
+
+
 def test_unknown_counting_method_is_a_clear_400(teacher):
     """A tampered selector gets a message, not a crash."""
     class_id, _ = create_class(teacher)
