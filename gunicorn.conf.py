@@ -1,5 +1,6 @@
 """gunicorn settings for Quizwright from the environment: `gunicorn -c gunicorn.conf.py`."""
 
+import gc
 import os
 
 wsgi_app = "wsgi:app"
@@ -18,3 +19,10 @@ loglevel = os.environ.get("LOG_LEVEL", "info").lower()
 control_socket_disable = True
 # Each worker builds its own app and database pool after the fork, so no connection is shared.
 preload_app = False
+
+
+def post_worker_init(worker):
+    """Freeze what the worker has loaded: the app lives as long as the worker, so the garbage
+    collector need not walk it again on every collection (a tenth of the class page's time)."""
+    gc.collect()  # first free what loading left behind: frozen garbage would stay for good
+    gc.freeze()

@@ -2,6 +2,7 @@
 
 import functools
 import os
+from collections import Counter
 
 import pytest
 import redis
@@ -13,6 +14,22 @@ from app.config import database_url_from
 from app.extensions import db
 
 from helpers import POSTGRES_URL, SCHEMA, SLUG, Student, make_app
+
+TALLY: Counter[str] = Counter()
+"""What the robustness suites tried (requests fuzzed, payloads, faults) and what they lost."""
+
+
+@pytest.fixture
+def tally() -> Counter[str]:
+    """Count what a robustness test tried, for the summary at the end of the run."""
+    return TALLY
+
+
+def pytest_terminal_summary(terminalreporter):
+    if TALLY:
+        terminalreporter.section("robustness: what was tried, and what was lost")
+        for name, count in sorted(TALLY.items()):
+            terminalreporter.write_line(f"{name}: {count:,}")
 
 
 @pytest.fixture(scope="session")
