@@ -6,7 +6,7 @@ import sqlalchemy
 from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from . import auth, errors, formatting, health, quiz, teach
+from . import auth, errors, formatting, guards, health, quiz, teach
 from .bank import load_bank
 from .cli import backup_command, create_instructor_command, quiz_cli
 from .config import (
@@ -75,6 +75,7 @@ def create_app(config: dict | None = None, *, migrations: bool = True) -> Flask:
 
     # A bad bank raises BankError here: the app refuses to start before serving anyone.
     app.extensions["quizwright.bank"] = load_bank(app.config["QUESTIONS_PATH"])
+    guards.init_app(app)
     app.register_blueprint(quiz.bp)
     app.register_blueprint(auth.bp)
     app.register_blueprint(teach.bp)

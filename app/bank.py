@@ -190,12 +190,13 @@ def _document_order(error) -> list:
     return [(type(key).__name__, key) for key in error.path]
 
 
-def _where(path: list, data) -> tuple[str, str]:
+def _where(path: list, data) -> tuple[str, str | None]:
     """Name the quiz and question a JSON path points into, and the field within."""
     place, node, rest = [], data, list(path)
     for kind, key in (("quiz", "slug"), ("question", "id")):
         container = "quizzes" if kind == "quiz" else "questions"
-        if len(rest) < 2 or rest[0] != container or not isinstance(node, dict):
+        # Only a list holds numbered quizzes or questions; a mistyped one is reported as a field.
+        if len(rest) < 2 or rest[0] != container or not isinstance(rest[1], int):
             break
         index = rest[1]
         node = node[container][index]
@@ -204,12 +205,13 @@ def _where(path: list, data) -> tuple[str, str]:
         place.append(f'{kind} "{label}"' if named else f"{kind} #{index + 1}")
         rest = rest[2:]
     field = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in rest)
-    return ", ".join(place), field.lstrip(".")
+    # None when the path ends at a quiz or question; "" names a key that is empty.
+    return ", ".join(place), field.removeprefix(".") if rest else None
 
 
 def _locate(path: list, data, message: str) -> str:
     place, field = _where(path, data)
-    parts = [part for part in (place, f'field "{field}"' if field else "") if part]
+    parts = [part for part in (place, f'field "{field}"' if field is not None else "") if part]
     return f"{', '.join(parts)}: {message}" if parts else message
 
 
@@ -275,7 +277,9 @@ def _duplicates(data) -> list[str]:
         seen = set()
         for index, item in enumerate(items):
             value = item.get(key) if isinstance(item, dict) else None
-            if isinstance(value, str) and value in seen:
+            if not isinstance(value, str):
+                continue  # missing or not text: the schema reports it, and a list is unhashable
+            if value in seen:
                 yield _locate([*path, index, key], data, f'"{value}" is used by another {kind}')
             seen.add(value)
 
