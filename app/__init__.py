@@ -1,5 +1,6 @@
 """Quizwright: a self-hosted quiz app that explains every answer."""
 
+import sqlite3
 from pathlib import Path
 
 import sqlalchemy
@@ -72,6 +73,7 @@ def create_app(config: dict | None = None, *, migrations: bool = True) -> Flask:
     with app.app_context():
         if db.engine.dialect.name == "sqlite":
             sqlalchemy.event.listen(db.engine, "connect", _tune_sqlite)
+            sqlalchemy.event.listen(db.engine, "handle_error", _drop_read_only_connection)
 
     # A bad bank raises BankError here: the app refuses to start before serving anyone.
     app.extensions["quizwright.bank"] = load_bank(app.config["QUESTIONS_PATH"])
@@ -86,6 +88,21 @@ def create_app(config: dict | None = None, *, migrations: bool = True) -> Flask:
     errors.init_app(app)
     formatting.init_app(app)
     return app
+
+
+def _drop_read_only_connection(context):
+    """SQLite opens a file it cannot write read-only, and the connection stays so after the
+    disk or file is writable again: treat "readonly database" like a lost connection, so the
+    pool replaces it and writing resumes without a restart."""
+    error = context.original_exception
+    if getattr(error, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_READONLY:
+        context.is_disconnect = True
+        # SQLAlchemy leaves a lost connection's cursor open, and SQLite defers closing a
+        # connection with an open statement: its read-only -shm mapping, which every new
+        # connection in this process shares, would outlive it until garbage collection.
+        cursor = getattr(context.execution_context, "cursor", None)
+        if cursor is not None:
+            cursor.close()
 
 
 def _tune_sqlite(connection, _record):
