@@ -5,6 +5,7 @@ import functools
 import io
 import re
 import secrets
+import unicodedata
 from urllib.parse import quote
 
 import segno
@@ -200,10 +201,16 @@ def _csv(scope: Class | None, quiz: Quiz, kind: str, header: list, rows) -> Resp
                 out.truncate()
         yield out.getvalue()
 
-    # No folders, control characters or leading dots can come from a class name.
-    name = re.sub(r'[\\/:*?"<>|\x00-\x1f\x7f]+', "-", scope.name if scope else "no class")
+    # No folders, control characters or leading dots can come from a class name, nor the
+    # invisible characters (bidi overrides, zero-width, line separators) that disguise a name:
+    # those become NUL first, and every control character then becomes "-".
+    name = "".join(
+        "\x00" if unicodedata.category(char) in ("Cf", "Zl", "Zp") else char
+        for char in (scope.name if scope else "no class")
+    )
+    name = re.sub(r'[\\/:*?"<>|\x00-\x1f\x7f-\x9f]+', "-", name)
     filename = f"{name.strip(' .-') or 'class'}-{quiz.slug}-{kind}.csv"
-    ascii_name = re.sub(r"[^A-Za-z0-9.]+", "-", filename).strip("-")
+    ascii_name = re.sub(r"[^A-Za-z0-9.]+", "-", filename).strip("-.")
     return Response(
         stream_with_context(chunks()),
         mimetype="text/csv",
