@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 FLASK := $(BIN)/flask --app wsgi
 
-.PHONY: run install instructor backup test lint bench screenshots clean
+.PHONY: run install instructor backup test lint bench evidence screenshots clean
 
 # On a laptop the secret key lives in instance/secret_key, made on first use; a server sets it.
 run instructor backup: export SECRET_KEY ?= $(shell $(PYTHON) app/config.py)
@@ -35,6 +35,10 @@ bench: $(VENV)/.installed-test
 	@command -v wrk >/dev/null || { echo "make bench needs wrk: sudo apt-get install wrk"; exit 1; }
 	$(BIN)/python bench/run.py
 
+# Measures gradient checkpointing with PyTorch (a few minutes) and rewrites evidence/*.json.
+evidence: $(VENV)/.installed-evidence
+	$(BIN)/python evidence/checkpointing.py
+
 screenshots: $(VENV)/.installed-test
 	$(BIN)/python tests/e2e/screenshots.py
 
@@ -55,6 +59,11 @@ $(VENV)/.installed-run: pyproject.toml | $(BIN)/python
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+$(VENV)/.installed-evidence: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[evidence]'
 	touch $@
 
 clean:
