@@ -7,7 +7,7 @@ import sqlalchemy
 from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from . import auth, errors, formatting, guards, health, quiz, teach
+from . import auth, errors, evidence, formatting, guards, health, quiz, teach
 from .bank import load_bank
 from .cli import backup_command, create_instructor_command, quiz_cli
 from .config import (
@@ -17,6 +17,7 @@ from .config import (
     from_environment,
     instance_secret,
 )
+from .evidence import current_evidence, evidence_for
 from .extensions import csrf, db, limiter, login_manager, talisman
 
 
@@ -77,11 +78,15 @@ def create_app(config: dict | None = None, *, migrations: bool = True) -> Flask:
 
     # A bad bank raises BankError here: the app refuses to start before serving anyone.
     app.extensions["quizwright.bank"] = load_bank(app.config["QUESTIONS_PATH"])
+    # Likewise a measurement a question shows: EvidenceError, before serving anyone.
+    app.extensions["quizwright.evidence"] = evidence_for(app.extensions["quizwright.bank"])
+    app.jinja_env.globals["measurements"] = current_evidence
     guards.init_app(app)
     app.register_blueprint(quiz.bp)
     app.register_blueprint(auth.bp)
     app.register_blueprint(teach.bp)
     app.register_blueprint(health.bp)
+    app.register_blueprint(evidence.bp)
     app.cli.add_command(quiz_cli)
     app.cli.add_command(create_instructor_command)
     app.cli.add_command(backup_command)

@@ -56,6 +56,8 @@ class Question:
     choices: tuple[Choice, ...]
     explanation: str
     references: tuple[Reference, ...]
+    evidence: str | None = None
+    """The name of a measurement whose numbers the feedback shows (app/evidence.py)."""
 
     @property
     def right_choice(self) -> Choice:
@@ -158,6 +160,7 @@ def build_quiz(data: dict) -> Quiz:
                 choices=tuple(Choice(**choice) for choice in question["choices"]),
                 explanation=question["explanation"],
                 references=tuple(Reference(**ref) for ref in question["references"]),
+                evidence=question.get("evidence"),
             )
             for question in data["questions"]
         ),

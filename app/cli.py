@@ -11,6 +11,7 @@ from .attempts import record_version
 from .auth import check_password, create_instructor, normal_username
 from .bank import BankError, current_bank, load_bank, plural
 from .config import questions_path
+from .evidence import EvidenceError, evidence_for
 from .extensions import db
 from .models import Attempt
 
@@ -21,17 +22,21 @@ quiz_cli = AppGroup("quiz", help="Check and load the question bank.")
 @quiz_cli.command("check", with_appcontext=False)
 @click.argument("path", required=False, type=click.Path(dir_okay=False))
 def check(path):
-    """Validate a question bank (default: the configured one); exit 1 listing every error."""
+    """Validate a question bank (default: the configured one) and the measurements it names;
+    exit 1 listing every error."""
     path = path or questions_path()
     try:
         bank = load_bank(path)
-    except BankError as error:
+        measured = evidence_for(bank)
+    except (BankError, EvidenceError) as error:
         for problem in error.errors:
             click.echo(problem, err=True)
         raise click.exceptions.Exit(1) from None
     quizzes = plural(len(bank.quizzes), "quiz", "quizzes")
     questions = sum(len(quiz.questions) for quiz in bank.quizzes.values())
     click.echo(f"{path}: OK, {quizzes}, {plural(questions, 'question', 'questions')}")
+    for name, evidence in measured.items():
+        click.echo(f"evidence/{name}.json: OK, {len(evidence.runs)} runs, {evidence.measured_on}")
 
 
 @quiz_cli.command("load")

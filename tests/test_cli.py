@@ -41,8 +41,9 @@ def bad_bank(tmp_path) -> tuple[Path, list[str]]:
 
 def assert_real_bank_ok(result):
     assert result.exit_code == 0, result.output
-    assert result.stdout.startswith(f"{REAL_PATH}: OK, 1 quiz")
-    assert result.stdout.endswith(", 8 questions\n")
+    bank, evidence = result.stdout.splitlines()
+    assert bank == f"{REAL_PATH}: OK, 1 quiz, 8 questions"
+    assert evidence.startswith("evidence/checkpointing.json: OK, 20 runs")
     assert result.stderr == ""
 
 

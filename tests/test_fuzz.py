@@ -309,6 +309,7 @@ def build_world(tmp_path, csrf: bool, tally) -> World:
             "number": [str(n) for n in range(1, len(quiz.questions) + 1)],
             "class_id": class_ids,
             "filename": ["quizwright.css"],
+            "name": ["checkpointing"],  # a measurement's page, script and numbers
         },
         values=[
             SLUG,

@@ -62,6 +62,8 @@ def test_every_page_is_accessible_local_and_light(browse, quiz, server, scheme):
     question_url = student.url
     student.goto(question_url.split("/questions/")[0] + "/results")
     inspect.check(student, "results")
+    student.get_by_role("link", name="What we measured").first.click()
+    inspect.check(student, "measurements")
 
     stranger = inspect.watch(browse(color_scheme=scheme))
     stranger.goto(question_url)
@@ -96,5 +98,5 @@ def test_every_page_is_accessible_local_and_light(browse, quiz, server, scheme):
     teacher.get_by_role("link", name="Attempt 1").click()
     inspect.check(teacher, "attempt review")
 
-    assert len(inspect.checked) == 15
+    assert len(inspect.checked) == 16
     assert inspect.problems == [], "\n".join(inspect.problems)
