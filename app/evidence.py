@@ -14,7 +14,7 @@ from pathlib import Path
 from flask import Blueprint, Response, abort, current_app, render_template
 from jsonschema import Draft202012Validator
 
-from .bank import Bank
+from .bank import Bank, BankError
 from .config import PROJECT_ROOT
 
 FOLDER = PROJECT_ROOT / "evidence"
@@ -24,12 +24,8 @@ STRATEGIES = ("none", "every block", "sqrt(N) segments", "selective")
 bp = Blueprint("evidence", __name__)
 
 
-class EvidenceError(Exception):
-    """A measurement file that cannot be shown; `errors` holds every problem, each located."""
-
-    def __init__(self, errors: list[str]):
-        super().__init__("\n".join(errors))
-        self.errors = errors
+class EvidenceError(BankError):
+    """A measurement the bank names that cannot be shown; `errors` locates every problem."""
 
 
 @dataclass(frozen=True)
