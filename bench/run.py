@@ -37,7 +37,7 @@ from helpers import gunicorn  # noqa: E402
 STUDENTS, ATTEMPTS_EACH = 500, 25  # 500 x 25 attempts x 8 answers = 100,000 answers
 WORKERS = 2 * len(os.sched_getaffinity(0)) + 1
 CONNECTIONS = 4 * WORKERS
-SECONDS = int(os.environ.get("BENCH_SECONDS", 8))
+SECONDS = 8
 AGENT = "quizwright-bench"
 SECRET = "benchmark secret"
 TARGETS = {"answer": 0.35, "question": 0.5, "results": 0.4}
