@@ -116,11 +116,14 @@ class Evidence:
             for run in (self.run(strategy, self.deepest) for strategy in STRATEGIES)
         ]
 
-    def growth(self, strategy: str) -> tuple[int, int, float]:
-        """From a quarter of the longest chain to all of it: (from, to, bytes grew by)."""
-        shorter = max(blocks for blocks in self.depths if blocks <= self.deepest // 4)
-        grew = self.run(strategy, self.deepest).held_bytes / self.run(strategy, shorter).held_bytes
-        return shorter, self.deepest, grew
+    def growth(self, strategy: str) -> tuple[int, int, float] | None:
+        """From a quarter of the longest chain to all of it: (from, to, bytes grew by); None
+        when no chain that short was measured."""
+        shorter = [blocks for blocks in self.depths if blocks <= self.deepest // 4]
+        if not shorter:
+            return None
+        start, end = self.run(strategy, shorter[-1]), self.run(strategy, self.deepest)
+        return start.blocks, end.blocks, end.held_bytes / start.held_bytes
 
     @property
     def depths(self) -> list[int]:

@@ -144,6 +144,19 @@ def test_a_broken_file_stops_the_app_saying_where(tmp_path, monkeypatch, change,
     )
 
 
+def test_a_single_chain_length_still_shows(tmp_path, monkeypatch, quiz, data):
+    """Measured at one length only: the panel leaves out the growth and still shows the rest."""
+
+    def only_the_longest(document):
+        document["runs"] = [run for run in document["runs"] if run["blocks"] == 64]
+
+    monkeypatch.setattr("app.evidence.FOLDER", broken(tmp_path, only_the_longest))
+    page = text(feedback(make_app(tmp_path), quiz, "the-trade"))
+    plain = next(r for r in data["runs"] if r["blocks"] == 64 and r["strategy"] == "none")
+    assert "What we measured" in page and "grew" not in page
+    assert f"{plain['held_bytes'] / 1e6:.1f} MB" in page
+
+
 def test_unreadable_or_missing_files_are_named(tmp_path):
     """Not JSON, or not there: the message says which file."""
     (tmp_path / "garbled.json").write_bytes(b"\xff{")
