@@ -79,6 +79,11 @@ BANK_ONLY_FORMULAS = ["\t=1+1", "\r=1+1"]
 HOSTILE = MARKUP + FORMULAS
 """What a student or instructor can type into a name; every one fits a student's 80 characters."""
 
+BANK_TEXTS = HOSTILE + BANK_ONLY_FORMULAS
+"""What questions.json can hold: one hostile question per text."""
+NUMBERS = range(1, len(BANK_TEXTS) + 1)
+"""The hostile quiz's question numbers."""
+
 HOSTILE_URLS = [
     'https://example.org/"><script>alert(1)</script>',
     "https://example.org/'onmouseover='alert(1)",
@@ -308,7 +313,7 @@ def join_code(app, class_id):
         return db.session.get(Class, class_id).join_code
 
 
-def hostile_bank(tmp_path, texts=HOSTILE + BANK_ONLY_FORMULAS):
+def hostile_bank(tmp_path):
     """questions.json with hostile text in every field a question writer fills in.
 
     Each question carries one payload, followed by a label saying which field it is in, so a page
@@ -337,7 +342,7 @@ def hostile_bank(tmp_path, texts=HOSTILE + BANK_ONLY_FORMULAS):
             "title": '<script>alert("title")</script> " onmouseover="alert(1) {{7*7}}',
             "description": "</p><img src=x onerror=alert(1)> ' onfocus='alert(1)",
             "shuffle_choices": False,
-            "questions": [question(n, payload) for n, payload in enumerate(texts, 1)],
+            "questions": [question(n, payload) for n, payload in enumerate(BANK_TEXTS, 1)],
         },
         {  # a second quiz, so a join link shows the list of quizzes with the class's name
             "slug": "decoy",
@@ -366,8 +371,8 @@ def hostile_app(tmp_path):
     return make_app(tmp_path, QUESTIONS_PATH=str(hostile_bank(tmp_path)))
 
 
-def labelled(field, n, texts=HOSTILE + BANK_ONLY_FORMULAS):
-    return f"{texts[n - 1]} ({field} {n})"
+def labelled(field, n):
+    return f"{BANK_TEXTS[n - 1]} ({field} {n})"
 
 
 def count(app, model):
@@ -462,13 +467,19 @@ def test_hostile_class_names_are_inert_on_every_page(tmp_path, tally):
         assert_inert(tally, results, f"own results in closed {payload!r}", expect=[payload])
 
 
-def test_hostile_quiz_text_is_inert_on_every_page(tmp_path, tally):
-    """Titles, prompts, choices, explanations and sources from questions.json are shown as text."""
+@pytest.fixture
+def hostile_school(tmp_path):
+    """An app serving the hostile bank, with a teacher's class and an admin."""
     app = hostile_app(tmp_path)
     teacher = instructor(app, "teacher")
     admin = instructor(app, "boss", is_admin=True)
     class_id, code = new_class(teacher, "Physics 101")
-    texts = HOSTILE + BANK_ONLY_FORMULAS
+    return app, teacher, admin, class_id, code
+
+
+def test_hostile_quiz_text_is_inert_on_every_page(hostile_school, tally):
+    """Titles, prompts, choices, explanations and sources from questions.json are shown as text."""
+    app, teacher, admin, class_id, code = hostile_school
     with app.app_context():
         hostile, decoy = app.extensions["quizwright.bank"].quizzes.values()
 
@@ -483,7 +494,7 @@ def test_hostile_quiz_text_is_inert_on_every_page(tmp_path, tally):
     assert student.start(name="Ada", slug="hostile", class_code=code).status_code == 303
     loose = Visitor(app.test_client())
     assert loose.start(name="Grace", slug="hostile").status_code == 303
-    for n in range(1, len(texts) + 1):
+    for n in NUMBERS:
         asked = student.client.get(student.question_url(n))
         choices = [labelled("prompt", n), labelled("right", n), labelled("wrong", n)]
         assert_inert(tally, asked, f"question {n}", expect=choices)
@@ -498,7 +509,7 @@ def test_hostile_quiz_text_is_inert_on_every_page(tmp_path, tally):
         explained = [labelled(f, n) for f in ("why right", "why wrong", "general", "source")]
         assert_inert(tally, feedback, f"feedback {n}", expect=explained + [HOSTILE_URLS[n % 3]])
 
-    everything = [labelled(f, n) for n in range(1, len(texts) + 1) for f in ("prompt", "wrong")]
+    everything = [labelled(f, n) for n in NUMBERS for f in ("prompt", "wrong")]
     pages = {
         "own results": student.client.get(student.results_url),
         "shared results": Visitor(app.test_client()).client.get(student.results_url),
@@ -514,27 +525,23 @@ def test_hostile_quiz_text_is_inert_on_every_page(tmp_path, tally):
     assert f"Most students chose “{shown(labelled('wrong', 3))}”" in flags
 
 
-def test_hostile_quiz_text_is_defused_in_every_export(tmp_path, tally):
+def test_hostile_quiz_text_is_defused_in_every_export(hostile_school, tally):
     """Prompts, choice texts and ids from questions.json reach the CSVs exactly, defused."""
-    app = hostile_app(tmp_path)
-    teacher = instructor(app, "teacher")
-    admin = instructor(app, "boss", is_admin=True)
-    class_id, code = new_class(teacher, "Physics 101")
-    texts = HOSTILE + BANK_ONLY_FORMULAS
+    app, teacher, admin, class_id, code = hostile_school
     for class_code, client, base in (
         (code, teacher, f"/teach/classes/{class_id}"),
         ("", admin, "/teach/no-class"),
     ):
         student = Visitor(app.test_client())
         assert student.start(name="Ada", slug="hostile", class_code=class_code).status_code == 303
-        for n in range(1, len(texts) + 1):
+        for n in NUMBERS:
             assert student.answer(n, "wrong" if n % 2 else "-right").status_code == 303
 
         responses = csv_rows(tally, client.get(f"{base}/responses.csv?quiz=hostile"), base)
-        prompts = [defused(labelled("prompt", n)) for n in range(1, len(texts) + 1)]
+        prompts = [defused(labelled("prompt", n)) for n in NUMBERS]
         assert column(responses, "question_text") == prompts
         assert column(responses, "choice_text") == [
-            defused(labelled("wrong" if n % 2 else "right", n)) for n in range(1, len(texts) + 1)
+            defused(labelled("wrong" if n % 2 else "right", n)) for n in NUMBERS
         ]
         assert column(responses, "question")[:2] == ["'-1", "q2"]
         assert column(responses, "choice")[:2] == ["wrong", "'-right"]
