@@ -8,7 +8,7 @@ the app never imports PyTorch.
 import json
 import math
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 
 from flask import Blueprint, Response, abort, current_app, render_template
@@ -20,6 +20,8 @@ from .config import PROJECT_ROOT
 FOLDER = PROJECT_ROOT / "evidence"
 SCHEMA_PATH = Path(__file__).with_name("evidence.schema.json")
 STRATEGIES = ("none", "every block", "sqrt(N) segments", "selective")
+CHART = (320, 180)
+"""The plot area in SVG units, inside the axes that _macros.html draws around it."""
 
 bp = Blueprint("evidence", __name__)
 
@@ -96,14 +98,15 @@ class Evidence:
     repeats: int
     runs: tuple[Run, ...]
 
-    @property
+    # Cached: the measurements never change while the app runs, and feedback pages read them.
+    @cached_property
     def deepest(self) -> int:
         return max(run.blocks for run in self.runs)
 
     def run(self, strategy: str, blocks: int) -> Run:
         return next(r for r in self.runs if r.strategy == strategy and r.blocks == blocks)
 
-    @property
+    @cached_property
     def findings(self) -> list[Finding]:
         """Every strategy on the longest chain measured."""
         plain = self.run("none", self.deepest)
@@ -125,7 +128,7 @@ class Evidence:
         start, end = self.run(strategy, shorter[-1]), self.run(strategy, self.deepest)
         return start.blocks, end.blocks, end.held_bytes / start.held_bytes
 
-    @property
+    @cached_property
     def depths(self) -> list[int]:
         return sorted({run.blocks for run in self.runs})
 
@@ -133,8 +136,10 @@ class Evidence:
     def gradients_match(self) -> bool:
         return all(run.gradients_match for run in self.runs)
 
-    def chart(self, width: int = 320, height: int = 180) -> tuple[list[Line], list[tuple]]:
+    @cached_property
+    def chart(self) -> tuple[list[Line], list[tuple]]:
         """Lines for bytes kept against blocks, and the y axis ticks as (y, label)."""
+        width, height = CHART
         drawn = (
             ("none", "No checkpointing"),
             ("every block", "Every block"),
