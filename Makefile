@@ -4,15 +4,15 @@ VENV := .venv
 BIN := $(VENV)/bin
 FLASK := $(BIN)/flask --app wsgi
 
-.PHONY: run install instructor backup test lint bench evidence screenshots clean
+.PHONY: run install instructor backup restore test lint bench evidence screenshots clean
 
 # On a laptop the secret key lives in instance/secret_key, made on first use; a server sets it.
-run instructor backup: export SECRET_KEY ?= $(shell $(PYTHON) app/config.py)
+run instructor backup restore: export SECRET_KEY ?= $(shell $(PYTHON) app/config.py)
 
+# quiz reload checks the bank like quiz check and publishes it; a bad one stops here.
 run: $(VENV)/.installed-run
-	$(FLASK) quiz check
 	$(FLASK) db upgrade
-	$(FLASK) quiz load
+	$(FLASK) quiz reload
 	$(BIN)/gunicorn -c gunicorn.conf.py
 
 # Always reinstall, so that an upgrade picks up new releases of the dependencies.
@@ -23,6 +23,10 @@ install: | $(BIN)/python
 
 backup: $(VENV)/.installed-run
 	$(FLASK) backup $(FILE)
+
+# Only with the server stopped: the command refuses while anything has the database open.
+restore: $(VENV)/.installed-run
+	$(FLASK) restore $(FILE)
 
 instructor: $(VENV)/.installed-run
 	$(FLASK) create-instructor $(NAME) $(if $(ADMIN),--admin)

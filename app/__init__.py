@@ -8,8 +8,7 @@ from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from . import auth, errors, evidence, formatting, guards, health, quiz, teach
-from .bank import load_bank
-from .cli import backup_command, create_instructor_command, quiz_cli
+from .cli import backup_command, create_instructor_command, quiz_cli, restore_command
 from .config import (
     PROJECT_ROOT,
     ConfigError,
@@ -17,8 +16,9 @@ from .config import (
     from_environment,
     instance_secret,
 )
-from .evidence import current_evidence, evidence_for
+from .evidence import all_evidence, current_evidence
 from .extensions import csrf, db, limiter, login_manager, talisman
+from .releases import Offer
 
 
 def create_app(config: dict | None = None, *, migrations: bool = True) -> Flask:
@@ -76,10 +76,13 @@ def create_app(config: dict | None = None, *, migrations: bool = True) -> Flask:
             sqlalchemy.event.listen(db.engine, "connect", _tune_sqlite)
             sqlalchemy.event.listen(db.engine, "handle_error", _drop_read_only_connection)
 
-    # A bad bank raises BankError here: the app refuses to start before serving anyone.
-    app.extensions["quizwright.bank"] = load_bank(app.config["QUESTIONS_PATH"])
-    # Likewise a measurement a question shows: EvidenceError, before serving anyone.
-    app.extensions["quizwright.evidence"] = evidence_for(app.extensions["quizwright.bank"])
+    # The bank comes from the database on first use, never from the file a worker boots beside:
+    # a file edited or broken on disk cannot make workers disagree or stop one from starting.
+    app.extensions["quizwright.offer"] = Offer(
+        app.config["QUESTIONS_PATH"], app.config["BANK_CHECK_SECONDS"]
+    )
+    # A broken measurement raises EvidenceError here, before serving anyone.
+    app.extensions["quizwright.evidence"] = all_evidence()
     app.jinja_env.globals["measurements"] = current_evidence
     guards.init_app(app)
     app.register_blueprint(quiz.bp)
@@ -90,6 +93,7 @@ def create_app(config: dict | None = None, *, migrations: bool = True) -> Flask:
     app.cli.add_command(quiz_cli)
     app.cli.add_command(create_instructor_command)
     app.cli.add_command(backup_command)
+    app.cli.add_command(restore_command)
     errors.init_app(app)
     formatting.init_app(app)
     return app

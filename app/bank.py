@@ -3,7 +3,7 @@
 import hashlib
 import json
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from pathlib import Path
 
@@ -85,6 +85,11 @@ class Quiz:
 @dataclass(frozen=True)
 class Bank:
     quizzes: dict[str, Quiz]
+    """The quizzes on offer, in the bank's order."""
+    generation: int | None = None
+    """The release this bank was served from; None for a file not yet published."""
+    retired: dict[str, Quiz] = field(default_factory=dict)
+    """Quizzes no longer offered, each as last stored: their attempts still have reports."""
 
 
 class RepeatedKey(Exception):
@@ -176,8 +181,8 @@ def quiz_from_snapshot(snapshot: str) -> Quiz:
 
 
 def current_bank() -> Bank:
-    """The bank the running app serves."""
-    return current_app.extensions["quizwright.bank"]
+    """The bank the running app serves: the newest release in the database (app/releases.py)."""
+    return current_app.extensions["quizwright.offer"].bank()
 
 
 def quiz_or_404(slug: str) -> Quiz:

@@ -1,21 +1,35 @@
-"""Command-line tools: `flask quiz check`, `flask quiz load` and `flask create-instructor`."""
+"""Command-line tools: `flask quiz check` and `reload`, `flask create-instructor`, `flask backup`
+and `restore`."""
 
 import sqlite3
 from pathlib import Path
 
 import click
+from flask import current_app
 from flask.cli import AppGroup, with_appcontext
 from sqlalchemy.exc import IntegrityError
 
-from .attempts import record_version
+from . import backups
 from .auth import check_password, create_instructor, normal_username
-from .bank import BankError, current_bank, load_bank, plural
-from .config import questions_path
-from .evidence import evidence_for
+from .bank import Bank, BankError, load_bank, plural
+from .config import PROJECT_ROOT, questions_path
+from .evidence import Evidence, evidence_for
 from .extensions import db
 from .models import Attempt
+from .releases import publish, released_bank
 
-quiz_cli = AppGroup("quiz", help="Check and load the question bank.")
+quiz_cli = AppGroup("quiz", help="Check the question bank and serve it.")
+
+
+def _checked(path) -> tuple[Bank, dict[str, Evidence]]:
+    """The bank at path and its measurements, or exit 1 listing every located problem."""
+    try:
+        bank = load_bank(path)
+        return bank, evidence_for(bank)
+    except BankError as error:  # EvidenceError too
+        for problem in error.errors:
+            click.echo(problem, err=True)
+        raise click.exceptions.Exit(1) from None
 
 
 # Needs no app, so that a bank too broken to start the app with can still be checked.
@@ -25,13 +39,7 @@ def check(path):
     """Validate a question bank (default: the configured one) and the measurements it names;
     exit 1 listing every error."""
     path = path or questions_path()
-    try:
-        bank = load_bank(path)
-        measured = evidence_for(bank)
-    except BankError as error:  # EvidenceError too
-        for problem in error.errors:
-            click.echo(problem, err=True)
-        raise click.exceptions.Exit(1) from None
+    bank, measured = _checked(path)
     quizzes = plural(len(bank.quizzes), "quiz", "quizzes")
     questions = sum(len(quiz.questions) for quiz in bank.quizzes.values())
     click.echo(f"{path}: OK, {quizzes}, {plural(questions, 'question', 'questions')}")
@@ -39,12 +47,23 @@ def check(path):
         click.echo(f"evidence/{name}.json: OK, {len(evidence.runs)} runs, {evidence.measured_on}")
 
 
-@quiz_cli.command("load")
-def load():
-    """Store the current version of every quiz now; starting an attempt would also do it."""
-    for quiz in current_bank().quizzes.values():
-        version = record_version(quiz)
-        click.echo(f"{quiz.slug}: version {version.digest[:12]}, {len(quiz.questions)} questions")
+@quiz_cli.command("reload")
+def reload():
+    """Check the configured bank like `quiz check` and, if it is sound, have every worker serve
+    it; a bad one is refused and the running version stays."""
+    path = current_app.config["QUESTIONS_PATH"]
+    bank, _ = _checked(path)
+    generation, new = publish(bank)
+    for quiz in bank.quizzes.values():
+        click.echo(f"{quiz.slug}: version {quiz.version[:12]}, {len(quiz.questions)} questions")
+    for quiz in released_bank(generation).retired.values():
+        click.echo(f"{quiz.slug}: no longer offered; its attempts and reports stay")
+    if new:
+        seconds = current_app.config["BANK_CHECK_SECONDS"]
+        click.echo(f"Published {path} as release {generation}: every worker serves it within "
+                   f"{seconds} seconds.")  # fmt: skip
+    else:
+        click.echo(f"Release {generation} already serves {path}; nothing changed.")
 
 
 def _acceptable_password(password: str) -> str:
@@ -97,3 +116,26 @@ def backup_command(path: Path):
         target.close()
     attempts = db.session.scalar(db.select(db.func.count(Attempt.id)))
     click.echo(f"Backed up {plural(attempts, 'attempt', 'attempts')} to {path}")
+
+
+@click.command("restore")
+@click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
+@with_appcontext
+def restore_command(path: Path):
+    """Replace the SQLite database with a backup made by `flask backup`; stop the server first."""
+    from alembic.script import ScriptDirectory  # the command line's, never a worker's 11 MB
+
+    database = backups.sqlite_path(current_app.config["SQLALCHEMY_DATABASE_URI"])
+    if database is None:
+        raise click.ClickException(
+            "flask restore restores SQLite databases; for PostgreSQL use pg_restore "
+            "(docs/deploy.md)."
+        )
+    script = ScriptDirectory(str(PROJECT_ROOT / "migrations"))
+    try:
+        found = backups.restore(path, database, {r.revision for r in script.walk_revisions()})
+    except backups.RestoreError as error:
+        raise click.ClickException(f"{error} Nothing was changed.") from None
+    click.echo(backups.describe(found, database))
+    if found.revision != script.get_current_head():
+        click.echo("It was made by an older version: `flask db upgrade` brings it up to date.")

@@ -27,6 +27,8 @@ def from_environment(instance_path: str) -> dict:
         "SECRET_KEY": os.environ.get("SECRET_KEY"),
         "SQLALCHEMY_DATABASE_URI": database_url,
         "QUESTIONS_PATH": questions_path(),
+        # How stale a worker's bank may be after `flask quiz reload`: one tiny query this often.
+        "BANK_CHECK_SECONDS": 2,
         "RATELIMIT_STORAGE_URI": os.environ.get("RATELIMIT_STORAGE_URI", "memory://"),
         "RATELIMIT_HEADERS_ENABLED": True,
         # A window that moves with each request: no burst of twice the limit at a minute's edge.

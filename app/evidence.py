@@ -231,6 +231,19 @@ def evidence_for(bank: Bank, folder: Path | None = None) -> dict[str, Evidence]:
     return found
 
 
+def all_evidence(folder: Path | None = None) -> dict[str, Evidence]:
+    """Every measurement in the evidence folder, loaded and checked: any release may name one."""
+    found, errors = {}, []
+    for path in sorted((folder or FOLDER).glob("*.json")):
+        try:
+            found[path.stem] = load_evidence(path.stem, folder)
+        except EvidenceError as error:
+            errors += error.errors
+    if errors:
+        raise EvidenceError(errors)
+    return found
+
+
 def current_evidence() -> dict[str, Evidence]:
     """The measurements the running app shows."""
     return current_app.extensions["quizwright.evidence"]

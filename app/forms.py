@@ -110,7 +110,13 @@ class ReportForm(FlaskForm):
 
     def __init__(self):
         super().__init__(request.args)
-        quizzes = list(current_bank().quizzes.values())
-        self.quiz.choices = [SelectChoice(quiz.slug, quiz.title) for quiz in quizzes]
-        self.quiz.data = self.quiz.data or quizzes[0].slug
+        bank = current_bank()
+        # Quizzes taken out of the bank keep their reports, listed after the ones on offer.
+        offered = [SelectChoice(quiz.slug, quiz.title) for quiz in bank.quizzes.values()]
+        retired = [
+            SelectChoice(quiz.slug, f"{quiz.title} (no longer offered)")
+            for quiz in bank.retired.values()
+        ]
+        self.quiz.choices = offered + retired
+        self.quiz.data = self.quiz.data or self.quiz.choices[0].value
         self.count.data = self.count.data or "first"

@@ -127,3 +127,24 @@ class Answer(db.Model):
     answered_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
 
     attempt: Mapped[Attempt] = relationship(back_populates="answers")
+
+
+class Release(db.Model):
+    """One publication of the bank: its id is the generation, and the newest one is served."""
+
+    __tablename__ = "releases"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+    offered: Mapped[list["OfferedQuiz"]] = relationship(order_by="OfferedQuiz.position")
+
+
+class OfferedQuiz(db.Model):
+    """A quiz version a release offers, in the bank's order."""
+
+    __tablename__ = "offered_quizzes"
+
+    release_id: Mapped[int] = mapped_column(ForeignKey("releases.id"), primary_key=True)
+    position: Mapped[int] = mapped_column(primary_key=True)
+    quiz_version_id: Mapped[int] = mapped_column(ForeignKey("quiz_versions.id"))

@@ -62,7 +62,8 @@ def _selection(class_id: int | None) -> tuple[Class | None, ReportForm, Quiz]:
     form = ReportForm()
     if not form.validate():
         abort(400, description="Choose a quiz and which attempts count from the lists.")
-    return scope, form, current_bank().quizzes[form.quiz.data]
+    bank = current_bank()
+    return scope, form, bank.quizzes.get(form.quiz.data) or bank.retired[form.quiz.data]
 
 
 def _report(class_id: int | None) -> tuple[Class | None, ReportForm, ClassReport]:
@@ -124,6 +125,7 @@ def class_page(class_id):
         refresh=REFRESH_SECONDS if refresh else None,
         counting=COUNTING,
         few=FEW_ATTEMPTS,
+        retired=report.quiz.slug not in current_bank().quizzes,
     )
 
 
@@ -170,6 +172,7 @@ def attempt_review(token):
         quiz=quiz,
         progress=progress(attempt, quiz),
         choices={question.id: shown_choices(attempt, question) for question in quiz.questions},
+        retired=quiz.slug not in current_bank().quizzes,
     )
 
 

@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from app import create_app  # noqa: E402
 from app.attempts import record_version, start_attempt  # noqa: E402
 from app.auth import create_instructor  # noqa: E402
+from app.bank import current_bank  # noqa: E402
 from app.extensions import db  # noqa: E402
 from app.models import Answer, Attempt, Class  # noqa: E402
 
@@ -52,7 +53,7 @@ def seed(app) -> dict:
         class_ = Class(name="Benchmark class", join_code="BENCH2", instructor=teacher)
         db.session.add(class_)
         db.session.commit()
-        quiz = next(iter(app.extensions["quizwright.bank"].quizzes.values()))
+        quiz = next(iter(current_bank().quizzes.values()))
         version = record_version(quiz)
         moment = datetime.now(UTC)
         chosen = []  # per attempt: (choice id, right?) for each question

@@ -43,7 +43,15 @@ def database(tmp_path) -> dict:
 
 def make_app(tmp_path, **config):
     """An app on the test database, with the schema made from the models."""
-    app = create_app({"TESTING": True, "SECRET_KEY": "test secret", **database(tmp_path), **config})
+    settings = {
+        "TESTING": True,
+        "SECRET_KEY": "test secret",
+        # Query counts stay per page: a test that reloads the bank sets 0 to see it at once.
+        "BANK_CHECK_SECONDS": 3600,
+        **database(tmp_path),
+        **config,
+    }
+    app = create_app(settings)
     with app.app_context():
         db.create_all()
     return app

@@ -481,7 +481,7 @@ def test_hostile_quiz_text_is_inert_on_every_page(hostile_school, tally):
     """Titles, prompts, choices, explanations and sources from questions.json are shown as text."""
     app, teacher, admin, class_id, code = hostile_school
     with app.app_context():
-        hostile, decoy = app.extensions["quizwright.bank"].quizzes.values()
+        hostile, decoy = current_bank().quizzes.values()
 
     student = Visitor(app.test_client())
     for url, expect in (

@@ -7,6 +7,7 @@ import threading
 import pytest
 import sqlalchemy
 
+from app.bank import current_bank
 from app.extensions import db
 from app.models import Answer, Attempt
 
@@ -26,7 +27,7 @@ def test_backup_while_serving_restores_every_attempt(tmp_path):
         student.start()
         student.answer(1, "recompute")
     with app.app_context():
-        quiz = app.extensions["quizwright.bank"].quizzes["gradient-checkpointing"]
+        quiz = current_bank().quizzes["gradient-checkpointing"]
 
     def keep_answering():
         for number, question in enumerate(quiz.questions[1:], 2):

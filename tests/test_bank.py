@@ -3,16 +3,16 @@
 import copy
 import json
 import re
-import sqlite3
-from contextlib import closing
 from pathlib import Path
 
 import pytest
 
-from app.bank import BankError, load_bank
+from app.bank import BankError, current_bank, load_bank
 from app.config import PROJECT_ROOT
+from app.extensions import db
+from app.models import QuizVersion, Release
 
-from helpers import SLUG, make_app
+from helpers import SLUG, make_app, queries
 
 REAL_PATH = PROJECT_ROOT / "questions.json"
 REAL = json.loads(REAL_PATH.read_text(encoding="utf-8"))
@@ -364,15 +364,74 @@ def test_version_changes_with_any_text(tmp_path, dotted):
     assert edited != load_bank(REAL_PATH).quizzes[SLUG].version
 
 
-def test_app_refuses_to_start_with_a_bad_bank(tmp_path):
-    """A broken bank stops the app before it makes a database or serves anyone."""
+def test_a_new_database_refuses_a_bad_bank(tmp_path):
+    """With nothing published yet, a broken bank fails its first use, saying where, and puts
+    nothing in the database."""
     bad = write(tmp_path, bank(("quizzes.0.questions.0.choices.1.correct", "yes")))
-    with pytest.raises(BankError) as caught:
-        make_app(tmp_path, QUESTIONS_PATH=str(bad))
+    app = make_app(tmp_path, QUESTIONS_PATH=str(bad))
+    with app.app_context(), pytest.raises(BankError) as caught:
+        current_bank()
     assert caught.value.errors == [
         f'{bad}: {Q1}, field "choices[1].correct": expected true or false, got a string'
     ]
-    database = tmp_path / "quiz.db"
-    if database.exists():
-        with closing(sqlite3.connect(database)) as connection:
-            assert connection.execute("SELECT name FROM sqlite_master").fetchall() == []
+    with app.app_context():
+        assert db.session.scalar(db.select(db.func.count(QuizVersion.id))) == 0
+        assert db.session.scalar(db.select(db.func.count(Release.id))) == 0
+
+
+def title_served(app) -> str:
+    with app.app_context():
+        return current_bank().quizzes[SLUG].title
+
+
+def test_a_restarted_worker_serves_the_release_not_the_file(tmp_path):
+    """A worker started after the file was edited in place serves what the others serve."""
+    path = write(tmp_path, REAL)
+    first = make_app(tmp_path, QUESTIONS_PATH=str(path))
+    assert title_served(first) == REAL["quizzes"][0]["title"]
+    write(tmp_path, bank(("quizzes.0.title", "Edited in place")))
+    restarted = make_app(tmp_path, QUESTIONS_PATH=str(path))
+    assert title_served(restarted) == title_served(first) == REAL["quizzes"][0]["title"]
+
+
+def test_a_bad_bank_on_disk_never_stops_a_worker(tmp_path):
+    """A worker starting beside a broken file starts, and serves the last good release."""
+    path = write(tmp_path, REAL)
+    title_served(make_app(tmp_path, QUESTIONS_PATH=str(path)))
+    path.write_text('{"quizzes": [', encoding="utf-8")
+    restarted = make_app(tmp_path, QUESTIONS_PATH=str(path))
+    assert title_served(restarted) == REAL["quizzes"][0]["title"]
+    page = restarted.test_client().get("/")
+    assert page.status_code == 200 and REAL["quizzes"][0]["title"] in page.get_data(as_text=True)
+
+
+def test_a_reload_reaches_every_worker(tmp_path):
+    """After `flask quiz reload`, every running worker serves the new bank, and only then."""
+    path = write(tmp_path, REAL)
+    workers = [make_app(tmp_path, QUESTIONS_PATH=str(path), BANK_CHECK_SECONDS=0) for _ in range(3)]
+    old = REAL["quizzes"][0]["title"]
+    assert [title_served(worker) for worker in workers] == [old] * 3
+    write(tmp_path, bank(("quizzes.0.title", "Reloaded")))
+    assert [title_served(worker) for worker in workers] == [old] * 3
+    result = workers[0].test_cli_runner().invoke(args=["quiz", "reload"])
+    assert result.exit_code == 0, result.output
+    pages = [
+        worker.test_client().get(f"/quizzes/{SLUG}").get_data(as_text=True) for worker in workers
+    ]
+    assert all("Reloaded" in page for page in pages)
+
+
+def test_workers_look_for_a_new_release_at_most_every_few_seconds(tmp_path, monkeypatch):
+    """Between checks a worker reads nothing from the database for the bank; after the
+    interval, one query finds that nothing changed."""
+    app = make_app(tmp_path, BANK_CHECK_SECONDS=2)
+    clock = [1000.0]
+    monkeypatch.setattr("app.releases.time.monotonic", lambda: clock[0])
+    title_served(app)
+    client = app.test_client()
+    with queries(app) as soon:
+        client.get("/")
+    clock[0] += 2
+    with queries(app) as later:
+        client.get("/")
+    assert len(soon) == 0 and len(later) == 1 and "max" in later[0].lower()

@@ -1,4 +1,4 @@
-"""`flask quiz check` and `flask quiz load`, as someone at a terminal runs them."""
+"""`flask quiz check` and `flask quiz reload`, as someone at a terminal runs them."""
 
 import json
 import os
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from app.bank import BankError
+from app.bank import BankError, current_bank, load_bank
 from app.cli import quiz_cli
 from app.config import PROJECT_ROOT
 from app.extensions import db
@@ -71,11 +71,12 @@ def test_check_names_a_missing_file(runner, tmp_path):
     assert_failed_with(result, [f"{path}: cannot be read: No such file or directory"])
 
 
-def test_check_works_when_the_app_cannot_start(tmp_path):
-    """The bank that stops the app from starting can still be checked, with every message."""
+def test_check_works_when_the_app_cannot_serve(tmp_path):
+    """The bank a new database cannot be started with can still be checked, every message."""
     path, messages = bad_bank(tmp_path)
-    with pytest.raises(BankError):
-        make_app(tmp_path, QUESTIONS_PATH=str(path))
+    app = make_app(tmp_path, QUESTIONS_PATH=str(path))
+    with app.app_context(), pytest.raises(BankError):
+        current_bank()
     assert_failed_with(CliRunner().invoke(quiz_cli, ["check", str(path)]), messages)
 
 
@@ -97,31 +98,57 @@ def versions(app) -> list[tuple[str, str]]:
         return [(v.slug, v.digest) for v in db.session.scalars(db.select(QuizVersion))]
 
 
-def test_load_records_each_quiz_once(app, runner, quiz):
-    """`flask quiz load` stores the current quiz version, and running it again adds nothing."""
-    for _ in range(2):
-        result = flask(runner, "quiz", "load")
-        assert result.exit_code == 0, result.output
-        assert result.stdout == f"{SLUG}: version {quiz.version[:12]}, 8 questions\n"
-    assert versions(app) == [(SLUG, quiz.version)]
+def served(app) -> tuple[int, str]:
+    """The release and the quiz version a freshly started worker on this database serves."""
+    with app.app_context():
+        bank = current_bank()
+        return bank.generation, bank.quizzes[SLUG].version
 
 
-def test_load_after_an_edit_keeps_the_old_version(app, runner, quiz, tmp_path):
-    """Loading an edited bank adds its version beside the old one, which stays for old attempts."""
-    flask(runner, "quiz", "load")
+def test_reload_records_each_quiz_once(app, runner):
+    """`flask quiz reload` stores and publishes the bank; running it again changes nothing."""
+    first = flask(runner, "quiz", "reload")
+    assert first.exit_code == 0, first.output
+    version = load_bank(REAL_PATH).quizzes[SLUG].version
+    assert first.stdout.splitlines() == [
+        f"{SLUG}: version {version[:12]}, 8 questions",
+        f"Published {REAL_PATH} as release 1: every worker serves it within 3600 seconds.",
+    ]
+    again = flask(runner, "quiz", "reload")
+    assert (
+        again.stdout.splitlines()[-1] == f"Release 1 already serves {REAL_PATH}; nothing changed."
+    )
+    assert versions(app) == [(SLUG, version)]
+
+
+def test_reload_after_an_edit_keeps_the_old_version(app, runner, quiz, tmp_path):
+    """Reloading an edited bank adds its version beside the old one, which stays for old
+    attempts, and every worker serves the new one."""
     data = json.loads(REAL_PATH.read_text(encoding="utf-8"))
     data["quizzes"][0]["title"] += " (revised)"
     edited_path = tmp_path / "edited.json"
     edited_path.write_text(json.dumps(data), encoding="utf-8")
     edited = make_app(tmp_path, QUESTIONS_PATH=str(edited_path))
     try:
-        assert flask(edited.test_cli_runner(), "quiz", "load").exit_code == 0
-        new = edited.extensions["quizwright.bank"].quizzes[SLUG].version
+        assert flask(edited.test_cli_runner(), "quiz", "reload").exit_code == 0
+        generation, new = served(make_app(tmp_path))
         assert versions(edited) == [(SLUG, quiz.version), (SLUG, new)]
-        assert new != quiz.version
+        assert generation == 2 and new != quiz.version
     finally:
         with edited.app_context():
             db.engine.dispose()
+
+
+def test_reload_refuses_a_bad_bank_with_the_checks_messages(app, runner, quiz, tmp_path):
+    """A bad bank is refused with exactly `quiz check`'s located messages, exit 1, and the
+    release being served stays."""
+    path, messages = bad_bank(tmp_path)
+    broken = make_app(tmp_path, QUESTIONS_PATH=str(path))
+    result = flask(broken.test_cli_runner(), "quiz", "reload")
+    assert_failed_with(result, messages)
+    assert result.stderr == flask(runner, "quiz", "check", str(path)).stderr
+    assert served(broken) == (1, quiz.version)
+    assert versions(app) == [(SLUG, quiz.version)]
 
 
 def test_servers_leave_out_migrations_and_the_command_line_has_them(tmp_path):

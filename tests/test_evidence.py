@@ -7,7 +7,7 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
-from app.bank import load_bank
+from app.bank import current_bank, load_bank
 from app.cli import quiz_cli
 from app.evidence import FOLDER, EvidenceError, evidence_for, load_evidence
 
@@ -178,7 +178,8 @@ def test_a_bank_without_measurements_needs_no_evidence_folder(tmp_path, monkeypa
     monkeypatch.setattr("app.evidence.FOLDER", tmp_path / "missing")
     app = make_app(tmp_path, QUESTIONS_PATH=str(path))
     assert app.extensions["quizwright.evidence"] == {}
-    assert app.extensions["quizwright.bank"].quizzes[SLUG]
+    with app.app_context():
+        assert current_bank().quizzes[SLUG]
 
 
 def test_quiz_check_names_broken_measurements(tmp_path, monkeypatch):

@@ -3,11 +3,13 @@
 import json
 import re
 
+from app.auth import create_instructor
+from app.bank import current_bank
 from app.config import PROJECT_ROOT
 from app.extensions import db
-from app.models import Attempt, QuizVersion
+from app.models import Attempt, Class, QuizVersion
 
-from helpers import SLUG, Student, make_app, shown, text
+from helpers import SLUG, Student, form_token, login, make_app, shown, text
 
 
 def radio_order(page):
@@ -67,9 +69,7 @@ def test_unshuffled_quiz_keeps_bank_order(tmp_path):
     student = Student(app.test_client())
     student.start()
     with app.app_context():
-        bank_order = [
-            c.id for c in app.extensions["quizwright.bank"].quizzes[SLUG].questions[2].choices
-        ]
+        bank_order = [c.id for c in current_bank().quizzes[SLUG].questions[2].choices]
     assert radio_order(text(student.client.get(student.question_url(3)))) == bank_order
     with app.app_context():
         assert db.session.scalars(db.select(Attempt)).one().choice_order is None
@@ -80,7 +80,7 @@ def test_editing_the_bank_does_not_rewrite_history(tmp_path):
     app = make_app(tmp_path)
     student = Student(app.test_client())
     with app.app_context():
-        old = app.extensions["quizwright.bank"].quizzes["gradient-checkpointing"]
+        old = current_bank().quizzes["gradient-checkpointing"]
     student.start(name="Ada")
     finished = student.token
     for number, question in enumerate(old.questions, 1):
@@ -95,8 +95,9 @@ def test_editing_the_bank_does_not_rewrite_history(tmp_path):
         for choice in first["choices"]:
             choice["correct"] = choice["id"] == "accuracy"
 
-    # The server restarts on the edited bank; the student's browser keeps its cookie.
+    # The edited bank is reloaded and served; the student's browser keeps its cookie.
     app = make_app(tmp_path, QUESTIONS_PATH=str(edited_bank(tmp_path, rekey)))
+    assert app.test_cli_runner().invoke(args=["quiz", "reload"]).exit_code == 0
     browser = app.test_client()
     browser.set_cookie("session", student.client.get_cookie("session").value)
     student.client = browser
@@ -113,3 +114,55 @@ def test_editing_the_bank_does_not_rewrite_history(tmp_path):
     assert "Reworded: what is traded?" in text(browser.get(student.question_url(1)))
     with app.app_context():
         assert db.session.scalar(db.select(db.func.count(QuizVersion.id))) == 2
+
+
+def test_a_removed_quiz_keeps_its_history(tmp_path, quick_passwords):
+    """Taking a quiz out of the bank hides nothing: its class results, attempt reviews and the
+    three exports still open from the stored versions, listed as no longer offered."""
+    second = json.loads((PROJECT_ROOT / "questions.json").read_text())
+    extra = dict(second["quizzes"][0], slug="retired-quiz", title="The Retired Quiz")
+    second["quizzes"].append(extra)
+    both = tmp_path / "both.json"
+    both.write_text(json.dumps(second))
+    app = make_app(tmp_path, QUESTIONS_PATH=str(both))
+    with app.app_context():
+        create_instructor("teacher", "correct horse")
+    teacher = app.test_client()
+    login(teacher, "teacher", "correct horse")
+    page = teacher.post("/teach", data={"csrf_token": form_token(teacher), "name": "Year 9"})
+    class_id = int(page.location.rsplit("/", 1)[1])
+    with app.app_context():
+        code = db.session.get(Class, class_id).join_code
+        retired = current_bank().quizzes["retired-quiz"]
+    student = Student(app.test_client())
+    student.start(name="Ada", slug="retired-quiz", class_code=code)
+    for number, question in enumerate(retired.questions, 1):
+        student.answer(number, question.right_choice.id)
+
+    only_first = tmp_path / "first.json"
+    only_first.write_text(json.dumps(dict(second, quizzes=second["quizzes"][:1])))
+    app = make_app(tmp_path, QUESTIONS_PATH=str(only_first))
+    reload = app.test_cli_runner().invoke(args=["quiz", "reload"])
+    assert "retired-quiz: no longer offered; its attempts and reports stay" in reload.output
+    teacher = app.test_client()
+    login(teacher, "teacher", "correct horse")
+    assert Student(app.test_client()).start(slug="retired-quiz").status_code == 404
+
+    base = f"/teach/classes/{class_id}"
+    choices = text(teacher.get(base))
+    assert '<option value="retired-quiz">The Retired Quiz (no longer offered)</option>' in choices
+    page = teacher.get(f"{base}?quiz=retired-quiz")
+    assert page.status_code == 200
+    assert "The Retired Quiz is no longer offered" in text(page) and "Ada" in text(page)
+    review = teacher.get(f"/teach/attempts/{student.token}")
+    assert review.status_code == 200 and "The Retired Quiz (no longer offered)" in text(review)
+    assert "You scored <strong>8 out of 8</strong>" in text(student.client.get(student.results_url))
+    exports = {}
+    for kind in ("gradebook", "responses", "items"):
+        # Read each whole before the next: the responses export is streamed.
+        with teacher.get(f"{base}/{kind}.csv?quiz=retired-quiz") as export:
+            assert export.status_code == 200, kind
+            assert export.headers["Content-Disposition"].endswith(f"retired-quiz-{kind}.csv")
+            exports[kind] = export.get_data(as_text=True).splitlines()
+    assert exports["gradebook"][1] == "Ada,1,8,8,100"
+    assert len(exports["responses"]) == 1 + 8 and len(exports["items"]) == 1 + 8

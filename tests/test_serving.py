@@ -9,6 +9,7 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
 from app.auth import create_instructor
+from app.bank import current_bank
 from app.extensions import db
 from app.grading import grade
 from app.models import Answer, Attempt
@@ -70,7 +71,7 @@ def check_nothing_lost(app, outcomes):
     """Every answer reported saved is stored as given, and every score matches its answers."""
     assert [o["failures"] for o in outcomes if o["failures"]] == []
     with app.app_context():
-        quiz = app.extensions["quizwright.bank"].quizzes[SLUG]
+        quiz = current_bank().quizzes[SLUG]
         for outcome in outcomes:
             attempt = db.session.scalars(
                 db.select(Attempt).filter_by(token=outcome["attempt"])

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from app.auth import create_instructor
+from app.bank import current_bank
 from app.extensions import db
 from app.models import Answer, Attempt, Class, Instructor, QuizVersion
 from app.teach import CODE_ALPHABET, _cell
@@ -39,7 +40,7 @@ def take(app, name, code, right, slug=SLUG):
     student = Student(app.test_client())
     assert student.start(name=name, class_code=code).status_code == 303
     with app.app_context():
-        quiz = app.extensions["quizwright.bank"].quizzes[slug]
+        quiz = current_bank().quizzes[slug]
     for number, question in enumerate(quiz.questions, 1):
         wrong = [c for c in question.choices if not c.correct][0]
         student.answer(number, (question.right_choice if number in right else wrong).id)
@@ -213,7 +214,7 @@ def retake(app, student, right):
     """The same browser retakes the quiz, getting the listed question numbers right."""
     student.token = student.post(f"/attempts/{student.token}/retake").location.split("/")[2]
     with app.app_context():
-        quiz = app.extensions["quizwright.bank"].quizzes[SLUG]
+        quiz = current_bank().quizzes[SLUG]
     for number, question in enumerate(quiz.questions, 1):
         wrong = [c for c in question.choices if not c.correct][0]
         student.answer(number, (question.right_choice if number in right else wrong).id)
@@ -298,7 +299,7 @@ def test_attempt_review_shows_answers_in_the_order_shown(app, teacher):
     student = take(app, "Ada", code, right={1, 2})
     with app.app_context():
         attempt = db.session.scalars(db.select(Attempt)).one()
-        quiz = app.extensions["quizwright.bank"].quizzes[SLUG]
+        quiz = current_bank().quizzes[SLUG]
         order = attempt.choice_order[quiz.questions[0].id]
     page = text(teacher.get(f"/teach/attempts/{student.token}"))
     assert "Scored <strong>2 out of 8</strong>" in page
@@ -414,7 +415,7 @@ def test_class_pages_cost_the_same_queries_for_10_and_500_students(app, teacher,
 def seed(app, class_id, students):
     """Add completed attempts straight to the database, as fast as possible."""
     with app.app_context():
-        quiz = app.extensions["quizwright.bank"].quizzes[SLUG]
+        quiz = current_bank().quizzes[SLUG]
         version = db.session.scalar(db.select(QuizVersion).filter_by(digest=quiz.version))
         if version is None:
             version = QuizVersion(slug=SLUG, digest=quiz.version, snapshot=quiz.snapshot)

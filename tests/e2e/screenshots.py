@@ -11,6 +11,7 @@ from playwright.sync_api import sync_playwright  # noqa: E402
 
 from app.attempts import record_answer, start_attempt  # noqa: E402
 from app.auth import create_instructor  # noqa: E402
+from app.bank import current_bank  # noqa: E402
 from app.extensions import db  # noqa: E402
 from app.grading import grade  # noqa: E402
 from app.models import Class  # noqa: E402
@@ -35,7 +36,7 @@ def seed(app) -> None:
         class_ = Class(name="Deep Learning, Autumn", join_code="K7M2QX", instructor=teacher)
         db.session.add(class_)
         db.session.commit()
-        quiz = app.extensions["quizwright.bank"].quizzes[SLUG]
+        quiz = current_bank().quizzes[SLUG]
         for name in NAMES:
             skill = rng.random()
             attempt = start_attempt(quiz, name, "seed", class_.id)
@@ -52,7 +53,8 @@ def main() -> None:
     folder = Path(tempfile.mkdtemp(prefix="quizwright-shots-"))
     app = make_app(folder)
     seed(app)
-    quiz = app.extensions["quizwright.bank"].quizzes[SLUG]
+    with app.app_context():
+        quiz = current_bank().quizzes[SLUG]
     with gunicorn(folder, workers=2) as server, sync_playwright() as playwright:
         base = server.url
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
