@@ -26,3 +26,23 @@ def post_worker_init(worker):
     collector need not walk it again on every collection (a tenth of the class page's time)."""
     gc.collect()  # first free what loading left behind: frozen garbage would stay for good
     gc.freeze()
+
+
+def worker_exit(server, worker):
+    """Close the worker's database connections: the last one closed folds SQLite's write-ahead
+    log into the database file, so that the file alone holds every answer."""
+    app = getattr(worker, "wsgi", None)
+    if hasattr(app, "app_context"):  # None when the worker failed to load the app
+        from app.extensions import db
+
+        with app.app_context():
+            db.engine.dispose()
+
+
+def on_exit(server):
+    """Fold what a killed worker left in SQLite's write-ahead log into the database file."""
+    from app.backups import configured_database, fold_write_ahead_log
+
+    database = configured_database()
+    if database is not None:
+        fold_write_ahead_log(database)

@@ -125,7 +125,7 @@ def restore_command(path: Path):
     """Replace the SQLite database with a backup made by `flask backup`; stop the server first."""
     from alembic.script import ScriptDirectory  # the command line's, never a worker's 11 MB
 
-    database = backups.sqlite_path(current_app.config["SQLALCHEMY_DATABASE_URI"])
+    database = backups.sqlite_path(db.engine.url.render_as_string(hide_password=False))
     if database is None:
         raise click.ClickException(
             "flask restore restores SQLite databases; for PostgreSQL use pg_restore "

@@ -1,17 +1,29 @@
-"""flask backup: a consistent copy of a live SQLite database that restores every attempt."""
+"""flask backup and restore: a consistent copy of a live SQLite database that restores exactly
+what it held; a clean stop that leaves one self-contained file; pg_dump and pg_restore."""
 
+import http.cookiejar
+import os
+import re
+import shutil
 import sqlite3
 import subprocess
+import sys
 import threading
+import urllib.error
+import urllib.parse
+import urllib.request
+from contextlib import closing
+from pathlib import Path
 
 import pytest
 import sqlalchemy
 
 from app.bank import current_bank
+from app.config import PROJECT_ROOT
 from app.extensions import db
 from app.models import Answer, Attempt
 
-from helpers import POSTGRES_URL, SCHEMA, Student, make_app
+from helpers import POSTGRES_URL, SCHEMA, SLUG, Student, gunicorn, make_app
 
 sqlite_only = pytest.mark.skipif(
     POSTGRES_URL is not None, reason="SQLite's backup; PostgreSQL uses pg_dump (docs/deploy.md)"
@@ -96,3 +108,120 @@ def test_pg_dump_and_pg_restore_bring_back_every_attempt(tmp_path, postgres):
         with postgres.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
             connection.exec_driver_sql(f"DROP DATABASE IF EXISTS {restored}")
     assert tokens == {student.token for student in students} and answers == 3
+
+
+def take_first_question(base: str, name: str) -> str:
+    """A student starts the quiz on a real server and answers question 1; the attempt's token."""
+    browser = urllib.request.build_opener(
+        urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar())
+    )
+    page = browser.open(f"{base}/quizzes/{SLUG}", timeout=30).read().decode()
+    csrf = re.search(r'name="csrf_token"[^>]*value="([^"]+)"', page).group(1)
+    form = urllib.parse.urlencode({"csrf_token": csrf, "name": name}).encode()
+    with browser.open(f"{base}/quizzes/{SLUG}", data=form, timeout=30) as question:
+        token = question.geturl().split("/")[-3]
+        choice = re.search(r'type="radio" value="([^"]+)"', question.read().decode()).group(1)
+    form = urllib.parse.urlencode({"csrf_token": csrf, "choice": choice}).encode()
+    browser.open(f"{base}/attempts/{token}/questions/1", data=form, timeout=30).read()
+    return token
+
+
+def stored_tokens(database: Path) -> set[str]:
+    with closing(sqlite3.connect(database)) as connection:
+        return {token for (token,) in connection.execute("SELECT token FROM attempts")}
+
+
+def flask_command(tmp_path, *args) -> subprocess.CompletedProcess:
+    """`flask --app wsgi ARGS` as docs/deploy.md runs it, on the test's SQLite database."""
+    env = {**os.environ, "SECRET_KEY": "test", "DATABASE_URL": f"sqlite:///{tmp_path / 'quiz.db'}"}
+    flask = Path(sys.executable).with_name("flask")
+    return subprocess.run(
+        [flask, "--app", "wsgi", *args],
+        cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+def status(url: str) -> int:
+    try:
+        return urllib.request.urlopen(url, timeout=30).status
+    except urllib.error.HTTPError as error:
+        return error.code
+
+
+@sqlite_only
+def test_a_clean_stop_leaves_every_answer_in_quiz_db(tmp_path):
+    """Once the server has stopped, copying quiz.db alone copies every attempt: nothing is left
+    behind in the write-ahead log."""
+    assert flask_command(tmp_path, "db", "upgrade").returncode == 0
+    with gunicorn(tmp_path, workers=2) as server:
+        tokens = {take_first_question(server.url, f"Student {n}") for n in range(4)}
+    assert not (tmp_path / "quiz.db-wal").exists()
+    (tmp_path / "copy").mkdir()
+    shutil.copy(tmp_path / "quiz.db", tmp_path / "copy" / "quiz.db")
+    assert stored_tokens(tmp_path / "copy" / "quiz.db") == tokens
+
+
+@sqlite_only
+def test_restore_brings_back_exactly_what_the_backup_held(tmp_path):
+    """docs/deploy.md's steps: back up while serving, write more, stop, restore, start. What
+    was there before the backup is back, what came after is gone; while the server runs the
+    restore is refused and changes nothing."""
+    database, backup = tmp_path / "quiz.db", tmp_path / "backups" / "quiz-2026-12-01.db"
+    backup.parent.mkdir()
+    assert flask_command(tmp_path, "db", "upgrade").returncode == 0
+    with gunicorn(tmp_path, workers=2) as server:
+        before = {take_first_question(server.url, name) for name in ("Ada", "Grace")}
+        made = flask_command(tmp_path, "backup", str(backup))
+        assert made.stdout == f"Backed up 2 attempts to {backup}\n", made.stderr
+        after = take_first_question(server.url, "Late Larry")
+        refused = flask_command(tmp_path, "restore", str(backup))
+        assert refused.returncode == 1
+        assert f"Error: {database} is in use: stop the server" in refused.stderr
+        assert stored_tokens(database) == before | {after}
+
+    restored = flask_command(tmp_path, "restore", str(backup))
+    assert restored.returncode == 0, restored.stderr
+    assert sorted(path.name for path in tmp_path.glob("quiz.db*")) == ["quiz.db"]
+    revision = flask_command(tmp_path, "db", "current").stdout.split()[0]
+    assert restored.stdout == (
+        f"Restored 2 attempts from {backup} into {database} (revision {revision}).\n"
+    )
+    with gunicorn(tmp_path, workers=2) as server:
+        for token in before:
+            assert status(f"{server.url}/attempts/{token}/results") == 200
+        assert status(f"{server.url}/attempts/{after}/results") == 404
+
+
+@sqlite_only
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda path: path.write_text("precious notes"), "is not a SQLite database"),
+        (
+            lambda path: sqlite3.connect(path).execute("CREATE TABLE notes (text)"),
+            "is a SQLite database but not a Quizwright backup",
+        ),
+        (None, "was made by an unknown version of Quizwright"),
+    ],
+)
+def test_restore_refuses_what_is_not_a_backup(tmp_path, make, message):
+    """A file that is not a Quizwright backup is refused, saying why, and changes nothing."""
+    app = make_app(tmp_path)
+    Student(app.test_client()).start()
+    with app.app_context():
+        db.engine.dispose()
+    candidate = tmp_path / "candidate.db"
+    if make:
+        make(candidate)
+    else:  # a backup from a future version
+        app.test_cli_runner().invoke(args=["backup", str(candidate)])
+        with closing(sqlite3.connect(candidate)) as connection, connection:
+            connection.execute("CREATE TABLE alembic_version (version_num VARCHAR(32))")
+            connection.execute("INSERT INTO alembic_version VALUES ('f00000000000')")
+    tokens = stored_tokens(tmp_path / "quiz.db")
+    result = app.test_cli_runner().invoke(args=["restore", str(candidate)])
+    assert result.exit_code == 1
+    assert (
+        f"Error: {candidate} {message}" in result.output and "Nothing was changed." in result.output
+    )
+    assert stored_tokens(tmp_path / "quiz.db") == tokens and len(tokens) == 1
