@@ -1,8 +1,15 @@
 """The question bank: every mistake a question writer can make is reported, located, at once."""
 
 import copy
+import functools
 import json
+import os
 import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -12,7 +19,7 @@ from app.config import PROJECT_ROOT
 from app.extensions import db
 from app.models import QuizVersion, Release
 
-from helpers import SLUG, make_app, queries
+from helpers import SLUG, gunicorn, make_app, queries, server_database
 
 REAL_PATH = PROJECT_ROOT / "questions.json"
 REAL = json.loads(REAL_PATH.read_text(encoding="utf-8"))
@@ -435,3 +442,67 @@ def test_workers_look_for_a_new_release_at_most_every_few_seconds(tmp_path, monk
     with queries(app) as later:
         client.get("/")
     assert len(soon) == 0 and len(later) == 1 and "max" in later[0].lower()
+
+
+def titles(base: str, requests: int = 12) -> set[str]:
+    """The quiz titles the home page shows over several requests, which the workers share."""
+    found = set()
+    for _ in range(requests):
+        page = urllib.request.urlopen(f"{base}/", timeout=30).read().decode()
+        found |= {title for title in (REAL["quizzes"][0]["title"], "Edited") if title in page}
+    return found
+
+
+def replace_workers(master: int, count: int) -> None:
+    """SIGKILL `count` of gunicorn's workers and wait until the master has replaced them."""
+    children = Path(f"/proc/{master}/task/{master}/children")
+    running = {int(pid) for pid in children.read_text().split()}
+    for pid in sorted(running)[:count]:
+        os.kill(pid, signal.SIGKILL)
+    for _ in range(300):
+        now = {int(pid) for pid in children.read_text().split()}
+        if len(now) == len(running) and now != running and len(now - running) >= count:
+            return
+        time.sleep(0.1)
+    raise AssertionError("gunicorn did not replace its killed workers")
+
+
+def test_a_running_server_changes_its_bank_only_when_reloaded(tmp_path):
+    """gunicorn with four workers: an edit in place and a broken file change nothing, even for
+    workers started after them; a bad reload is refused saying where; a good one reaches every
+    worker."""
+    path = write(tmp_path, REAL)
+    app = make_app(tmp_path, QUESTIONS_PATH=str(path))
+    old = title_served(app)
+    with app.app_context():
+        db.engine.dispose()
+    settings = {"QUESTIONS_PATH": str(path)}
+    env = {**os.environ, "SECRET_KEY": "x", "DATABASE_URL": server_database(tmp_path), **settings}
+    reload = functools.partial(
+        subprocess.run,
+        [Path(sys.executable).with_name("flask"), "--app", "wsgi", "quiz", "reload"],
+        cwd=PROJECT_ROOT, env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    with gunicorn(tmp_path, workers=4, **settings) as server:
+        assert titles(server.url) == {old}
+        write(tmp_path, bank(("quizzes.0.title", "Edited")))
+        replace_workers(server.pid, 4)  # as a crash, an OOM kill or a timeout would
+        assert titles(server.url) == {old}
+
+        path.write_text('{"quizzes": [', encoding="utf-8")
+        replace_workers(server.pid, 4)
+        assert titles(server.url) == {old}
+        refused = reload()
+        assert refused.returncode == 1
+        assert refused.stderr == f"{path}: not valid JSON: Expecting value (line 1, column 14)\n"
+        assert titles(server.url) == {old}
+
+        write(tmp_path, bank(("quizzes.0.title", "Edited")))
+        published = reload()
+        assert published.returncode == 0, published.stderr
+        assert "as release 2: every worker serves it within 2 seconds" in published.stdout
+        for _ in range(100):  # each worker looks for a new release every 2 seconds
+            if titles(server.url) == {"Edited"}:
+                break
+            time.sleep(0.1)
+        assert titles(server.url, requests=24) == {"Edited"}
