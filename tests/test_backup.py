@@ -17,7 +17,10 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy
+from alembic.script import ScriptDirectory
+from sqlalchemy.pool import NullPool
 
+from app import create_app
 from app.bank import current_bank
 from app.config import PROJECT_ROOT
 from app.extensions import db
@@ -77,7 +80,8 @@ def test_backup_never_overwrites(tmp_path):
 
 @pytest.mark.skipif(POSTGRES_URL is None, reason="pg_dump needs TEST_DATABASE_URL")
 def test_pg_dump_and_pg_restore_bring_back_every_attempt(tmp_path, postgres):
-    """The backup and restore commands of docs/deploy.md, run for real."""
+    """The backup and restore commands of docs/deploy.md, run for real: the restored database
+    serves every attempt from before the dump, and none from after it."""
     app = make_app(tmp_path)
     students = [Student(app.test_client()) for _ in range(3)]
     for student in students:
@@ -88,6 +92,8 @@ def test_pg_dump_and_pg_restore_bring_back_every_attempt(tmp_path, postgres):
     subprocess.run(
         ["pg_dump", "--format=custom", f"--schema={SCHEMA}", f"--file={dump}", libpq], check=True
     )
+    late = Student(app.test_client())
+    late.start(name="Late Larry")
     restored = f"{SCHEMA}_restored"
     with postgres.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
         connection.exec_driver_sql(f"CREATE DATABASE {restored}")
@@ -97,17 +103,30 @@ def test_pg_dump_and_pg_restore_bring_back_every_attempt(tmp_path, postgres):
             ["pg_restore", "--no-owner", f"--dbname={target.render_as_string(False)}", str(dump)],
             check=True,
         )
-        engine = sqlalchemy.create_engine(target.set(drivername="postgresql+psycopg"))
+        served_url = target.set(drivername="postgresql+psycopg")
+        engine = sqlalchemy.create_engine(served_url)
         with engine.connect() as connection:
             tokens = set(
                 connection.exec_driver_sql(f"SELECT token FROM {SCHEMA}.attempts").scalars()
             )
             answers = connection.exec_driver_sql(f"SELECT count(*) FROM {SCHEMA}.answers").scalar()
         engine.dispose()
+        served = create_app({
+            "SECRET_KEY": "restored",
+            "SQLALCHEMY_DATABASE_URI": served_url.render_as_string(hide_password=False),
+            "SQLALCHEMY_ENGINE_OPTIONS": {
+                "poolclass": NullPool, "connect_args": {"options": f"-csearch_path={SCHEMA}"}
+            },
+        })  # fmt: skip
+        browser = served.test_client()
+        pages = {s.token: browser.get(s.results_url).status_code for s in [*students, late]}
+        with served.app_context():
+            db.engine.dispose()
     finally:
         with postgres.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
             connection.exec_driver_sql(f"DROP DATABASE IF EXISTS {restored}")
     assert tokens == {student.token for student in students} and answers == 3
+    assert pages == {**{student.token: 200 for student in students}, late.token: 404}
 
 
 def take_first_question(base: str, name: str) -> str:
@@ -182,10 +201,11 @@ def test_restore_brings_back_exactly_what_the_backup_held(tmp_path):
     restored = flask_command(tmp_path, "restore", str(backup))
     assert restored.returncode == 0, restored.stderr
     assert sorted(path.name for path in tmp_path.glob("quiz.db*")) == ["quiz.db"]
-    revision = flask_command(tmp_path, "db", "current").stdout.split()[0]
+    revision = ScriptDirectory(str(PROJECT_ROOT / "migrations")).get_current_head()
     assert restored.stdout == (
         f"Restored 2 attempts from {backup} into {database} (revision {revision}).\n"
     )
+    assert flask_command(tmp_path, "db", "upgrade").returncode == 0
     with gunicorn(tmp_path, workers=2) as server:
         for token in before:
             assert status(f"{server.url}/attempts/{token}/results") == 200
