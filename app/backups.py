@@ -80,6 +80,8 @@ def restore(path: Path, database: Path, revisions: set[str]) -> Backup:
     """Replace the database with the backup at path, or raise RestoreError changing nothing."""
     backup, found = open_backup(path, revisions)
     try:
+        if not database.parent.is_dir():
+            raise RestoreError(f"{database.parent} does not exist.")
         live = sqlite3.connect(database, timeout=0)
         try:
             # Leaving WAL mode needs the only connection: any server or command that has the
