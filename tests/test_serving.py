@@ -3,10 +3,16 @@
 import http.cookiejar
 import random
 import re
+import socket
+import threading
 import urllib.error
 import urllib.parse
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager, suppress
+
+import psutil
+import pytest
 
 from app.auth import create_instructor
 from app.extensions import db
@@ -22,27 +28,28 @@ STUDENTS = 200
 class Browser:
     """A student's browser: cookies, CSRF tokens from forms, redirects followed."""
 
-    def __init__(self):
+    def __init__(self, timeout=30):
+        self.timeout = timeout
         self.opener = urllib.request.build_opener(
             urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar())
         )
 
     def get(self, url) -> tuple[str, str]:
-        with self.opener.open(url, timeout=30) as response:
+        with self.opener.open(url, timeout=self.timeout) as response:
             return response.geturl(), response.read().decode()
 
     def post(self, url, **fields) -> tuple[int, str, str]:
         data = urllib.parse.urlencode(fields).encode()
         try:
-            with self.opener.open(url, data=data, timeout=30) as response:
+            with self.opener.open(url, data=data, timeout=self.timeout) as response:
                 return response.status, response.geturl(), response.read().decode()
         except urllib.error.HTTPError as error:
             return error.code, url, error.read().decode()
 
 
-def take_quiz(servers: list[str], name: str) -> dict:
+def take_quiz(servers: list[str], name: str, timeout=30) -> dict:
     """Take the whole quiz, each request going to the next server in turn; report outcomes."""
-    browser, rng, turn = Browser(), random.Random(name), iter(range(10**6))
+    browser, rng, turn = Browser(timeout), random.Random(name), iter(range(10**6))
     server = lambda: servers[next(turn) % len(servers)]  # noqa: E731
     _, page = browser.get(f"{server()}/quizzes/{SLUG}")
     token = CSRF.search(page).group(1)
@@ -120,3 +127,65 @@ def test_two_servers_share_one_database_and_one_redis(tmp_path, redis_url, quick
             )
             statuses.append(status)
     assert statuses == [400] * 10 + [429]
+
+
+def test_fifty_slow_clients_do_not_stop_a_student(tmp_path):
+    """50 connections that send half a request and trickle the rest hold no worker: a student
+    still takes the whole quiz. A sync worker waits on each, so the student waited 30 s or more."""
+    app = make_app(tmp_path)
+    with gunicorn(tmp_path, workers=2) as server, half_sent_requests(server.url, 50):
+        outcome = take_quiz([server.url], "Ada", timeout=10)
+    check_nothing_lost(app, [outcome])
+
+
+@contextmanager
+def half_sent_requests(base: str, count: int):
+    """Connections that each sent a request line and half a header, adding a byte a second."""
+    port = int(base.rsplit(":", 1)[1])
+    held = [socket.create_connection(("127.0.0.1", port)) for _ in range(count)]
+    for connection in held:
+        connection.sendall(b"GET /livez HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+    done = threading.Event()
+
+    def trickle():
+        while not done.wait(1):
+            for connection in held:
+                with suppress(OSError):  # a server may give up on a client this slow
+                    connection.sendall(b"a")
+
+    thread = threading.Thread(target=trickle)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+        for connection in held:
+            connection.close()
+
+
+def test_listening_on_every_interface_prints_the_addresses_to_open(tmp_path):
+    """HOST=0.0.0.0 logs a link for each network address, and each one answers."""
+    ipv4 = [a.address for found in psutil.net_if_addrs().values() for a in found
+            if a.family == socket.AF_INET and not a.address.startswith("127.")]  # fmt: skip
+    if not ipv4:
+        pytest.skip("this machine has no network interface besides loopback")
+    make_app(tmp_path)
+    with gunicorn(tmp_path, workers=1, HOST="0.0.0.0", LOG_LEVEL="info") as server:
+        port = server.url.rsplit(":", 1)[1]
+        log = next(tmp_path.glob(f"gunicorn-{port}.log")).read_text()
+        links = re.findall(rf"Students can open (http://\S+:{port}) \(", log)
+        assert sorted(links) == sorted(f"http://{address}:{port}" for address in ipv4)
+        for link in links:
+            with urllib.request.urlopen(f"{link}/livez", timeout=10) as response:
+                assert response.status == 200
+
+
+def test_listening_on_loopback_says_how_to_let_phones_in(tmp_path):
+    """The default HOST is this computer only; the log says so and gives the fix."""
+    make_app(tmp_path)
+    with gunicorn(tmp_path, workers=1, LOG_LEVEL="info") as server:
+        port = server.url.rsplit(":", 1)[1]
+        log = next(tmp_path.glob(f"gunicorn-{port}.log")).read_text()
+    assert "Only this computer can open" in log and "HOST=0.0.0.0 make run" in log
+    assert "Students can open" not in log
