@@ -1,10 +1,13 @@
 """Real gunicorn servers under load: nothing lost, and two servers acting as one."""
 
 import http.cookiejar
+import os
 import random
 import re
+import signal
 import socket
 import threading
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -30,9 +33,8 @@ class Browser:
 
     def __init__(self, timeout=30):
         self.timeout = timeout
-        self.opener = urllib.request.build_opener(
-            urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar())
-        )
+        self.cookies = http.cookiejar.CookieJar()
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.cookies))
 
     def get(self, url) -> tuple[str, str]:
         with self.opener.open(url, timeout=self.timeout) as response:
@@ -136,6 +138,48 @@ def test_fifty_slow_clients_do_not_stop_a_student(tmp_path):
     with gunicorn(tmp_path, workers=2) as server, half_sent_requests(server.url, 50):
         outcome = take_quiz([server.url], "Ada", timeout=10)
     check_nothing_lost(app, [outcome])
+
+
+def test_stopping_the_server_finishes_the_answer_in_flight(tmp_path):
+    """SIGTERM while an answer is still arriving: the worker stops taking new connections, and
+    finishes that answer before it exits, so a student pressing the button then loses nothing."""
+    app = make_app(tmp_path)
+    with gunicorn(tmp_path, workers=1) as server:
+        browser = Browser()
+        _, page = browser.get(f"{server.url}/quizzes/{SLUG}")
+        token = CSRF.search(page).group(1)
+        _, url, page = browser.post(f"{server.url}/quizzes/{SLUG}", csrf_token=token, name="Ada")
+        choice = re.findall(r'type="radio" value="([^"]+)"', page)[0]
+        body = urllib.parse.urlencode({"csrf_token": token, "choice": choice}).encode()
+        cookie = "; ".join(f"{c.name}={c.value}" for c in browser.cookies)
+        port = int(server.url.rsplit(":", 1)[1])
+        path = urllib.parse.urlsplit(url).path
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as answer:
+            answer.sendall(
+                f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: {cookie}\r\n"
+                "Content-Type: application/x-www-form-urlencoded\r\n"
+                f"Content-Length: {len(body)}\r\n\r\n".encode()
+                + body[:10]
+            )
+            os.kill(server.pid, signal.SIGTERM)
+            assert wait_for_refusal(port), "the server kept taking new connections"
+            answer.sendall(body[10:])
+            reply = answer.recv(4096).decode()
+    assert reply.startswith("HTTP/1.1 303"), reply
+    with app.app_context():
+        stored = db.session.scalars(db.select(Answer)).one()
+    assert stored.choice_id == choice
+
+
+def wait_for_refusal(port: int) -> bool:
+    """Whether the server stops accepting connections within 20 s."""
+    for _ in range(200):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        except ConnectionRefusedError:
+            return True
+        time.sleep(0.1)
+    return False
 
 
 @contextmanager
