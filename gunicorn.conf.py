@@ -10,8 +10,8 @@ host = os.environ.get("HOST", "127.0.0.1")
 port = os.environ.get("PORT", "8000")
 bind = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 # A sync worker is held by one client until its request is complete, so six phones on a weak
-# network, or anyone sending half a request, stop the server. A gevent worker waits for each
-# connection on its own, up to worker_connections, and runs a request once it has arrived.
+# network, or anyone sending half a request, stop the server. A gevent worker waits on up to
+# worker_connections at once and serves whichever has data (docs/deploy.md, the arrangement).
 worker_class = "gevent"
 worker_connections = 1000
 # The cores this process may use, which in a container can be fewer than the machine has.
