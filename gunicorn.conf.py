@@ -1,10 +1,19 @@
 """gunicorn settings for Quizwright from the environment: `gunicorn -c gunicorn.conf.py`."""
 
 import gc
+import ipaddress
 import os
+import socket
 
 wsgi_app = "wsgi:app"
-bind = f"{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
+host = os.environ.get("HOST", "127.0.0.1")
+port = os.environ.get("PORT", "8000")
+bind = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+# A sync worker is held by one client until its request is complete, so six phones on a weak
+# network, or anyone sending half a request, stop the server. A gevent worker waits on up to
+# worker_connections at once and serves whichever has data (docs/deploy.md, the arrangement).
+worker_class = "gevent"
+worker_connections = 1000
 # The cores this process may use, which in a container can be fewer than the machine has.
 workers = int(os.environ.get("WEB_CONCURRENCY", 2 * len(os.sched_getaffinity(0)) + 1))
 # Every page is a few quick queries; a request still running after 30 s is stuck, not busy.
@@ -19,6 +28,31 @@ loglevel = os.environ.get("LOG_LEVEL", "info").lower()
 control_socket_disable = True
 # Each worker builds its own app and database pool after the fork, so no connection is shared.
 preload_app = False
+
+
+def when_ready(server):
+    """Say where others can open the app: on 0.0.0.0 or ::, at every network interface's address."""
+    if host in ("127.0.0.1", "localhost", "::1"):
+        server.log.info(
+            "Only this computer can open http://%s:%s; to let phones in: HOST=0.0.0.0 make run",
+            host,
+            port,
+        )
+    if host not in ("0.0.0.0", "::"):
+        return
+    import psutil  # only the master needs it, once
+
+    families = {socket.AF_INET} if host == "0.0.0.0" else {socket.AF_INET, socket.AF_INET6}
+    for name, addresses in psutil.net_if_addrs().items():
+        for address in addresses:
+            if address.family not in families:
+                continue
+            ip = ipaddress.ip_address(address.address.split("%")[0])
+            # A link-local IPv6 address needs the interface's name in it, which browsers refuse.
+            if ip.is_loopback or ip.is_link_local:
+                continue
+            shown = f"[{ip}]" if ip.version == 6 else str(ip)
+            server.log.info("Students can open http://%s:%s (%s)", shown, port, name)
 
 
 def post_worker_init(worker):

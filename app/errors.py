@@ -4,6 +4,7 @@ from flask import current_app, render_template
 from flask_wtf.csrf import CSRFError
 from sqlalchemy.exc import InterfaceError, OperationalError, SQLAlchemyError
 from werkzeug.exceptions import (
+    BadHost,
     HTTPException,
     InternalServerError,
     SecurityError,
@@ -58,8 +59,9 @@ def render_outage(error: SQLAlchemyError):
     return page, code, {"Retry-After": "30"}
 
 
-def refuse_host(error: SecurityError):
-    """A Host header not in TRUSTED_HOSTS: no page can be built for a site we are not."""
+def refuse_host(error: SecurityError | BadHost):
+    """A Host header not in TRUSTED_HOSTS, or no valid host name at all (a label over 63
+    characters): no link can be built for it, so no page in the layout either."""
     return "This server does not answer for that host name.\n", 400, {"Content-Type": "text/plain"}
 
 
@@ -67,6 +69,7 @@ def init_app(app):
     app.register_error_handler(CSRFError, render_csrf_error)
     app.register_error_handler(HTTPException, render_error)
     app.register_error_handler(SecurityError, refuse_host)
+    app.register_error_handler(BadHost, refuse_host)
     app.register_error_handler(InternalServerError, render_crash)
     # Lost or refused connections; integrity errors are bugs, not outages, and stay 500s.
     app.register_error_handler(OperationalError, render_outage)

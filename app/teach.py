@@ -3,10 +3,11 @@
 import csv
 import functools
 import io
+import ipaddress
 import re
 import secrets
 import unicodedata
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import segno
 from flask import (
@@ -113,7 +114,7 @@ def _create_class(name: str) -> Class:
 def class_page(class_id):
     """Who took the quiz, how they scored, and which questions and wrong answers troubled them."""
     scope, form, report = _report(class_id)
-    join_url, qr = _join(scope) if scope else (None, None)
+    join_url, qr, loopback = _join(scope) if scope else (None, None, False)
     refresh = request.args.get("refresh") == "on"
     return render_template(
         "teach/class.html",
@@ -122,6 +123,7 @@ def class_page(class_id):
         report=report,
         join_url=join_url,
         qr=qr,
+        loopback=loopback,
         refresh=REFRESH_SECONDS if refresh else None,
         counting=COUNTING,
         few=FEW_ATTEMPTS,
@@ -133,20 +135,38 @@ def class_page(class_id):
 def join_screen(class_id):
     """The join code, link and QR code alone, large, for a projector: no scores on show."""
     scope = class_or_404(class_id)
-    join_url, qr = _join(scope)
-    return render_template("teach/join.html", scope=scope, join_url=join_url, qr=qr)
+    join_url, qr, loopback = _join(scope)
+    return render_template(
+        "teach/join.html", scope=scope, join_url=join_url, qr=qr, loopback=loopback
+    )
 
 
-def _join(scope: Class) -> tuple[str, Markup]:
-    """The class's join link and an inline SVG QR code of it."""
+def _join(scope: Class) -> tuple[str, Markup | None, bool]:
+    """The class's join link, an inline SVG QR code of it, and whether only this computer can
+    open it."""
     join_url = url_for("quiz.join", code=scope.join_code, _external=True)
-    return join_url, _qr(join_url)
+    return join_url, _qr(join_url), is_loopback(urlsplit(join_url).hostname or "")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether a host name means "this computer" wherever it is opened: on a phone, the phone."""
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 @functools.lru_cache(maxsize=256)
-def _qr(text: str) -> Markup:
-    """An inline SVG QR code; drawn once per link, as the class page reloads every 30 s."""
-    return Markup(segno.make(text, error="m").svg_inline(scale=6, light="#ffffff", omitsize=True))
+def _qr(text: str) -> Markup | None:
+    """An inline SVG QR code, or None for a link too long for any QR code; drawn once per link,
+    as the class page reloads every 30 s."""
+    try:
+        code = segno.make(text, error="m")
+    except segno.DataOverflowError:
+        return None
+    return Markup(code.svg_inline(scale=6, light="#ffffff", omitsize=True))
 
 
 @bp.post("/classes/<int:class_id>/close", defaults={"is_open": False})

@@ -9,13 +9,17 @@ import os
 import platform
 import random
 import re
+import runpy
+import socket
 import sqlite3
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.parse
 import urllib.request
+from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -37,11 +41,14 @@ from helpers import gunicorn  # noqa: E402
 
 STUDENTS, ATTEMPTS_EACH = 500, 25  # 500 x 25 attempts x 8 answers = 100,000 answers
 WORKERS = 2 * len(os.sched_getaffinity(0)) + 1
+WORKER_CLASS = runpy.run_path(str(ROOT / "gunicorn.conf.py"))["worker_class"]
 CONNECTIONS = 4 * WORKERS
 SECONDS = 8
 AGENT = "quizwright-bench"
 SECRET = "benchmark secret"
 TARGETS = {"answer": 0.35, "question": 0.5, "results": 0.4}
+# Slowloris: connections that send half a request and then one more byte now and then.
+SLOW_CLIENTS = 50
 
 
 def seed(app) -> dict:
@@ -177,6 +184,43 @@ end
     return script
 
 
+@contextmanager
+def slow_clients(base: str, count: int = SLOW_CLIENTS):
+    """Hold `count` connections that each sent half a request, trickling a byte every 2 s."""
+    host, port = urllib.parse.urlsplit(base).netloc.split(":")
+    held = [socket.create_connection((host, int(port))) for _ in range(count)]
+    for connection in held:
+        connection.sendall(b"GET /livez HTTP/1.1\r\nHost: bench\r\nX-Slow: ")
+    done = threading.Event()
+
+    def trickle():
+        while not done.wait(2):
+            for connection in held:
+                with suppress(OSError):  # the server gave up on it, as it should
+                    connection.sendall(b"a")
+
+    thread = threading.Thread(target=trickle)
+    thread.start()
+    time.sleep(1)  # let the server accept them all before measuring
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+        for connection in held:
+            connection.close()
+
+
+def first_answer(base: str, path: str, deadline: float = 60) -> float:
+    """Seconds until one ordinary request is answered; the deadline if it never is."""
+    started = time.perf_counter()
+    try:
+        urllib.request.urlopen(base + path, timeout=deadline).read()
+    except OSError:
+        return deadline
+    return time.perf_counter() - started
+
+
 def worker_memory(master: int) -> list[int]:
     """Resident memory of each gunicorn worker, in MB."""
     children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
@@ -234,11 +278,19 @@ def run(folder: Path, url: str, pg: str | None) -> None:
         for kind in ("gradebook", "responses", "items"):
             rows.append((f"{kind}.csv, 1 client", wrk(base, f"{class_page}/{kind}.csv",
                          connections=1, threads=1, cookie=teacher), None))  # fmt: skip
+        with slow_clients(base):
+            waited = first_answer(base, "/livez")
+            rows += [
+                (f"question page (GET), {SLOW_CLIENTS} slow clients held open",
+                 wrk(base, question_path, cookie=question_cookie), "question"),
+                (f"answering (POST), {SLOW_CLIENTS} slow clients held open",
+                 wrk(base, "/", script=answer_script(folder, seeded["posts"][::-1])), "answer"),
+            ]  # fmt: skip
         memory = worker_memory(server.pid)
-    report(rows, baseline, memory, pg)
+    report(rows, baseline, memory, pg, waited)
 
 
-def report(rows, baseline, memory, pg) -> None:
+def report(rows, baseline, memory, pg, waited) -> None:
     database = "PostgreSQL " + subprocess.run(["psql", "--version"], capture_output=True,
                                               text=True).stdout.split()[-1] if pg else (
         f"SQLite {sqlite3.sqlite_version} (WAL)")  # fmt: skip
@@ -246,7 +298,7 @@ def report(rows, baseline, memory, pg) -> None:
         f"# Benchmark results ({database})",
         "",
         f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC; {len(os.sched_getaffinity(0))} cores; "
-        f"Python {platform.python_version()}; {WORKERS} gunicorn sync workers; wrk with "
+        f"Python {platform.python_version()}; {WORKERS} gunicorn {WORKER_CLASS} workers; wrk with "
         f"{CONNECTIONS} connections for {SECONDS} s unless marked 1 client; "
         f"{STUDENTS} students, {STUDENTS * ATTEMPTS_EACH * 8:,} stored answers.",
         "",
@@ -263,7 +315,10 @@ def report(rows, baseline, memory, pg) -> None:
             f"{result['p99']:.1f} | {result['errors']} |"
         )
     lines += ["", f"Worker resident memory after the run: {', '.join(f'{m} MB' for m in memory)} "
-              "(target: under 80 MB each).", ""]  # fmt: skip
+              "(target: under 80 MB each).", "",
+              f"With {SLOW_CLIENTS} connections holding half-sent requests open, a new request "
+              f"to /livez was answered after {waited:.2f} s (target: under 1 s; 60 s means "
+              "never).", ""]  # fmt: skip
     analysis = ROOT / "bench" / "analysis.md"
     if analysis.exists():
         lines += [analysis.read_text()]

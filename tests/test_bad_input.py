@@ -10,7 +10,7 @@ from app.extensions import db
 from app.grading import grade
 from app.models import Answer, Attempt
 
-from helpers import SLUG, text, wrong_choice
+from helpers import SLUG, make_app, text, wrong_choice
 
 
 def stored(app, model):
@@ -196,3 +196,18 @@ def test_crash_is_a_friendly_500_without_traceback(app, caplog):
     assert "Something went wrong on our side" in page
     assert "secret internals" not in page and "Traceback" not in page
     assert "RuntimeError: secret internals" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("trusted", "host"),
+    [(None, "a" * 64 + ".example"), (None, "quiz..example"),
+     (["quiz.example.edu"], "a" * 64 + ".example"), (["quiz.example.edu"], "evil.example")],
+)  # fmt: skip
+def test_refused_host_is_a_plain_400_with_the_usual_headers(tmp_path, trusted, host):
+    """A Host header the app cannot use gets a 400 saying so, with the security headers."""
+    app = make_app(tmp_path, TRUSTED_HOSTS=trusted, PROPAGATE_EXCEPTIONS=False)
+    response = app.test_client().get("/nothing-here", headers={"Host": host})
+    assert response.status_code == 400
+    assert response.text == "This server does not answer for that host name.\n"
+    assert "frame-ancestors 'none'" in response.headers["Content-Security-Policy"]
+    assert response.headers["X-Content-Type-Options"] == "nosniff"

@@ -1,12 +1,21 @@
 """Real gunicorn servers under load: nothing lost, and two servers acting as one."""
 
 import http.cookiejar
+import os
 import random
 import re
+import signal
+import socket
+import threading
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager, suppress
+
+import psutil
+import pytest
 
 from app.auth import create_instructor
 from app.bank import current_bank
@@ -23,27 +32,27 @@ STUDENTS = 200
 class Browser:
     """A student's browser: cookies, CSRF tokens from forms, redirects followed."""
 
-    def __init__(self):
-        self.opener = urllib.request.build_opener(
-            urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar())
-        )
+    def __init__(self, timeout=30):
+        self.timeout = timeout
+        self.cookies = http.cookiejar.CookieJar()
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.cookies))
 
     def get(self, url) -> tuple[str, str]:
-        with self.opener.open(url, timeout=30) as response:
+        with self.opener.open(url, timeout=self.timeout) as response:
             return response.geturl(), response.read().decode()
 
     def post(self, url, **fields) -> tuple[int, str, str]:
         data = urllib.parse.urlencode(fields).encode()
         try:
-            with self.opener.open(url, data=data, timeout=30) as response:
+            with self.opener.open(url, data=data, timeout=self.timeout) as response:
                 return response.status, response.geturl(), response.read().decode()
         except urllib.error.HTTPError as error:
             return error.code, url, error.read().decode()
 
 
-def take_quiz(servers: list[str], name: str) -> dict:
+def take_quiz(servers: list[str], name: str, timeout=30) -> dict:
     """Take the whole quiz, each request going to the next server in turn; report outcomes."""
-    browser, rng, turn = Browser(), random.Random(name), iter(range(10**6))
+    browser, rng, turn = Browser(timeout), random.Random(name), iter(range(10**6))
     server = lambda: servers[next(turn) % len(servers)]  # noqa: E731
     _, page = browser.get(f"{server()}/quizzes/{SLUG}")
     token = CSRF.search(page).group(1)
@@ -121,3 +130,107 @@ def test_two_servers_share_one_database_and_one_redis(tmp_path, redis_url, quick
             )
             statuses.append(status)
     assert statuses == [400] * 10 + [429]
+
+
+def test_fifty_slow_clients_do_not_stop_a_student(tmp_path):
+    """50 connections that send half a request and trickle the rest hold no worker: a student
+    still takes the whole quiz. A sync worker waits on each, so the student waited 30 s or more."""
+    app = make_app(tmp_path)
+    with gunicorn(tmp_path, workers=2) as server, half_sent_requests(server.url, 50):
+        outcome = take_quiz([server.url], "Ada", timeout=10)
+    check_nothing_lost(app, [outcome])
+
+
+def test_stopping_the_server_finishes_the_answer_in_flight(tmp_path):
+    """SIGTERM while an answer is still arriving: the worker stops taking new connections, and
+    finishes that answer before it exits, so a student pressing the button then loses nothing."""
+    app = make_app(tmp_path)
+    with gunicorn(tmp_path, workers=1) as server:
+        browser = Browser()
+        _, page = browser.get(f"{server.url}/quizzes/{SLUG}")
+        token = CSRF.search(page).group(1)
+        _, url, page = browser.post(f"{server.url}/quizzes/{SLUG}", csrf_token=token, name="Ada")
+        choice = re.findall(r'type="radio" value="([^"]+)"', page)[0]
+        body = urllib.parse.urlencode({"csrf_token": token, "choice": choice}).encode()
+        cookie = "; ".join(f"{c.name}={c.value}" for c in browser.cookies)
+        port = int(server.url.rsplit(":", 1)[1])
+        path = urllib.parse.urlsplit(url).path
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as answer:
+            answer.sendall(
+                f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: {cookie}\r\n"
+                "Content-Type: application/x-www-form-urlencoded\r\n"
+                f"Content-Length: {len(body)}\r\n\r\n".encode()
+                + body[:10]
+            )
+            os.kill(server.pid, signal.SIGTERM)
+            assert wait_for_refusal(port), "the server kept taking new connections"
+            answer.sendall(body[10:])
+            reply = answer.recv(4096).decode()
+    assert reply.startswith("HTTP/1.1 303"), reply
+    with app.app_context():
+        stored = db.session.scalars(db.select(Answer)).one()
+    assert stored.choice_id == choice
+
+
+def wait_for_refusal(port: int) -> bool:
+    """Whether the server stops accepting connections within 20 s."""
+    for _ in range(200):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        except ConnectionRefusedError:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@contextmanager
+def half_sent_requests(base: str, count: int):
+    """Connections that each sent a request line and half a header, adding a byte a second."""
+    port = int(base.rsplit(":", 1)[1])
+    held = [socket.create_connection(("127.0.0.1", port)) for _ in range(count)]
+    for connection in held:
+        connection.sendall(b"GET /livez HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+    done = threading.Event()
+
+    def trickle():
+        while not done.wait(1):
+            for connection in held:
+                with suppress(OSError):  # a server may give up on a client this slow
+                    connection.sendall(b"a")
+
+    thread = threading.Thread(target=trickle)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+        for connection in held:
+            connection.close()
+
+
+def test_listening_on_every_interface_prints_the_addresses_to_open(tmp_path):
+    """HOST=0.0.0.0 logs a link for each network address, and each one answers."""
+    ipv4 = [a.address for found in psutil.net_if_addrs().values() for a in found
+            if a.family == socket.AF_INET and not a.address.startswith("127.")]  # fmt: skip
+    if not ipv4:
+        pytest.skip("this machine has no network interface besides loopback")
+    make_app(tmp_path)
+    with gunicorn(tmp_path, workers=1, HOST="0.0.0.0", LOG_LEVEL="info") as server:
+        port = server.url.rsplit(":", 1)[1]
+        log = next(tmp_path.glob(f"gunicorn-{port}.log")).read_text()
+        links = re.findall(rf"Students can open (http://\S+:{port}) \(", log)
+        assert sorted(links) == sorted(f"http://{address}:{port}" for address in ipv4)
+        for link in links:
+            with urllib.request.urlopen(f"{link}/livez", timeout=10) as response:
+                assert response.status == 200
+
+
+def test_listening_on_loopback_says_how_to_let_phones_in(tmp_path):
+    """The default HOST is this computer only; the log says so and gives the fix."""
+    make_app(tmp_path)
+    with gunicorn(tmp_path, workers=1, LOG_LEVEL="info") as server:
+        port = server.url.rsplit(":", 1)[1]
+        log = next(tmp_path.glob(f"gunicorn-{port}.log")).read_text()
+    assert "Only this computer can open" in log and "HOST=0.0.0.0 make run" in log
+    assert "Students can open" not in log

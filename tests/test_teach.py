@@ -1,6 +1,7 @@
 """Instructors: accounts from the command line, classes, the class results page and exports."""
 
 import csv
+import functools
 import io
 import re
 from datetime import UTC, datetime, timedelta
@@ -125,6 +126,49 @@ def test_join_screen_shows_the_code_but_no_results(app, teacher):
     page = text(teacher.get(f"/teach/classes/{class_id}/join"))
     assert f'<p class="join-code">{code}</p>' in page and "<svg" in page
     assert "Ada" not in page and "1/8" not in page
+
+
+LOOPBACK_WARNING = "Phones cannot open this link."
+
+
+def on_host(app, host):
+    """The teacher's browser reaching the server by another address, as a phone or LAN would."""
+    client = app.test_client()
+    client.open = functools.partial(client.open, base_url=f"http://{host}")
+    assert login(client, "teacher", "correct horse").status_code == 303
+    return client
+
+
+@pytest.mark.parametrize("page", ["", "/join"])
+@pytest.mark.parametrize(
+    ("host", "warned"),
+    [("localhost", True), ("127.0.0.1:8000", True), ("[::1]:8000", True),
+     ("192.168.1.20:8000", False), ("quiz.example.edu", False)],
+)  # fmt: skip
+def test_class_page_and_projector_warn_of_a_link_phones_cannot_open(
+    app, teacher, page, host, warned
+):
+    """A join link on localhost or 127.0.0.1 is this computer's own address: say how to fix it."""
+    client = on_host(app, host)
+    class_id, code = create_class(client)
+    shown = text(client.get(f"/teach/classes/{class_id}{page}"))
+    assert f"http://{host}/join/{code}" in shown
+    assert (LOOPBACK_WARNING in shown) is warned
+    if warned:
+        assert "<code>HOST=0.0.0.0 make run</code>" in shown
+
+
+@pytest.mark.parametrize("page", ["", "/join"])
+def test_a_link_too_long_for_a_qr_code_is_still_shown(app, teacher, page):
+    """A host name so long that no QR code holds the link: the link and code still show."""
+    host = ".".join(["a" * 63] * 40)
+    client = on_host(app, host)
+    class_id, code = create_class(client)
+    response = client.get(f"/teach/classes/{class_id}{page}")
+    assert response.status_code == 200
+    shown = text(response)
+    assert f"http://{host}/join/{code}" in shown and code in shown
+    assert "too long for a QR code" in shown and "<svg" not in shown
 
 
 def test_class_needs_a_name(app, teacher):
