@@ -148,6 +148,12 @@ def test_oversized_body_is_413(app, student):
     [
         ("", "Enter your name."),
         ("   ", "Enter your name."),
+        ("\u200b", "Enter your name."),  # zero-width space
+        ("\u200c\u200d\ufeff\u2060", "Enter your name."),  # joiners, BOM, word joiner
+        (" \u00a0\u3000\u200b ", "Enter your name."),  # spaces of other widths
+        ("\u202e\u2066\u00ad", "Enter your name."),  # direction overrides, soft hyphen
+        ("\u3164\u2800", "Enter your name."),  # a Hangul filler and blank Braille draw nothing
+        ("\u0301\u034f", "Enter your name."),  # combining marks with nothing to sit on
         ("x" * 81, "Use at most 80 characters for your name."),
     ],
 )
@@ -159,6 +165,24 @@ def test_bad_names_are_form_errors(app, student, name, message):
     assert message in page
     assert 'aria-invalid="true"' in page
     assert stored(app, Attempt) == []
+
+
+@pytest.mark.parametrize(
+    ("typed", "kept"),
+    [
+        ("\u200bAda\u200b Love\u200blace\ufeff", "Ada Lovelace"),
+        ("\u202eecalevoL adA", "ecalevoL adA"),  # no override to disguise the name in reports
+        ("Ada \u200d Lovelace", "Ada Lovelace"),  # a joiner beside a space joins nothing
+        ("\u0645\u06cc\u200c\u0631\u0627", "\u0645\u06cc\u200c\u0631\u0627"),  # Persian
+        ("Ada \U0001f469\u200d\U0001f4bb", "Ada \U0001f469\u200d\U0001f4bb"),  # one emoji
+    ],
+)
+def test_invisible_characters_leave_names_but_joiners_between_letters_stay(
+    app, student, typed, kept
+):
+    """Invisible characters are dropped from a name; a joiner that shapes letters is kept."""
+    assert student.start(name=typed).status_code == 303
+    assert [a.student_name for a in stored(app, Attempt)] == [kept]
 
 
 def test_eighty_character_name_is_accepted(app, student):
