@@ -3,7 +3,7 @@
 import re
 import unicodedata
 
-from flask import request
+from flask import g, request
 from flask_wtf import FlaskForm
 from wtforms import PasswordField, RadioField, SelectChoice, SelectField, StringField, SubmitField
 from wtforms.validators import AnyOf, DataRequired, InputRequired, Length, ValidationError
@@ -49,7 +49,10 @@ def tidy_name(value):
 def find_class(code: str) -> Class | None:
     """The class with this join code, however it was typed (case, spaces, dashes)."""
     normal = re.sub(r"[\s-]", "", code).upper()
-    return db.session.scalar(db.select(Class).filter_by(join_code=normal))
+    found = db.session.scalar(db.select(Class).filter_by(join_code=normal))
+    # Unknown codes are counted against guessing (quiz.UNKNOWN_CODES_PER_ADDRESS).
+    g.unknown_class_code = found is None
+    return found
 
 
 class StartForm(FlaskForm):

@@ -6,11 +6,12 @@ import threading
 import pytest
 
 from app.attempts import record_answer
+from app.auth import create_instructor
 from app.extensions import db
 from app.grading import grade
-from app.models import Answer, Attempt
+from app.models import Answer, Attempt, Class
 
-from helpers import SLUG, text, wrong_choice
+from helpers import SLUG, Student, text, wrong_choice
 
 
 def stored(app, model):
@@ -220,3 +221,82 @@ def test_crash_is_a_friendly_500_without_traceback(app, caplog):
     assert "Something went wrong on our side" in page
     assert "secret internals" not in page and "Traceback" not in page
     assert "RuntimeError: secret internals" in caplog.text
+
+
+def other_browser(app, address="127.0.0.1"):
+    """A student's browser of its own, from the given address."""
+    client = app.test_client()
+    client.environ_base["REMOTE_ADDR"] = address
+    return Student(client)
+
+
+def test_a_browser_starting_quiz_after_quiz_is_slowed(app, student):
+    """Ten starts or retakes a minute from one browser go through; the next ones wait."""
+    statuses = [student.start(name=f"Junk {n}").status_code for n in range(9)]
+    statuses.append(student.post(f"/attempts/{student.token}/retake").status_code)
+    assert statuses == [303] * 10
+    refused = [student.start(), student.post(f"/attempts/{student.token}/retake")]
+    assert [r.status_code for r in refused] == [429, 429]
+    page = text(refused[0])
+    assert "Too many tries" in page and "This browser has just started many quizzes" in page
+    assert "per 1 minute" not in page and int(refused[0].headers["Retry-After"]) > 0
+    assert len(stored(app, Attempt)) == 10
+    assert other_browser(app).start().status_code == 303  # a classmate at the next desk
+
+
+def test_a_lecture_hall_behind_one_address_can_start(app):
+    """300 starts a minute from one address (30 browsers, 10 each) pass; the 301st waits."""
+    for n in range(30):
+        browser = other_browser(app)
+        assert {browser.start(name=f"Student {n}").status_code for _ in range(10)} == {303}
+    refused = other_browser(app).start()
+    assert refused.status_code == 429
+    assert "Many quizzes have just been started from your network" in text(refused)
+    assert other_browser(app, "198.51.100.7").start().status_code == 303
+    assert len(stored(app, Attempt)) == 301
+
+
+def test_concurrent_starts_from_one_browser_stop_at_the_limit(app, student):
+    """20 starts released together by a barrier from a browser that started once: 9 pass."""
+    student.start()
+    cookie = student.client.get_cookie("session").value
+    barrier = threading.Barrier(20)
+    statuses = []
+
+    def start():
+        tab = app.test_client()
+        tab.set_cookie("session", cookie)
+        barrier.wait()
+        form = {"csrf_token": student.csrf, "name": "Ada"}
+        statuses.append(tab.post(f"/quizzes/{SLUG}", data=form).status_code)
+
+    threads = [threading.Thread(target=start) for _ in range(20)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(statuses) == [303] * 9 + [429] * 11
+    assert len(stored(app, Attempt)) == 10
+
+
+def test_guessing_join_codes_is_slowed_per_address(app, student):
+    """50 unknown codes in ten minutes, by link, address or form, then codes wait; hits are free."""
+    with app.app_context():
+        teacher = create_instructor("teacher", "a password")
+        db.session.add(Class(name="Physics", join_code="ABCDEF", instructor_id=teacher.id))
+        db.session.commit()
+    for _ in range(60):  # students following the real link never use up the allowance
+        assert student.client.get("/join/ABCDEF").status_code == 302
+    guesser = other_browser(app)
+    misses = [guesser.client.get(f"/join/GUESS{n}").status_code for n in range(20)]
+    misses += [guesser.client.get(f"/quizzes/{SLUG}?code=GUESS{n}").status_code for n in range(20)]
+    misses += [other_browser(app).start(class_code=f"GUESS{n}").status_code for n in range(10)]
+    assert misses == [404] * 20 + [200] * 20 + [400] * 10
+    for url in ("/join/ABCDEF", "/join/GUESS99", f"/quizzes/{SLUG}?code=ABCDEF"):
+        refused = guesser.client.get(url)
+        assert refused.status_code == 429
+        assert "Many class codes that match no class have been tried" in text(refused)
+    assert other_browser(app).start(class_code="ABCDEF").status_code == 429
+    assert other_browser(app).start().status_code == 303  # no code, nothing to guess
+    assert other_browser(app, "198.51.100.7").start(class_code="ABCDEF").status_code == 303
+    assert len(stored(app, Attempt)) == 2
