@@ -87,9 +87,10 @@ def index():
 
 
 @bp.route("/quizzes/<slug>", methods=["GET", "POST"])
-@_starts_per_browser
-@_starts_per_address
+# Checked from the bottom up: a browser over its own limit then uses none of its address's.
 @_unknown_codes
+@_starts_per_address
+@_starts_per_browser
 def start(slug):
     """Introduce a quiz and start an attempt at it."""
     quiz = quiz_or_404(slug)
@@ -174,8 +175,8 @@ def results(token):
 
 
 @bp.post("/attempts/<token>/retake")
-@_starts_per_browser
 @_starts_per_address
+@_starts_per_browser
 def retake(token):
     """Start a fresh attempt at the current version of the same quiz, under the same name."""
     attempt = attempt_or_404(token)
