@@ -592,6 +592,8 @@ def test_reflected_input_is_escaped(tmp_path, tally):
     teacher = instructor(app, "teacher")
     for n, payload in enumerate(HOSTILE):
         visitor = Student(app.test_client())
+        # Each visitor from its own address: unknown class codes are limited per address.
+        visitor.client.environ_base["REMOTE_ADDR"] = f"203.0.113.{n}"
         page = visitor.client.get(f"/quizzes/{SLUG}?" + urlencode({"code": payload}))
         assert_inert(tally, page, f"code in the address: {payload!r}", expect=[payload])
         refused = visitor.start(name="Ada", class_code=payload)
@@ -1066,7 +1068,8 @@ def test_guessed_or_altered_tokens_find_nothing(scene, tally):
             mallory.client.get(f"/attempts/{where}/results"),
             mallory.client.get(f"/attempts/{where}/questions/1"),
             mallory.post(f"/attempts/{where}/questions/1", choice="recompute"),
-            mallory.post(f"/attempts/{where}/retake"),
+            # A fresh browser each time: starts and retakes are limited per browser.
+            Student(scene.app.test_client()).post(f"/attempts/{where}/retake"),
             scene.student.client.get(f"/attempts/{where}/questions/1"),  # even the owner
             admin.get(f"/teach/attempts/{where}"),
         ):
