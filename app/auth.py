@@ -105,6 +105,13 @@ def _failed(response) -> bool:
     return response.status_code == 400
 
 
+@bp.after_request
+def no_store(response):
+    """Instructors' pages and exports hold grades and names: no browser or proxy may keep them."""
+    response.cache_control.no_store = True
+    return response
+
+
 @bp.route("/login", methods=["GET", "POST"])
 # Only failures count, so a teacher who types the password right is never locked out.
 @limiter.limit(LOGIN_FAILURES, methods=["POST"], deduct_when=_failed)

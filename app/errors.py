@@ -33,8 +33,10 @@ def render_error(error: HTTPException):
     """Render an HTTP error with the app's wording, or the view's own explanation if it gave one."""
     code = error.code or 500
     title, message = MESSAGES.get(code, (error.name, MESSAGES[400][1]))
-    # A view's own explanation wins; the rate limiter's ("10 per 1 minute") is for logs.
-    if error.description != type(error).description and code != 429:
+    # A view's own explanation wins, as does a rate limit's own message; the limiter's default
+    # wording ("10 per 1 minute") is for logs.
+    own_words = code != 429 or getattr(getattr(error, "limit", None), "error_message", None)
+    if error.description != type(error).description and own_words:
         message = error.description
     return render_template("errors.html", code=code, title=title, message=message), code
 

@@ -1,8 +1,9 @@
 """The forms: each validates its own input, so views only ask whether it is valid."""
 
 import re
+import unicodedata
 
-from flask import request
+from flask import g, request
 from flask_wtf import FlaskForm
 from wtforms import PasswordField, RadioField, SelectChoice, SelectField, StringField, SubmitField
 from wtforms.validators import AnyOf, DataRequired, InputRequired, Length, ValidationError
@@ -18,10 +19,40 @@ def tidy(value):
     return " ".join(value.split()) if isinstance(value, str) else value
 
 
+# Zero-width joiners shape Persian and Indic names and emoji, so they stay between two letters.
+JOINERS = "\u200c\u200d"
+# Letters that Unicode draws as nothing (Hangul fillers) and the blank Braille pattern.
+BLANKS = "\u115f\u1160\u3164\uffa0\u2800"
+
+
+def _visible(char: str) -> bool:
+    return unicodedata.category(char)[0] in "LNPS" and char not in BLANKS
+
+
+def _invisible(text: str, at: int) -> bool:
+    char = text[at]
+    if char.isspace() or unicodedata.category(char) not in ("Cc", "Cf"):
+        return False
+    joining = char in JOINERS and 0 < at < len(text) - 1
+    return not (joining and _visible(text[at - 1]) and _visible(text[at + 1]))
+
+
+def tidy_name(value):
+    """A name as people see it: invisible characters dropped, spaces folded, and nothing at all
+    when no character would show, so a name of zero-width spaces counts as empty."""
+    if not isinstance(value, str):
+        return value
+    shown = tidy("".join(char for at, char in enumerate(value) if not _invisible(value, at)))
+    return shown if any(_visible(char) for char in shown) else ""
+
+
 def find_class(code: str) -> Class | None:
     """The class with this join code, however it was typed (case, spaces, dashes)."""
     normal = re.sub(r"[\s-]", "", code).upper()
-    return db.session.scalar(db.select(Class).filter_by(join_code=normal))
+    found = db.session.scalar(db.select(Class).filter_by(join_code=normal))
+    # Unknown codes are counted against guessing (quiz.UNKNOWN_CODES_PER_ADDRESS).
+    g.unknown_class_code = found is None
+    return found
 
 
 class StartForm(FlaskForm):
@@ -30,7 +61,7 @@ class StartForm(FlaskForm):
 
     name = StringField(
         "Your name",
-        filters=[tidy],
+        filters=[tidy_name],
         validators=[
             DataRequired("Enter your name."),
             Length(max=80, message="Use at most 80 characters for your name."),

@@ -1,6 +1,7 @@
 """The stored record of quizzing: quiz versions, attempts and their answers."""
 
 import secrets
+import unicodedata
 from datetime import UTC, datetime
 
 from flask_login import UserMixin
@@ -15,8 +16,10 @@ def now() -> datetime:
 
 
 def student_key(name: str) -> str:
-    """Students have no accounts: within a class, a name is a student, whatever its case."""
-    return " ".join(name.split()).casefold()
+    """Students have no accounts: within a class, a name is a student, whatever its case and
+    invisible characters (a joiner the name form keeps, a zero-width space in an older name)."""
+    shown = "".join(char for char in name if unicodedata.category(char) != "Cf")
+    return " ".join(shown.split()).casefold()
 
 
 def _key_of_name(context) -> str:

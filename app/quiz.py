@@ -2,7 +2,7 @@
 
 import secrets
 
-from flask import Blueprint, abort, redirect, render_template, request, session, url_for
+from flask import Blueprint, abort, g, redirect, render_template, request, session, url_for
 from flask_wtf import FlaskForm
 
 from .attempts import (
@@ -22,6 +22,14 @@ from .models import Attempt
 
 bp = Blueprint("quiz", __name__)
 
+# Each start adds a student to a class, so a script must not add hundreds. A browser starts a
+# few a minute at most; one address may be a whole lecture hall behind a school's NAT.
+STARTS_PER_BROWSER = "10 per minute"
+STARTS_PER_ADDRESS = "300 per minute"
+# Join codes are 6 of 31 characters, about 887 million: counting the unknown codes one address
+# tries makes guessing one take years, while a hall's typing mistakes still fit.
+UNKNOWN_CODES_PER_ADDRESS = "50 per 10 minutes"
+
 
 def _browser() -> str:
     """This browser's random id, kept in its session cookie for a month."""
@@ -37,6 +45,41 @@ def _status(form: FlaskForm) -> int:
     return 400 if form.errors else 200
 
 
+def _code_missed(_response) -> bool:
+    return g.get("unknown_class_code", False)
+
+
+def _no_code() -> bool:
+    """Nothing to look up: no code in the join link, the address or the start form."""
+    in_link = (request.view_args or {}).get("code")
+    return not (in_link or request.args.get("code") or request.form.get("class_code"))
+
+
+_starts_per_browser = limiter.shared_limit(
+    STARTS_PER_BROWSER,
+    scope="starts per browser",
+    key_func=_browser,
+    methods=["POST"],
+    error_message="This browser has just started many quizzes. Wait a minute, then try again: "
+    "your answers so far are saved.",
+)
+_starts_per_address = limiter.shared_limit(
+    STARTS_PER_ADDRESS,
+    scope="starts per address",
+    methods=["POST"],
+    error_message="Many quizzes have just been started from your network. Wait a minute, then "
+    "try again: your answers so far are saved.",
+)
+_unknown_codes = limiter.shared_limit(
+    UNKNOWN_CODES_PER_ADDRESS,
+    scope="unknown class codes per address",
+    deduct_when=_code_missed,
+    exempt_when=_no_code,
+    error_message="Many class codes that match no class have been tried from your network. "
+    "Check the code with your instructor and try again in ten minutes.",
+)
+
+
 @bp.get("/")
 def index():
     """List the quizzes on offer."""
@@ -44,6 +87,10 @@ def index():
 
 
 @bp.route("/quizzes/<slug>", methods=["GET", "POST"])
+# Checked from the bottom up: a browser over its own limit then uses none of its address's.
+@_unknown_codes
+@_starts_per_address
+@_starts_per_browser
 def start(slug):
     """Introduce a quiz and start an attempt at it."""
     quiz = quiz_or_404(slug)
@@ -59,6 +106,7 @@ def start(slug):
 
 
 @bp.get("/join/<code>")
+@_unknown_codes
 def join(code):
     """A class's join link: straight to the quiz with the class code filled in."""
     joining = find_class(code)
@@ -127,6 +175,8 @@ def results(token):
 
 
 @bp.post("/attempts/<token>/retake")
+@_starts_per_address
+@_starts_per_browser
 def retake(token):
     """Start a fresh attempt at the current version of the same quiz, under the same name."""
     attempt = attempt_or_404(token)

@@ -28,7 +28,7 @@ from sqlalchemy.orm import joinedload
 
 from . import reports
 from .attempts import attempt_or_404, progress, quiz_of, shown_choices
-from .auth import class_or_404, require_admin
+from .auth import class_or_404, no_store, require_admin
 from .bank import Quiz, current_bank
 from .extensions import db
 from .forms import ClassForm, ReportForm
@@ -37,6 +37,7 @@ from .reports import COUNTING, ClassReport, class_report
 from .stats import FEW_ATTEMPTS
 
 bp = Blueprint("teach", __name__, url_prefix="/teach")
+bp.after_request(no_store)
 
 # No 0/O, 1/I/L, so a code read off a projector cannot be mistyped.
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"

@@ -211,6 +211,8 @@ def test_instructor_routes_by_visitor(world, route, role):
     else:
         response = client.post(url, data={"csrf_token": csrf_token(client)})
 
+    # Grades and names, or the way to them: never kept by a shared computer's browser or a proxy.
+    assert response.headers["Cache-Control"] == "no-store"
     location = response.headers.get("Location", "")
     if expected == "login":
         assert response.status_code in (302, 303), response.status_code
@@ -282,6 +284,19 @@ def test_failed_login_says_the_same_either_way(world, username, password):
     assert response.status_code == 400
     assert "Invalid username or password" in text(response)
     assert client.get("/teach").headers["Location"].startswith("/login")
+
+
+def test_login_pages_are_not_stored(world):
+    """The login form, a refused login and the landing after it carry Cache-Control: no-store."""
+    client = world.app.test_client()
+    responses = [
+        client.get("/login"),
+        log_in(client, "owner", "not the password"),
+        log_in(client, "owner", PASSWORDS["owner"]),
+        client.get("/login"),
+    ]
+    assert [r.status_code for r in responses] == [200, 400, 303, 302]
+    assert {r.headers["Cache-Control"] for r in responses} == {"no-store"}
 
 
 def test_username_ignores_case_and_surrounding_spaces(world):

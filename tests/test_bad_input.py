@@ -6,11 +6,12 @@ import threading
 import pytest
 
 from app.attempts import record_answer
+from app.auth import create_instructor
 from app.extensions import db
 from app.grading import grade
-from app.models import Answer, Attempt
+from app.models import Answer, Attempt, Class
 
-from helpers import SLUG, make_app, text, wrong_choice
+from helpers import SLUG, Student, make_app, text, wrong_choice
 
 
 def stored(app, model):
@@ -148,6 +149,12 @@ def test_oversized_body_is_413(app, student):
     [
         ("", "Enter your name."),
         ("   ", "Enter your name."),
+        ("\u200b", "Enter your name."),  # zero-width space
+        ("\u200c\u200d\ufeff\u2060", "Enter your name."),  # joiners, BOM, word joiner
+        (" \u00a0\u3000\u200b ", "Enter your name."),  # spaces of other widths
+        ("\u202e\u2066\u00ad", "Enter your name."),  # direction overrides, soft hyphen
+        ("\u3164\u2800", "Enter your name."),  # a Hangul filler and blank Braille draw nothing
+        ("\u0301\u034f", "Enter your name."),  # combining marks with nothing to sit on
         ("x" * 81, "Use at most 80 characters for your name."),
     ],
 )
@@ -159,6 +166,24 @@ def test_bad_names_are_form_errors(app, student, name, message):
     assert message in page
     assert 'aria-invalid="true"' in page
     assert stored(app, Attempt) == []
+
+
+@pytest.mark.parametrize(
+    ("typed", "kept"),
+    [
+        ("\u200bAda\u200b Love\u200blace\ufeff", "Ada Lovelace"),
+        ("\u202eecalevoL adA", "ecalevoL adA"),  # no override to disguise the name in reports
+        ("Ada \u200d Lovelace", "Ada Lovelace"),  # a joiner beside a space joins nothing
+        ("\u0645\u06cc\u200c\u0631\u0627", "\u0645\u06cc\u200c\u0631\u0627"),  # Persian
+        ("Ada \U0001f469\u200d\U0001f4bb", "Ada \U0001f469\u200d\U0001f4bb"),  # one emoji
+    ],
+)
+def test_invisible_characters_leave_names_but_joiners_between_letters_stay(
+    app, student, typed, kept
+):
+    """Invisible characters are dropped from a name; a joiner that shapes letters is kept."""
+    assert student.start(name=typed).status_code == 303
+    assert [a.student_name for a in stored(app, Attempt)] == [kept]
 
 
 def test_eighty_character_name_is_accepted(app, student):
@@ -211,3 +236,85 @@ def test_refused_host_is_a_plain_400_with_the_usual_headers(tmp_path, trusted, h
     assert response.text == "This server does not answer for that host name.\n"
     assert "frame-ancestors 'none'" in response.headers["Content-Security-Policy"]
     assert response.headers["X-Content-Type-Options"] == "nosniff"
+
+
+def other_browser(app, address="127.0.0.1"):
+    """A student's browser of its own, from the given address."""
+    client = app.test_client()
+    client.environ_base["REMOTE_ADDR"] = address
+    return Student(client)
+
+
+def test_a_browser_starting_quiz_after_quiz_is_slowed(app, student):
+    """Ten starts or retakes a minute from one browser go through; the next ones wait."""
+    statuses = [student.start(name=f"Junk {n}").status_code for n in range(9)]
+    statuses.append(student.post(f"/attempts/{student.token}/retake").status_code)
+    assert statuses == [303] * 10
+    refused = [student.start(), student.post(f"/attempts/{student.token}/retake")]
+    assert [r.status_code for r in refused] == [429, 429]
+    page = text(refused[0])
+    assert "Too many tries" in page and "This browser has just started many quizzes" in page
+    assert "per 1 minute" not in page and int(refused[0].headers["Retry-After"]) > 0
+    assert len(stored(app, Attempt)) == 10
+    assert other_browser(app).start().status_code == 303  # a classmate at the next desk
+
+
+def test_a_lecture_hall_behind_one_address_can_start(app):
+    """300 starts a minute from one address pass, even after one browser kept pressing the
+    button 50 times (10 of them count); the 301st waits."""
+    stuck = other_browser(app)
+    assert sorted(stuck.start().status_code for _ in range(50)) == [303] * 10 + [429] * 40
+    for n in range(29):
+        browser = other_browser(app)
+        assert {browser.start(name=f"Student {n}").status_code for _ in range(10)} == {303}
+    refused = other_browser(app).start()
+    assert refused.status_code == 429
+    assert "Many quizzes have just been started from your network" in text(refused)
+    assert other_browser(app, "198.51.100.7").start().status_code == 303
+    assert len(stored(app, Attempt)) == 301
+
+
+def test_concurrent_starts_from_one_browser_stop_at_the_limit(app, student):
+    """20 starts released together by a barrier from a browser that started once: 9 pass."""
+    student.start()
+    cookie = student.client.get_cookie("session").value
+    barrier = threading.Barrier(20)
+    statuses = []
+
+    def start():
+        tab = app.test_client()
+        tab.set_cookie("session", cookie)
+        barrier.wait()
+        form = {"csrf_token": student.csrf, "name": "Ada"}
+        statuses.append(tab.post(f"/quizzes/{SLUG}", data=form).status_code)
+
+    threads = [threading.Thread(target=start) for _ in range(20)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(statuses) == [303] * 9 + [429] * 11
+    assert len(stored(app, Attempt)) == 10
+
+
+def test_guessing_join_codes_is_slowed_per_address(app, student):
+    """50 unknown codes in ten minutes, by link, address or form, then codes wait; hits are free."""
+    with app.app_context():
+        teacher = create_instructor("teacher", "a password")
+        db.session.add(Class(name="Physics", join_code="ABCDEF", instructor_id=teacher.id))
+        db.session.commit()
+    for _ in range(60):  # students following the real link never use up the allowance
+        assert student.client.get("/join/ABCDEF").status_code == 302
+    guesser = other_browser(app)
+    misses = [guesser.client.get(f"/join/GUESS{n}").status_code for n in range(20)]
+    misses += [guesser.client.get(f"/quizzes/{SLUG}?code=GUESS{n}").status_code for n in range(20)]
+    misses += [other_browser(app).start(class_code=f"GUESS{n}").status_code for n in range(10)]
+    assert misses == [404] * 20 + [200] * 20 + [400] * 10
+    for url in ("/join/ABCDEF", "/join/GUESS99", f"/quizzes/{SLUG}?code=ABCDEF"):
+        refused = guesser.client.get(url)
+        assert refused.status_code == 429
+        assert "Many class codes that match no class have been tried" in text(refused)
+    assert other_browser(app).start(class_code="ABCDEF").status_code == 429
+    assert other_browser(app).start().status_code == 303  # no code, nothing to guess
+    assert other_browser(app, "198.51.100.7").start(class_code="ABCDEF").status_code == 303
+    assert len(stored(app, Attempt)) == 2

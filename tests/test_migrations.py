@@ -3,7 +3,7 @@
 import flask_migrate
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import inspect
+from sqlalchemy import inspect, text
 
 from app import create_app
 from app.extensions import db
@@ -56,3 +56,32 @@ def test_upgrade_fills_in_what_reports_read_of_existing_attempts(tmp_path):
             ).one()
     assert (answered, points, key) == (3, 2, "ada strasse")
     assert str(last).startswith("2026-01-01 10:03:00")
+
+
+def test_upgrade_gives_older_names_with_invisible_characters_their_student(tmp_path):
+    """An attempt stored as "Ada" plus a zero-width space counts as Ada's after 0006, and back."""
+    app = create_app({"SECRET_KEY": "test", **database(tmp_path)})
+    with app.app_context():
+        flask_migrate.upgrade(revision="c3f69411be20")
+        with db.engine.begin() as connection:
+            connection.exec_driver_sql(
+                "INSERT INTO quiz_versions (id, slug, digest, snapshot, created_at)"
+                " VALUES (1, 'q', 'd', '{}', '2026-01-01 10:00:00')"
+            )
+            for id_, name in enumerate(["Ada", "Ada\u200b", "\ufeffA\u200dda "], start=1):
+                connection.execute(
+                    text(
+                        "INSERT INTO attempts (id, token, quiz_version_id, student_name,"
+                        " student_key, browser, started_at) VALUES (:id, :token, 1, :name, :key,"
+                        " 'b', '2026-01-01 10:00:00')"
+                    ),
+                    {"id": id_, "token": f"t{id_}", "name": name, "key": name.strip().casefold()},
+                )
+        keys = "SELECT student_key FROM attempts ORDER BY id"
+        flask_migrate.upgrade()
+        with db.engine.connect() as connection:
+            assert connection.exec_driver_sql(keys).scalars().all() == ["ada"] * 3
+        flask_migrate.downgrade(revision="c3f69411be20")
+        with db.engine.connect() as connection:
+            restored = connection.exec_driver_sql(keys).scalars().all()
+    assert restored == ["ada", "ada\u200b", "\ufeffa\u200dda"]

@@ -143,7 +143,8 @@ def test_database_outage_is_a_503_page(tmp_path, caplog):
     bank on offer is in the database too."""
     response = unreachable(tmp_path).test_client().get(f"/quizzes/{SLUG}")
     assert response.status_code == 503
-    assert response.headers["Retry-After"] == "30"
+    # 30 s from the app; the start limits may move it to the end of their own window.
+    assert int(response.headers["Retry-After"]) >= 30
     page = text(response)
     assert "Quizwright is unavailable for a moment" in page and "Traceback" not in page
     assert "database unavailable: OperationalError" in caplog.text

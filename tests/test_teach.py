@@ -302,6 +302,17 @@ def test_students_are_names_whatever_the_case(app, teacher):
     ]
 
 
+def test_students_are_names_whatever_invisible_characters_they_hold(app, teacher):
+    """A zero-width space or a joiner between letters does not make "Ada" a second student."""
+    class_id, code = create_class(teacher)
+    take(app, "Ada", code, right={1})
+    take(app, "Ada\u200b", code, right={1, 2})
+    take(app, "A\u200dda", code, right={1, 2, 3})
+    assert rows(teacher.get(f"/teach/classes/{class_id}/gradebook.csv?count=latest")) == [
+        {"student": "Ada", "attempts": "3", "score": "3", "max_score": "8", "percent": "37.5"}
+    ]
+
+
 def test_attempt_numbers_agree_between_page_and_responses(app, teacher):
     """An attempt left without answers still counts: the retake is attempt 2 everywhere."""
     class_id, code = create_class(teacher)
