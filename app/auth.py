@@ -24,8 +24,10 @@ from .models import Class, Instructor, new_token
 bp = Blueprint("auth", __name__)
 
 PASSWORD_LENGTH = (8, 1024)
-# Failed logins allowed per minute, from one address and against one username.
-LOGIN_FAILURES = "10 per minute"
+# Failed logins allowed per minute from one address (a school's staff may share one), and for one
+# username from one address. Never per username alone: anyone could then lock its owner out.
+ADDRESS_FAILURES = "30 per minute"
+USERNAME_FAILURES = "10 per minute"
 # Compared against when the username is unknown, so a wrong name takes as long as a wrong password.
 _NOBODY = generate_password_hash("not anyone's password")
 
@@ -98,17 +100,20 @@ def safe_next(target: str | None) -> str | None:
 
 
 def _username_tried() -> str:
-    return "user:" + normal_username(request.form.get("username", ""))
+    return f"user:{normal_username(request.form.get('username', ''))}@{request.remote_addr}"
 
 
-def _failed(response) -> bool:
-    return response.status_code == 400
+def _uncount_try() -> None:
+    """Give back the tries a right password took: only failures count against the limits."""
+    for counted in limiter.current_limits:
+        limiter.limiter.storage.incr(counted.key, counted.limit.get_expiry(), amount=-1)
 
 
 @bp.route("/login", methods=["GET", "POST"])
-# Only failures count, so a teacher who types the password right is never locked out.
-@limiter.limit(LOGIN_FAILURES, methods=["POST"], deduct_when=_failed)
-@limiter.limit(LOGIN_FAILURES, methods=["POST"], deduct_when=_failed, key_func=_username_tried)
+# Every try is counted before the password is checked, so that guesses sent all at once cannot
+# slip past a limit together; a right password is given back (_uncount_try).
+@limiter.limit(ADDRESS_FAILURES, methods=["POST"])
+@limiter.limit(USERNAME_FAILURES, methods=["POST"], key_func=_username_tried)
 def login():
     """Log an instructor in, then go where they were heading."""
     if current_user.is_authenticated:
@@ -121,6 +126,7 @@ def login():
         )
         stored = instructor.password_hash if instructor else _NOBODY
         if check_password_hash(stored, form.password.data) and instructor:
+            _uncount_try()
             session.clear()  # a fresh session at login: nothing set before it survives
             login_user(instructor)
             audit("login", instructor.username)

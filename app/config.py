@@ -29,8 +29,9 @@ def from_environment(instance_path: str) -> dict:
         "QUESTIONS_PATH": questions_path(),
         "RATELIMIT_STORAGE_URI": os.environ.get("RATELIMIT_STORAGE_URI", "memory://"),
         "RATELIMIT_HEADERS_ENABLED": True,
-        # A window that moves with each request: no burst of twice the limit at a minute's edge.
-        "RATELIMIT_STRATEGY": "moving-window",
+        # One counter per key and minute: atomic in every storage, and a right password's try can
+        # be given back. The price: up to twice a limit across a minute's edge.
+        "RATELIMIT_STRATEGY": "fixed-window",
         # If Redis goes away, count in memory for a while rather than refuse every login.
         "RATELIMIT_IN_MEMORY_FALLBACK_ENABLED": True,
         "TRUSTED_PROXIES": _count("TRUSTED_PROXIES"),
