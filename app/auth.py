@@ -19,7 +19,7 @@ from werkzeug.security import check_password_hash, generate_password_hash
 
 from .extensions import db, limiter, login_manager
 from .forms import LoginForm
-from .models import Class, Instructor, new_token
+from .models import Class, Instructor, new_token, now
 
 bp = Blueprint("auth", __name__)
 
@@ -60,6 +60,24 @@ def create_instructor(username: str, password: str, is_admin: bool = False) -> I
 @login_manager.user_loader
 def load_instructor(session_token: str) -> Instructor | None:
     return db.session.scalar(db.select(Instructor).filter_by(session_token=session_token))
+
+
+@bp.before_app_request
+def end_idle_login() -> None:
+    """End an instructor's login after INSTRUCTOR_IDLE_MINUTES without a request."""
+    if "_user_id" not in session:
+        return
+    # Logins from before it ended with the browser may still carry a month-long cookie; and
+    # Flask-Login's strong protection only marks a permanent session stale instead of ending it.
+    session.permanent = False
+    moment, seen = int(now().timestamp()), session.get("seen")
+    if seen is not None and moment - seen > current_app.config["INSTRUCTOR_IDLE_MINUTES"] * 60:
+        audit("idle logout")
+        logout_user()
+        session.clear()
+        flash("You were logged out after a while without activity.")
+        return
+    session["seen"] = moment
 
 
 def audit(event: str, username: str | None = None) -> None:

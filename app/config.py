@@ -2,7 +2,6 @@
 
 import os
 import secrets
-from datetime import timedelta
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -45,8 +44,8 @@ def from_environment(instance_path: str) -> dict:
         # The CSRF token is bound to the session already; a time limit would only expire
         # the form of a student who thinks about a question for an hour.
         "WTF_CSRF_TIME_LIMIT": None,
-        # Students come back to an unfinished attempt after closing the browser.
-        "PERMANENT_SESSION_LIFETIME": timedelta(days=30),
+        # An instructor's login ends after this many minutes without a request.
+        "INSTRUCTOR_IDLE_MINUTES": _minutes("INSTRUCTOR_IDLE_MINUTES", 120),
     }
 
 
@@ -74,6 +73,13 @@ def _count(name: str) -> int:
     value = os.environ.get(name, "0").strip() or "0"
     if not value.isdigit():
         raise ConfigError(f"{name} must be a whole number of proxies, not {value!r}")
+    return int(value)
+
+
+def _minutes(name: str, default: int) -> int:
+    value = os.environ.get(name, "").strip() or str(default)
+    if not value.isdigit() or int(value) < 1:
+        raise ConfigError(f"{name} must be a whole number of minutes, at least 1, not {value!r}")
     return int(value)
 
 

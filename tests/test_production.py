@@ -26,6 +26,7 @@ def test_refuses_to_start_without_a_secret_key(monkeypatch):
     [
         ("TRUSTED_PROXIES", "two", "TRUSTED_PROXIES must be a whole number"),
         ("SESSION_COOKIE_SECURE", "maybe", "SESSION_COOKIE_SECURE must be true or false"),
+        ("INSTRUCTOR_IDLE_MINUTES", "0", "INSTRUCTOR_IDLE_MINUTES must be a whole number"),
     ],
 )
 def test_bad_settings_are_named(monkeypatch, name, value, message):

@@ -1,10 +1,14 @@
 """Signing in over time: login limits that cannot lock an owner out, sessions, passwords."""
 
+from datetime import timedelta
+
 import pytest
 
 from app.auth import create_instructor
+from app.extensions import db
+from app.models import Attempt, now
 
-from helpers import login, make_app
+from helpers import Student, login, make_app
 
 pytestmark = pytest.mark.usefixtures("quick_passwords")
 
@@ -78,3 +82,64 @@ def test_a_copied_cookie_fails_from_another_address_despite_forged_headers(
     })  # fmt: skip
     response = thief.get("/teach")
     assert response.status_code == 302 and response.location.startswith("/login")
+
+
+@pytest.fixture
+def teacher(app):
+    """A browser where the instructor "teacher" has logged in."""
+    with app.app_context():
+        create_instructor("teacher", "correct horse")
+    client = app.test_client()
+    assert login(client, "teacher", "correct horse").status_code == 303
+    return client
+
+
+def test_trying_the_quiz_keeps_the_login_to_this_browser_session(teacher):
+    """An instructor who starts a quiz still has a login that ends when the browser closes."""
+    assert Student(teacher).start().status_code == 303
+    assert teacher.get_cookie("session").expires is None
+    browser = teacher.get_cookie("browser")
+    assert browser.http_only and browser.same_site == "Lax" and browser.expires is not None
+
+
+def test_a_moved_session_is_logged_out_even_after_taking_the_quiz(teacher, app):
+    """The cookie from another address or browser is a logout, not a stale login."""
+    assert Student(teacher).start().status_code == 303
+    elsewhere = app.test_client()
+    elsewhere.set_cookie("session", teacher.get_cookie("session").value)
+    elsewhere.environ_base["REMOTE_ADDR"] = "198.51.100.7"
+    assert elsewhere.get("/teach").location.startswith("/login")
+
+
+def test_a_login_ends_after_the_idle_timeout(teacher, app, monkeypatch):
+    """Active use keeps the login; INSTRUCTOR_IDLE_MINUTES without a request ends it."""
+    start = now()
+    monkeypatch.setattr("app.auth.now", lambda: start + timedelta(minutes=119))
+    assert teacher.get("/teach").status_code == 200
+    monkeypatch.setattr("app.auth.now", lambda: start + timedelta(minutes=119 + 121))
+    response = teacher.get("/teach", follow_redirects=True)
+    assert response.request.path == "/login"
+    assert "You were logged out after a while without activity." in response.get_data(as_text=True)
+    monkeypatch.setattr("app.auth.now", lambda: start + timedelta(minutes=119 + 122))
+    assert teacher.get("/teach").location.startswith("/login")
+
+
+def test_a_student_mid_attempt_keeps_it_after_the_upgrade(app, quiz):
+    """A browser id in the session, where older versions kept it, moves to its own cookie."""
+    student = Student(app.test_client())
+    student.start()
+    with app.app_context():
+        attempt = db.session.scalars(db.select(Attempt)).one()
+        id_from_session = attempt.browser
+    # As the old version left it: the id in the session, no cookie of its own.
+    student.client.delete_cookie("browser")
+    with student.client.session_transaction() as session:
+        session["browser"] = id_from_session
+        session.permanent = True
+
+    assert student.answer(1, quiz.questions[0].right_choice.id).status_code == 303
+    assert student.client.get_cookie("browser").value == id_from_session
+    with student.client.session_transaction() as session:
+        assert "browser" not in session
+    assert student.answer(2, quiz.questions[1].right_choice.id).status_code == 303
+    assert Student(app.test_client()).client.get(student.question_url(3)).status_code == 403
