@@ -7,7 +7,7 @@ import sqlalchemy
 from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from . import auth, errors, evidence, formatting, guards, health, quiz, teach
+from . import auth, errors, evidence, formatting, guards, health, quiz, ratelimits, teach
 from .bank import load_bank
 from .cli import backup_command, create_instructor_command, quiz_cli
 from .config import (
@@ -18,7 +18,7 @@ from .config import (
     instance_secret,
 )
 from .evidence import current_evidence, evidence_for
-from .extensions import csrf, db, limiter, login_manager, talisman
+from .extensions import csrf, db, login_manager, talisman
 
 
 def create_app(config: dict | None = None, *, migrations: bool = True) -> Flask:
@@ -55,7 +55,7 @@ def create_app(config: dict | None = None, *, migrations: bool = True) -> Flask:
         Migrate(app, db, directory=str(PROJECT_ROOT / "migrations"), render_as_batch=True)
     csrf.init_app(app)
     login_manager.init_app(app)
-    limiter.init_app(app)
+    ratelimits.init_app(app)
     talisman.init_app(
         app,
         force_https=False,  # the proxy in front redirects; the app may run behind plain HTTP

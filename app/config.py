@@ -26,12 +26,14 @@ def from_environment(instance_path: str) -> dict:
         "SECRET_KEY": os.environ.get("SECRET_KEY"),
         "SQLALCHEMY_DATABASE_URI": database_url,
         "QUESTIONS_PATH": questions_path(),
-        "RATELIMIT_STORAGE_URI": os.environ.get("RATELIMIT_STORAGE_URI", "memory://"),
+        # The app's own database (app/ratelimits.py): one count for every worker, kept across
+        # restarts, with no server to run; Redis is lighter for a department's several servers.
+        "RATELIMIT_STORAGE_URI": os.environ.get("RATELIMIT_STORAGE_URI", "database://"),
         "RATELIMIT_HEADERS_ENABLED": True,
         # One counter per key and minute: atomic in every storage, and a right password's try can
         # be given back. The price: up to twice a limit across a minute's edge.
         "RATELIMIT_STRATEGY": "fixed-window",
-        # If Redis goes away, count in memory for a while rather than refuse every login.
+        # If the storage goes away, count in memory for a while rather than refuse every login.
         "RATELIMIT_IN_MEMORY_FALLBACK_ENABLED": True,
         "TRUSTED_PROXIES": _count("TRUSTED_PROXIES"),
         "TRUSTED_HOSTS": _list("TRUSTED_HOSTS"),

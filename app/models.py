@@ -94,7 +94,7 @@ class Attempt(db.Model):
     # a name's length ("ß" -> "ss" and the like).
     student_key: Mapped[str] = mapped_column(String(240), default=_key_of_name)
     class_id: Mapped[int | None] = mapped_column(ForeignKey("classes.id"))
-    # The random id in the session of the browser that started it: only it may answer.
+    # The random id in the cookie of the browser that started it: only it may answer.
     browser: Mapped[str] = mapped_column(String(43))
     # Question id -> choice ids in the order shown, for quizzes that shuffle; None otherwise.
     choice_order: Mapped[dict[str, list[str]] | None] = mapped_column(JSON)
@@ -127,3 +127,14 @@ class Answer(db.Model):
     answered_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
 
     attempt: Mapped[Attempt] = relationship(back_populates="answers")
+
+
+class RateLimitCount(db.Model):
+    """A rate limit's count in its current window, shared by every worker (app/ratelimits.py)."""
+
+    __tablename__ = "rate_limit_counts"
+
+    key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    count: Mapped[int]
+    # Seconds since the epoch, as the limits library counts time.
+    expires_at: Mapped[float] = mapped_column(index=True)
