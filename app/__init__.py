@@ -9,7 +9,13 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 
 from . import auth, errors, evidence, formatting, guards, health, quiz, ratelimits, teach
 from .bank import load_bank
-from .cli import backup_command, create_instructor_command, quiz_cli
+from .cli import (
+    backup_command,
+    create_instructor_command,
+    disable_instructor_command,
+    quiz_cli,
+    set_password_command,
+)
 from .config import (
     PROJECT_ROOT,
     ConfigError,
@@ -89,6 +95,8 @@ def create_app(config: dict | None = None, *, migrations: bool = True) -> Flask:
     app.register_blueprint(evidence.bp)
     app.cli.add_command(quiz_cli)
     app.cli.add_command(create_instructor_command)
+    app.cli.add_command(set_password_command)
+    app.cli.add_command(disable_instructor_command)
     app.cli.add_command(backup_command)
     errors.init_app(app)
     formatting.init_app(app)

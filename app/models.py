@@ -4,10 +4,13 @@ import secrets
 from datetime import UTC, datetime
 
 from flask_login import UserMixin
-from sqlalchemy import JSON, DateTime, ForeignKey, Index, String, Text, UniqueConstraint
+from sqlalchemy import JSON, DateTime, ForeignKey, Index, String, Text, UniqueConstraint, true
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from .extensions import db
+
+PASSWORD_LENGTH = (8, 1024)
+"""Fewest and most characters in an instructor's password."""
 
 
 def now() -> datetime:
@@ -54,6 +57,8 @@ class Instructor(UserMixin, db.Model):
     is_admin: Mapped[bool] = mapped_column(default=False)
     # What the session cookie holds instead of the id; replacing it logs out every copy.
     session_token: Mapped[str] = mapped_column(String(43), unique=True, default=new_token)
+    # A disabled instructor cannot log in (Flask-Login reads is_active); their classes stay.
+    is_active: Mapped[bool] = mapped_column(default=True, server_default=true())
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
 
     classes: Mapped[list["Class"]] = relationship(back_populates="instructor")

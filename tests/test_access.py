@@ -36,6 +36,7 @@ EXPECTED = {
     "no_class":           ("login",   "login",  "missing", "missing", "page"),
     "unassigned_attempt": ("login",   "login",  "missing", "missing", "page"),
     "logout":             ("login",   "login",  "done",    "done",    "done"),
+    "account":            ("login",   "login",  "page",    "page",    "page"),
 }  # fmt: skip
 # Where a "done" action sends the browser.
 DONE_AT = {"class_change": "/teach/classes/{class_id}", "logout": "/login"}
@@ -54,15 +55,18 @@ class Route:
 
 
 def walked(rule) -> bool:
-    return rule.endpoint.startswith("teach.") or rule.endpoint == "auth.logout"
+    return rule.endpoint.startswith("teach.") or rule.endpoint in ACCOUNT_PAGES
+
+
+ACCOUNT_PAGES = {"auth.logout": "logout", "auth.change_password": "account"}
 
 
 def kinds_of(rule) -> list[str | None]:
     """Which rows of EXPECTED a rule is checked against; [None] for a shape the walk can't fill."""
     defaults = rule.defaults or {}
     variables = rule.arguments - set(defaults)
-    if rule.endpoint == "auth.logout":
-        return ["logout"]
+    if rule.endpoint in ACCOUNT_PAGES:
+        return [ACCOUNT_PAGES[rule.endpoint]]
     if "class_id" in defaults and defaults["class_id"] is None and not variables:
         return ["no_class"]
     if variables == {"class_id"}:

@@ -8,7 +8,7 @@ from app.auth import create_instructor
 from app.extensions import db
 from app.models import Attempt, now
 
-from helpers import Student, login, make_app
+from helpers import Student, form_token, login, make_app, shown, text
 
 pytestmark = pytest.mark.usefixtures("quick_passwords")
 
@@ -143,3 +143,97 @@ def test_a_student_mid_attempt_keeps_it_after_the_upgrade(app, quiz):
         assert "browser" not in session
     assert student.answer(2, quiz.questions[1].right_choice.id).status_code == 303
     assert Student(app.test_client()).client.get(student.question_url(3)).status_code == 403
+
+
+def change_password(client, current, new, repeat=None):
+    fields = {"current_password": current, "new_password": new, "repeat_password": repeat or new}
+    token = form_token(client, "/account/password")
+    return client.post("/account/password", data={"csrf_token": token, **fields})
+
+
+def test_changing_the_password_logs_out_everywhere_else(app, teacher, caplog):
+    """The new password works, the old one not; this browser stays in, the other copy is out."""
+    laptop = app.test_client()
+    assert login(laptop, "teacher", "correct horse").status_code == 303
+
+    response = change_password(teacher, "correct horse", "battery staple")
+    assert response.status_code == 303 and response.location == "/teach"
+    assert "Everywhere else you were logged in, you are logged out." in text(teacher.get("/teach"))
+    assert laptop.get("/teach").location.startswith("/login")
+    assert login(app.test_client(), "teacher", "correct horse").status_code == 400
+    assert login(app.test_client(), "teacher", "battery staple").status_code == 303
+    assert "password changed: user='teacher' ip=127.0.0.1 path=/account/password" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("current", "new", "repeat", "message"),
+    [
+        ("wrong horse", "battery staple", None, "This is not your current password."),
+        ("correct horse", "short", None, "A password needs 8 to 1024 characters."),
+        ("correct horse", "x" * 1025, None, "A password needs 8 to 1024 characters."),
+        ("correct horse", "battery staple", "battery stable", "The two new passwords differ"),
+        ("", "battery staple", None, "Enter your current password."),
+    ],
+)
+def test_a_bad_password_change_says_why_and_changes_nothing(
+    app, teacher, current, new, repeat, message
+):
+    """Each problem is named next to its field; the old password still works."""
+    response = change_password(teacher, current, new, repeat)
+    assert response.status_code == 400
+    assert shown(message) in text(response)
+    assert teacher.get("/teach").status_code == 200
+    assert login(app.test_client(), "teacher", "correct horse").status_code == 303
+
+
+def test_the_header_links_to_the_password_page(teacher):
+    """A logged-in instructor finds "Change password" on every page."""
+    assert 'href="/account/password">Change password</a>' in text(teacher.get("/teach"))
+    page = text(teacher.get("/account/password"))
+    for label in ("Current password", "New password", "Repeat new password"):
+        assert f">{label}</label>" in page
+
+
+def test_set_password_command_replaces_it_and_ends_sessions(app, teacher, caplog):
+    """An admin resets a forgotten password from the shell; old sessions end, the new one works."""
+    runner = app.test_cli_runner()
+    result = runner.invoke(args=["set-password", " Teacher", "--password", "battery staple"])
+    assert result.exit_code == 0, result.output
+    assert "Set a new password for “teacher”" in result.output
+    assert teacher.get("/teach").location.startswith("/login")
+    assert login(app.test_client(), "teacher", "battery staple").status_code == 303
+    assert "password set: user='teacher' by=command line" in caplog.text
+
+    typed = runner.invoke(args=["set-password", "teacher"], input="new horse!\nnew horse!\n")
+    assert typed.exit_code == 0, typed.output
+    assert login(app.test_client(), "teacher", "new horse!").status_code == 303
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["set-password", "nobody", "--password", "battery staple"], "no instructor named"),
+        (["set-password", "teacher", "--password", "short"], "8 to 1024 characters"),
+        (["disable-instructor", "nobody"], "no instructor named"),
+    ],
+)
+def test_account_commands_refuse_bad_input(app, teacher, args, message):
+    """An unknown name or a short password is an error that changes nothing."""
+    result = app.test_cli_runner().invoke(args=args)
+    assert result.exit_code != 0 and message in result.output
+    assert teacher.get("/teach").status_code == 200
+
+
+def test_a_disabled_instructor_cannot_log_in_until_enabled(app, teacher, caplog):
+    """Disabling ends every session and refuses the right password; --enable undoes it."""
+    runner = app.test_cli_runner()
+    result = runner.invoke(args=["disable-instructor", "teacher"])
+    assert result.exit_code == 0, result.output
+    assert teacher.get("/teach").location.startswith("/login")
+    refused = login(app.test_client(), "teacher", "correct horse")
+    assert refused.status_code == 400 and "This account is disabled." in text(refused)
+    assert "This account is disabled." not in text(login(app.test_client(), "teacher", "wrong"))
+    assert "instructor disabled: user='teacher' by=command line" in caplog.text
+
+    assert runner.invoke(args=["disable-instructor", "teacher", "--enable"]).exit_code == 0
+    assert login(app.test_client(), "teacher", "correct horse").status_code == 303
