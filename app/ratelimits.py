@@ -8,7 +8,7 @@ import hashlib
 import time
 
 import sqlalchemy as sa
-from flask import Flask
+from flask import Flask, g, has_request_context
 from limits.storage import Storage
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import SQLAlchemyError
@@ -67,15 +67,20 @@ class DatabaseStorage(Storage):
                 "count": sa.case((ended, fresh), else_=COUNTS.c.count + amount),
                 "expires_at": sa.case((ended, moment + expiry), else_=COUNTS.c.expires_at),
             },
-        ).returning(COUNTS.c.count)
+        ).returning(COUNTS.c.count, COUNTS.c.expires_at)
         with self.engine.begin() as connection:
-            count = connection.execute(upsert).scalar_one()
+            window = connection.execute(upsert).one()
             self.counted += 1
             if self.counted % SWEEP_EVERY == 0:
                 connection.execute(COUNTS.delete().where(COUNTS.c.expires_at <= moment))
-        return count
+        if has_request_context():
+            # The rate-limit headers of this response read the window back: no second query.
+            g.setdefault("rate_limit_windows", {})[key] = window
+        return window.count
 
     def _window(self, key: str) -> tuple[int, float] | None:
+        if has_request_context() and key in g.get("rate_limit_windows", {}):
+            return g.rate_limit_windows[key]
         query = sa.select(COUNTS.c.count, COUNTS.c.expires_at).where(
             COUNTS.c.key == _stored(key), COUNTS.c.expires_at > time.time()
         )
