@@ -84,17 +84,24 @@ def end_idle_login() -> None:
     """End an instructor's login after INSTRUCTOR_IDLE_MINUTES without a request."""
     if "_user_id" not in session:
         return
-    # Logins from before it ended with the browser may still carry a month-long cookie; and
-    # Flask-Login's strong protection only marks a permanent session stale instead of ending it.
-    session.permanent = False
-    moment, seen = int(now().timestamp()), session.get("seen")
-    if seen is not None and moment - seen > current_app.config["INSTRUCTOR_IDLE_MINUTES"] * 60:
+    if session.permanent:
+        # A login from before it ended with the browser: Flask-Login's strong protection only
+        # marks a permanent session stale instead of ending it, and its cookie lasts a month.
+        session.permanent = False
+    moment = _minute()
+    seen = session.get("seen", moment)  # logged in before the timeout existed: from now
+    if moment - seen > current_app.config["INSTRUCTOR_IDLE_MINUTES"]:
         audit("idle logout")
         logout_user()
         session.clear()
         flash("You were logged out after a while without activity.")
-        return
-    session["seen"] = moment
+    elif session.get("seen") != moment:
+        session["seen"] = moment  # once a minute at most: each change is a new cookie
+
+
+def _minute() -> int:
+    """Minutes since the epoch: the idle timeout's clock."""
+    return int(now().timestamp() // 60)
 
 
 def audit(event: str, username: str | None = None) -> None:
@@ -163,6 +170,7 @@ def login():
             _uncount_try()
             session.clear()  # a fresh session at login: nothing set before it survives
             login_user(instructor)
+            session["seen"] = _minute()
             audit("login", instructor.username)
             return redirect(safe_next(request.args.get("next")) or url_for("teach.dashboard"), 303)
         # Only someone who knows the password learns that the account is disabled.

@@ -1,5 +1,6 @@
 """The student pages: choose a quiz, answer each question, read the feedback, see the results."""
 
+import re
 import secrets
 from datetime import timedelta
 
@@ -38,6 +39,8 @@ bp = Blueprint("quiz", __name__)
 BROWSER_COOKIE = "browser"
 # Students come back to an unfinished attempt after closing the browser.
 BROWSER_LIFETIME = timedelta(days=30)
+# What secrets.token_urlsafe(16) makes; a cookie is the browser's to forge, the column is short.
+BROWSER_ID = re.compile(r"[A-Za-z0-9_-]{22}")
 
 
 def _keep_browser(browser: str) -> None:
@@ -61,7 +64,7 @@ def _browser_id() -> str | None:
     """This browser's id, if it has one yet."""
     if "browser" in g:
         return g.browser
-    if BROWSER_COOKIE in request.cookies:
+    if BROWSER_ID.fullmatch(request.cookies.get(BROWSER_COOKIE, "")):
         return request.cookies[BROWSER_COOKIE]
     if "browser" in session:
         # Before its own cookie the id lived in the session: move it, so attempts stay theirs.
@@ -71,8 +74,10 @@ def _browser_id() -> str | None:
 
 
 def _browser() -> str:
-    """This browser's random id, made on its first attempt and kept for a month."""
-    _keep_browser(_browser_id() or secrets.token_urlsafe(16))
+    """This browser's random id, made on its first attempt; each attempt keeps it a month more."""
+    browser = _browser_id()
+    if "browser" not in g:  # else this response sends it already
+        _keep_browser(browser or secrets.token_urlsafe(16))
     return g.browser
 
 

@@ -237,3 +237,33 @@ def test_a_disabled_instructor_cannot_log_in_until_enabled(app, teacher, caplog)
 
     assert runner.invoke(args=["disable-instructor", "teacher", "--enable"]).exit_code == 0
     assert login(app.test_client(), "teacher", "correct horse").status_code == 303
+
+
+def test_a_forged_browser_cookie_gets_a_fresh_id(app):
+    """A browser cookie the app never made (too long for the column, odd bytes) is replaced."""
+    student = Student(app.test_client())
+    student.client.set_cookie("browser", "x" * 500)
+    assert student.start().status_code == 303
+    fresh = student.client.get_cookie("browser").value
+    assert len(fresh) == 22
+    with app.app_context():
+        assert db.session.scalars(db.select(Attempt.browser)).one() == fresh
+
+
+def test_staying_logged_in_sends_no_new_cookie_each_request(teacher):
+    """The idle clock moves once a minute, so downloads and pages do not each reset the cookie."""
+    teacher.get("/teach")  # the first page's form puts a CSRF token in the fresh session
+    assert "Set-Cookie" not in teacher.get("/teach").headers
+    assert "Set-Cookie" not in teacher.get("/teach").headers
+
+
+def test_a_login_from_before_the_upgrade_gets_the_idle_timeout_too(teacher, monkeypatch):
+    """A session with no idle clock yet starts one, and a permanent one becomes a browser one."""
+    with teacher.session_transaction() as session:
+        del session["seen"]
+        session.permanent = True
+    assert teacher.get("/teach").status_code == 200
+    assert teacher.get_cookie("session").expires is None
+    later = now() + timedelta(minutes=121)
+    monkeypatch.setattr("app.auth.now", lambda: later)
+    assert teacher.get("/teach").location.startswith("/login")
