@@ -820,6 +820,10 @@ def _request_for(scene, rule):
         return scene.teacher, "/logout", {}, "/teach"
     if rule == "/teach":
         return scene.teacher, "/teach", {"name": "Forged class"}, "/teach"
+    if rule == "/account/password":
+        new = {"new_password": "forged password", "repeat_password": "forged password"}
+        fields = {"current_password": PASSWORD, **new}
+        return scene.teacher, "/account/password", fields, "/account/password"
     if rule.startswith("/teach/classes/<int:class_id>/"):
         with scene.app.app_context():  # so that the action would show if it went through
             db.session.get(Class, scene.class_id).is_open = rule.endswith("/close")

@@ -99,6 +99,7 @@ def test_editing_the_bank_does_not_rewrite_history(tmp_path):
     app = make_app(tmp_path, QUESTIONS_PATH=str(edited_bank(tmp_path, rekey)))
     browser = app.test_client()
     browser.set_cookie("session", student.client.get_cookie("session").value)
+    browser.set_cookie("browser", student.client.get_cookie("browser").value)
     student.client = browser
 
     page = text(browser.get(f"/attempts/{finished}/results"))
