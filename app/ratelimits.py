@@ -31,8 +31,9 @@ def init_app(app: Flask) -> None:
 
 
 def _stored(key: str) -> str:
-    """Keys carry what people typed (usernames): long ones are stored by their digest."""
-    if len(key) <= COUNTS.c.key.type.length:
+    """Keys carry what people typed (usernames): long ones, and ones with a NUL that PostgreSQL
+    text cannot hold (the limiter counts before the app refuses NUL), go by their digest."""
+    if len(key) <= COUNTS.c.key.type.length and "\x00" not in key:
         return key
     return "sha256:" + hashlib.sha256(key.encode()).hexdigest()
 

@@ -49,10 +49,11 @@ def test_a_count_starts_again_when_its_window_ends(storage, monkeypatch):
     assert storage.incr("key", 60) == 1
 
 
-def test_long_keys_are_stored_by_digest(storage):
-    """A username of any length typed at the login form still counts, and apart from others."""
-    long, longer = "user:" + "a" * 5000, "user:" + "a" * 5001
+def test_any_typed_key_is_stored(storage):
+    """A username of any length, or with a NUL, still counts, and apart from others."""
+    long, longer, nul = "user:" + "a" * 5000, "user:" + "a" * 5001, "user:a\x00b"
     assert [storage.incr(long, 60), storage.incr(long, 60), storage.incr(longer, 60)] == [1, 2, 1]
+    assert [storage.incr(nul, 60), storage.incr(nul, 60)] == [1, 2]
 
 
 def try_password(base, address, password, start=None) -> int:
