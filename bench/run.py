@@ -86,11 +86,11 @@ def seed(app) -> dict:
         signer = app.session_interface.get_signing_serializer(app)
         posts = []
         for n in range(1500):
-            attempt = start_attempt(quiz, f"Answerer {n}", f"browser-{n}")
+            attempt = start_attempt(quiz, f"Answerer {n}", f"browser-{n:014d}")
             # A fresh app context too: Flask-WTF caches the token in g, which lives there.
             with app.app_context(), app.test_request_context():
                 token = generate_csrf()
-                cookie = f"browser=browser-{n}; session={signer.dumps(dict(session))}"
+                cookie = f"browser=browser-{n:014d}; session={signer.dumps(dict(session))}"
             for number, question in enumerate(quiz.questions, 1):
                 choice = rng.choice(question.choices).id
                 body = urllib.parse.urlencode({"csrf_token": token, "choice": choice})
