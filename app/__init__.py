@@ -7,8 +7,15 @@ import sqlalchemy
 from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from . import auth, errors, evidence, formatting, guards, health, quiz, teach
-from .cli import backup_command, create_instructor_command, quiz_cli, restore_command
+from . import auth, errors, evidence, formatting, guards, health, quiz, ratelimits, teach
+from .cli import (
+    backup_command,
+    create_instructor_command,
+    disable_instructor_command,
+    quiz_cli,
+    restore_command,
+    set_password_command,
+)
 from .config import (
     PROJECT_ROOT,
     ConfigError,
@@ -17,7 +24,7 @@ from .config import (
     instance_secret,
 )
 from .evidence import all_evidence, current_evidence
-from .extensions import csrf, db, limiter, login_manager, talisman
+from .extensions import csrf, db, login_manager, talisman
 from .releases import Offer
 
 
@@ -55,7 +62,7 @@ def create_app(config: dict | None = None, *, migrations: bool = True) -> Flask:
         Migrate(app, db, directory=str(PROJECT_ROOT / "migrations"), render_as_batch=True)
     csrf.init_app(app)
     login_manager.init_app(app)
-    limiter.init_app(app)
+    ratelimits.init_app(app)
     talisman.init_app(
         app,
         force_https=False,  # the proxy in front redirects; the app may run behind plain HTTP
@@ -92,6 +99,8 @@ def create_app(config: dict | None = None, *, migrations: bool = True) -> Flask:
     app.register_blueprint(evidence.bp)
     app.cli.add_command(quiz_cli)
     app.cli.add_command(create_instructor_command)
+    app.cli.add_command(set_password_command)
+    app.cli.add_command(disable_instructor_command)
     app.cli.add_command(backup_command)
     app.cli.add_command(restore_command)
     errors.init_app(app)

@@ -18,14 +18,15 @@ from flask_login import current_user, login_required, login_user, logout_user
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from .extensions import db, limiter, login_manager
-from .forms import LoginForm
-from .models import Class, Instructor, new_token
+from .forms import ChangePasswordForm, LoginForm
+from .models import PASSWORD_LENGTH, Class, Instructor, new_token, now
 
 bp = Blueprint("auth", __name__)
 
-PASSWORD_LENGTH = (8, 1024)
-# Failed logins allowed per minute, from one address and against one username.
-LOGIN_FAILURES = "10 per minute"
+# Failed logins allowed per minute from one address (a school's staff may share one), and for one
+# username from one address. Never per username alone: anyone could then lock its owner out.
+ADDRESS_FAILURES = "30 per minute"
+USERNAME_FAILURES = "10 per minute"
 # Compared against when the username is unknown, so a wrong name takes as long as a wrong password.
 _NOBODY = generate_password_hash("not anyone's password")
 
@@ -55,9 +56,52 @@ def create_instructor(username: str, password: str, is_admin: bool = False) -> I
     return instructor
 
 
+def set_password(instructor: Instructor, password: str) -> None:
+    """Store a new password and end every session of the instructor's but the one that asked."""
+    instructor.password_hash = generate_password_hash(password)
+    end_sessions(instructor)
+
+
+def end_sessions(instructor: Instructor) -> None:
+    """Log the instructor out everywhere: every session cookie carries the old token."""
+    instructor.session_token = new_token()
+    db.session.commit()
+
+
+def find_instructor(username: str) -> Instructor | None:
+    return db.session.scalar(db.select(Instructor).filter_by(username=normal_username(username)))
+
+
 @login_manager.user_loader
 def load_instructor(session_token: str) -> Instructor | None:
-    return db.session.scalar(db.select(Instructor).filter_by(session_token=session_token))
+    return db.session.scalar(
+        db.select(Instructor).filter_by(session_token=session_token, is_active=True)
+    )
+
+
+@bp.before_app_request
+def end_idle_login() -> None:
+    """End an instructor's login after INSTRUCTOR_IDLE_MINUTES without a request."""
+    if "_user_id" not in session:
+        return
+    if session.permanent:
+        # A login from before it ended with the browser: Flask-Login's strong protection only
+        # marks a permanent session stale instead of ending it, and its cookie lasts a month.
+        session.permanent = False
+    moment = _minute()
+    seen = session.get("seen", moment)  # logged in before the timeout existed: from now
+    if moment - seen > current_app.config["INSTRUCTOR_IDLE_MINUTES"]:
+        audit("idle logout")
+        logout_user()
+        session.clear()
+        flash("You were logged out after a while without activity.")
+    elif session.get("seen") != moment:
+        session["seen"] = moment  # once a minute at most: each change is a new cookie
+
+
+def _minute() -> int:
+    """Minutes since the epoch: the idle timeout's clock."""
+    return int(now().timestamp() // 60)
 
 
 def audit(event: str, username: str | None = None) -> None:
@@ -98,11 +142,13 @@ def safe_next(target: str | None) -> str | None:
 
 
 def _username_tried() -> str:
-    return "user:" + normal_username(request.form.get("username", ""))
+    return f"user:{normal_username(request.form.get('username', ''))}@{request.remote_addr}"
 
 
-def _failed(response) -> bool:
-    return response.status_code == 400
+def _uncount_try() -> None:
+    """Give back the tries a right password took: only failures count against the limits."""
+    for counted in limiter.current_limits:
+        limiter.limiter.storage.incr(counted.key, counted.limit.get_expiry(), amount=-1)
 
 
 @bp.after_request
@@ -113,29 +159,50 @@ def no_store(response):
 
 
 @bp.route("/login", methods=["GET", "POST"])
-# Only failures count, so a teacher who types the password right is never locked out.
-@limiter.limit(LOGIN_FAILURES, methods=["POST"], deduct_when=_failed)
-@limiter.limit(LOGIN_FAILURES, methods=["POST"], deduct_when=_failed, key_func=_username_tried)
+# Every try is counted before the password is checked, so that guesses sent all at once cannot
+# slip past a limit together; a right password is given back (_uncount_try).
+@limiter.limit(ADDRESS_FAILURES, methods=["POST"])
+@limiter.limit(USERNAME_FAILURES, methods=["POST"], key_func=_username_tried)
 def login():
     """Log an instructor in, then go where they were heading."""
     if current_user.is_authenticated:
         return redirect(url_for("teach.dashboard"))
     form = LoginForm()
-    failed = False
+    failed = disabled = False
     if form.validate_on_submit():
-        instructor = db.session.scalar(
-            db.select(Instructor).filter_by(username=normal_username(form.username.data))
-        )
+        instructor = find_instructor(form.username.data)
         stored = instructor.password_hash if instructor else _NOBODY
-        if check_password_hash(stored, form.password.data) and instructor:
+        right = check_password_hash(stored, form.password.data) and instructor is not None
+        if right and instructor.is_active:
+            _uncount_try()
             session.clear()  # a fresh session at login: nothing set before it survives
             login_user(instructor)
+            session["seen"] = _minute()
             audit("login", instructor.username)
             return redirect(safe_next(request.args.get("next")) or url_for("teach.dashboard"), 303)
-        failed = True
-        audit("login failed", form.username.data)
-    status = 400 if form.errors or failed else 200
-    return render_template("auth/login.html", form=form, failed=failed), status
+        # Only someone who knows the password learns that the account is disabled.
+        disabled, failed = right, not right
+        audit("login refused, account disabled" if right else "login failed", form.username.data)
+    status = 400 if form.errors or failed or disabled else 200
+    page = render_template("auth/login.html", form=form, failed=failed, disabled=disabled)
+    return page, status
+
+
+@bp.route("/account/password", methods=["GET", "POST"])
+@login_required
+# Someone who finds a logged-in browser must not be able to guess the password here either.
+@limiter.limit(USERNAME_FAILURES, methods=["POST"])
+def change_password():
+    """Change the logged-in instructor's password; their other sessions end."""
+    instructor = current_user._get_current_object()
+    form = ChangePasswordForm(instructor)
+    if form.validate_on_submit():
+        set_password(instructor, form.new_password.data)
+        login_user(instructor)  # this browser takes the new token; every other copy is out
+        audit("password changed")
+        flash("Your password is changed. Everywhere else you were logged in, you are logged out.")
+        return redirect(url_for("teach.dashboard"), 303)
+    return render_template("auth/password.html", form=form), 400 if form.errors else 200
 
 
 @bp.post("/logout")
@@ -143,8 +210,7 @@ def login():
 def logout():
     """Log out here and everywhere else this account's cookie was copied to."""
     audit("logout")
-    current_user.session_token = new_token()
-    db.session.commit()
+    end_sessions(current_user)
     logout_user()
     session.clear()
     flash("You are logged out.")

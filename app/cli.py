@@ -1,5 +1,5 @@
-"""Command-line tools: `flask quiz check` and `reload`, `flask create-instructor`, `flask backup`
-and `restore`."""
+"""Command-line tools: `flask quiz check` and `reload`, instructor accounts, `flask backup` and
+`restore`."""
 
 import sqlite3
 from pathlib import Path
@@ -10,12 +10,19 @@ from flask.cli import AppGroup, with_appcontext
 from sqlalchemy.exc import IntegrityError
 
 from . import backups
-from .auth import check_password, create_instructor, normal_username
+from .auth import (
+    check_password,
+    create_instructor,
+    end_sessions,
+    find_instructor,
+    normal_username,
+    set_password,
+)
 from .bank import Bank, BankError, load_bank, plural
 from .config import PROJECT_ROOT, questions_path
 from .evidence import Evidence, evidence_for
 from .extensions import db
-from .models import Attempt
+from .models import Attempt, Instructor
 from .releases import publish, released_bank
 
 quiz_cli = AppGroup("quiz", help="Check the question bank and serve it.")
@@ -83,17 +90,61 @@ def create_instructor_command(username, admin, password):
     name = normal_username(username)
     if not name or len(name) > 64:
         raise click.BadParameter("Use 1 to 64 characters.", param_hint="USERNAME")
-    if password is None:
-        password = click.prompt(
-            "Password", hide_input=True, confirmation_prompt=True, value_proc=_acceptable_password
-        )
-    else:
-        _acceptable_password(password)
+    password = _asked_password(password)
     try:
         create_instructor(name, password, is_admin=admin)
     except IntegrityError:
         raise click.ClickException(f"An instructor named “{name}” already exists.") from None
     click.echo(f"Created {'admin' if admin else 'instructor'} “{name}”. They can log in at /login.")
+
+
+def _asked_password(password: str | None) -> str:
+    """The --password given, checked, or one typed twice with the typing hidden."""
+    if password is None:
+        return click.prompt(
+            "Password", hide_input=True, confirmation_prompt=True, value_proc=_acceptable_password
+        )
+    return _acceptable_password(password)
+
+
+def _instructor_named(username: str) -> Instructor:
+    instructor = find_instructor(username)
+    if instructor is None:
+        raise click.ClickException(f"There is no instructor named “{normal_username(username)}”.")
+    return instructor
+
+
+def _log(event: str, username: str) -> None:
+    """Log an account change from the command line, as audit() logs those made in the app."""
+    current_app.logger.warning("%s: user=%r by=command line", event, username)
+
+
+@click.command("set-password")
+@click.argument("username")
+@click.option("--password", help="Without it, you are asked twice, with the typing hidden.")
+@with_appcontext
+def set_password_command(username, password):
+    """Give an instructor a new password and log them out everywhere."""
+    instructor = _instructor_named(username)
+    set_password(instructor, _asked_password(password))
+    _log("password set", instructor.username)
+    click.echo(f"Set a new password for “{instructor.username}”; their sessions have ended.")
+
+
+@click.command("disable-instructor")
+@click.argument("username")
+@click.option("--enable", is_flag=True, help="Let a disabled instructor log in again.")
+@with_appcontext
+def disable_instructor_command(username, enable):
+    """Stop an instructor logging in and end their sessions; their classes stay."""
+    instructor = _instructor_named(username)
+    instructor.is_active = enable
+    end_sessions(instructor)
+    _log("instructor enabled" if enable else "instructor disabled", instructor.username)
+    if enable:
+        click.echo(f"“{instructor.username}” can log in again.")
+    else:
+        click.echo(f"“{instructor.username}” can no longer log in; their sessions have ended.")
 
 
 @click.command("backup")

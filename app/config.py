@@ -2,7 +2,6 @@
 
 import os
 import secrets
-from datetime import timedelta
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -29,11 +28,14 @@ def from_environment(instance_path: str) -> dict:
         "QUESTIONS_PATH": questions_path(),
         # How stale a worker's bank may be after `flask quiz reload`: one tiny query this often.
         "BANK_CHECK_SECONDS": 2,
-        "RATELIMIT_STORAGE_URI": os.environ.get("RATELIMIT_STORAGE_URI", "memory://"),
+        # The app's own database (app/ratelimits.py): one count for every worker, kept across
+        # restarts, with no server to run; Redis is lighter for a department's several servers.
+        "RATELIMIT_STORAGE_URI": os.environ.get("RATELIMIT_STORAGE_URI", "database://"),
         "RATELIMIT_HEADERS_ENABLED": True,
-        # A window that moves with each request: no burst of twice the limit at a minute's edge.
-        "RATELIMIT_STRATEGY": "moving-window",
-        # If Redis goes away, count in memory for a while rather than refuse every login.
+        # One counter per key and minute: atomic in every storage, and a right password's try can
+        # be given back. The price: up to twice a limit across a minute's edge.
+        "RATELIMIT_STRATEGY": "fixed-window",
+        # If the storage goes away, count in memory for a while rather than refuse every login.
         "RATELIMIT_IN_MEMORY_FALLBACK_ENABLED": True,
         "TRUSTED_PROXIES": _count("TRUSTED_PROXIES"),
         "TRUSTED_HOSTS": _list("TRUSTED_HOSTS"),
@@ -46,8 +48,8 @@ def from_environment(instance_path: str) -> dict:
         # The CSRF token is bound to the session already; a time limit would only expire
         # the form of a student who thinks about a question for an hour.
         "WTF_CSRF_TIME_LIMIT": None,
-        # Students come back to an unfinished attempt after closing the browser.
-        "PERMANENT_SESSION_LIFETIME": timedelta(days=30),
+        # An instructor's login ends after this many minutes without a request.
+        "INSTRUCTOR_IDLE_MINUTES": _minutes("INSTRUCTOR_IDLE_MINUTES", 120),
     }
 
 
@@ -75,6 +77,13 @@ def _count(name: str) -> int:
     value = os.environ.get(name, "0").strip() or "0"
     if not value.isdigit():
         raise ConfigError(f"{name} must be a whole number of proxies, not {value!r}")
+    return int(value)
+
+
+def _minutes(name: str, default: int) -> int:
+    value = os.environ.get(name, "").strip() or str(default)
+    if not value.isdigit() or int(value) < 1:
+        raise ConfigError(f"{name} must be a whole number of minutes, at least 1, not {value!r}")
     return int(value)
 
 

@@ -5,10 +5,13 @@ import unicodedata
 from datetime import UTC, datetime
 
 from flask_login import UserMixin
-from sqlalchemy import JSON, DateTime, ForeignKey, Index, String, Text, UniqueConstraint
+from sqlalchemy import JSON, DateTime, ForeignKey, Index, String, Text, UniqueConstraint, true
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from .extensions import db
+
+PASSWORD_LENGTH = (8, 1024)
+"""Fewest and most characters in an instructor's password."""
 
 
 def now() -> datetime:
@@ -57,6 +60,8 @@ class Instructor(UserMixin, db.Model):
     is_admin: Mapped[bool] = mapped_column(default=False)
     # What the session cookie holds instead of the id; replacing it logs out every copy.
     session_token: Mapped[str] = mapped_column(String(43), unique=True, default=new_token)
+    # A disabled instructor cannot log in (Flask-Login reads is_active); their classes stay.
+    is_active: Mapped[bool] = mapped_column(default=True, server_default=true())
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
 
     classes: Mapped[list["Class"]] = relationship(back_populates="instructor")
@@ -97,7 +102,7 @@ class Attempt(db.Model):
     # a name's length ("ß" -> "ss" and the like).
     student_key: Mapped[str] = mapped_column(String(240), default=_key_of_name)
     class_id: Mapped[int | None] = mapped_column(ForeignKey("classes.id"))
-    # The random id in the session of the browser that started it: only it may answer.
+    # The random id in the cookie of the browser that started it: only it may answer.
     browser: Mapped[str] = mapped_column(String(43))
     # Question id -> choice ids in the order shown, for quizzes that shuffle; None otherwise.
     choice_order: Mapped[dict[str, list[str]] | None] = mapped_column(JSON)
@@ -151,3 +156,14 @@ class OfferedQuiz(db.Model):
     release_id: Mapped[int] = mapped_column(ForeignKey("releases.id"), primary_key=True)
     position: Mapped[int] = mapped_column(primary_key=True)
     quiz_version_id: Mapped[int] = mapped_column(ForeignKey("quiz_versions.id"))
+
+
+class RateLimitCount(db.Model):
+    """A rate limit's count in its current window, shared by every worker (app/ratelimits.py)."""
+
+    __tablename__ = "rate_limit_counts"
+
+    key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    count: Mapped[int]
+    # Seconds since the epoch, as the limits library counts time.
+    expires_at: Mapped[float] = mapped_column(index=True)

@@ -1,8 +1,21 @@
 """The student pages: choose a quiz, answer each question, read the feedback, see the results."""
 
+import re
 import secrets
+from datetime import timedelta
 
-from flask import Blueprint, abort, g, redirect, render_template, request, session, url_for
+from flask import (
+    Blueprint,
+    abort,
+    after_this_request,
+    current_app,
+    g,
+    redirect,
+    render_template,
+    request,
+    session,
+    url_for,
+)
 from flask_wtf import FlaskForm
 
 from .attempts import (
@@ -31,14 +44,53 @@ STARTS_PER_ADDRESS = "300 per minute"
 UNKNOWN_CODES_PER_ADDRESS = "50 per 10 minutes"
 
 
+BROWSER_COOKIE = "browser"
+# Students come back to an unfinished attempt after closing the browser.
+BROWSER_LIFETIME = timedelta(days=30)
+# What secrets.token_urlsafe(16) makes; a cookie is the browser's to forge, the column is short.
+BROWSER_ID = re.compile(r"[A-Za-z0-9_-]{22}")
+
+
+def _keep_browser(browser: str) -> None:
+    """Send this browser its id in a cookie of its own, apart from an instructor's login."""
+    g.browser = browser
+
+    @after_this_request
+    def remember(response):
+        response.set_cookie(
+            BROWSER_COOKIE,
+            browser,
+            max_age=BROWSER_LIFETIME,
+            secure=current_app.config["SESSION_COOKIE_SECURE"],
+            httponly=True,
+            samesite="Lax",
+        )
+        return response
+
+
+def _browser_id() -> str | None:
+    """This browser's id, if it has one yet."""
+    if "browser" in g:
+        return g.browser
+    if BROWSER_ID.fullmatch(request.cookies.get(BROWSER_COOKIE, "")):
+        return request.cookies[BROWSER_COOKIE]
+    if "browser" in session:
+        # Before its own cookie the id lived in the session: move it, so attempts stay theirs.
+        _keep_browser(session.pop("browser"))
+        return g.browser
+    return None
+
+
 def _browser() -> str:
-    """This browser's random id, kept in its session cookie for a month."""
-    session.permanent = True
-    return session.setdefault("browser", secrets.token_urlsafe(16))
+    """This browser's random id, made on its first attempt; each attempt keeps it a month more."""
+    browser = _browser_id()
+    if "browser" not in g:  # else this response sends it already
+        _keep_browser(browser or secrets.token_urlsafe(16))
+    return g.browser
 
 
 def _owns(attempt: Attempt) -> bool:
-    return secrets.compare_digest(attempt.browser, session.get("browser", ""))
+    return secrets.compare_digest(attempt.browser, _browser_id() or "")
 
 
 def _status(form: FlaskForm) -> int:
@@ -119,7 +171,7 @@ def join(code):
 
 
 def _browser_or_address() -> str:
-    return session.get("browser") or request.remote_addr or "unknown"
+    return _browser_id() or request.remote_addr or "unknown"
 
 
 @bp.route("/attempts/<token>/questions/<int:number>", methods=["GET", "POST"])

@@ -90,16 +90,15 @@ def seed(app) -> dict:
         db.session.execute(db.insert(Answer), answers)
         db.session.commit()
 
-        # Fresh attempts for the answering scenario, each with its browser's signed cookie.
+        # Fresh attempts for the answering scenario, each with its browser's id and session.
         signer = app.session_interface.get_signing_serializer(app)
         posts = []
         for n in range(1500):
-            attempt = start_attempt(quiz, f"Answerer {n}", f"browser-{n}")
+            attempt = start_attempt(quiz, f"Answerer {n}", f"browser-{n:014d}")
             # A fresh app context too: Flask-WTF caches the token in g, which lives there.
             with app.app_context(), app.test_request_context():
-                session["browser"] = f"browser-{n}"
                 token = generate_csrf()
-                cookie = signer.dumps(dict(session))
+                cookie = f"browser=browser-{n:014d}; session={signer.dumps(dict(session))}"
             for number, question in enumerate(quiz.questions, 1):
                 choice = rng.choice(question.choices).id
                 body = urllib.parse.urlencode({"csrf_token": token, "choice": choice})
@@ -176,7 +175,7 @@ function request()
   local r = requests[(offset + i * {2}) % #requests + 1]
   i = i + 1
   return wrk.format("POST", r[1], {{
-    ["Cookie"] = "session=" .. r[2],
+    ["Cookie"] = r[2],
     ["Content-Type"] = "application/x-www-form-urlencoded",
   }}, r[3])
 end

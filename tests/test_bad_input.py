@@ -82,6 +82,7 @@ def test_concurrent_submissions_store_exactly_one_answer(app, student, quiz):
     def submit(choice_id):
         tab = app.test_client()
         tab.set_cookie("session", cookie)
+        tab.set_cookie("browser", student.client.get_cookie("browser").value)
         form = {"csrf_token": student.csrf, "choice": choice_id}
         barrier.wait()
         statuses.append(tab.post(student.question_url(1), data=form).status_code)

@@ -31,7 +31,7 @@ from app.config import PROJECT_ROOT
 from app.extensions import db, limiter
 from app.models import Answer, Attempt, Class, Instructor, QuizVersion
 
-from helpers import POSTGRES_URL, SCHEMA, SLUG, make_app
+from helpers import POSTGRES_URL, SCHEMA, SLUG, make_app, record_tables
 
 pytestmark = pytest.mark.usefixtures("quick_passwords")
 
@@ -148,7 +148,7 @@ def snapshot(app) -> dict[str, list[dict]]:
                 dict(row._mapping)
                 for row in db.session.execute(select(table).order_by(*table.primary_key))
             ]
-            for table in db.metadata.sorted_tables
+            for table in record_tables()
         }
 
 
@@ -209,6 +209,8 @@ class World:
     """Real form and query values: slugs, codes, choice ids, credentials, counting methods."""
     cookies: dict[str, str | None]
     tokens: dict[str, str]
+    student_browser: str
+    """The student's browser id cookie, sent with the student's session."""
     sessions: list[dict] | None = None
     state: dict | None = None
     sitting: "Sitting | None" = None
@@ -238,6 +240,8 @@ class World:
         cookie = self.cookies[sent.role] if sent.cookie == "role" else sent.cookie
         if cookie and cookie != "none":
             client.set_cookie("session", cookie)
+        if sent.role == "student":
+            client.set_cookie("browser", self.student_browser)
         response = client.open(
             "/",
             method=sent.method,
@@ -338,6 +342,7 @@ def build_world(tmp_path, csrf: bool, tally) -> World:
             "anonymous": anonymous_token,
             "student": page_token(student, f"/attempts/{tokens[1]}/questions/3"),
         },
+        student_browser=student.get_cookie("browser").value,
     )
     if world.cookies["anonymous"] is None:  # the login page wrote no session (CSRF off)
         world.cookies["anonymous"] = "none"
@@ -634,6 +639,7 @@ def test_fuzzed_answers_store_only_a_shown_choice(world, data):
     if sitting is None or (number in sitting.answered and fresh):
         client = world.app.test_client()
         client.set_cookie("session", world.cookies["student"])
+        client.set_cookie("browser", world.student_browser)
         response = submit(client, f"/quizzes/{SLUG}", name="Grace")
         sitting = world.sitting = Sitting(response.location.split("/")[2], set())
         world.refresh()

@@ -100,6 +100,7 @@ def test_editing_the_bank_does_not_rewrite_history(tmp_path):
     assert app.test_cli_runner().invoke(args=["quiz", "reload"]).exit_code == 0
     browser = app.test_client()
     browser.set_cookie("session", student.client.get_cookie("session").value)
+    browser.set_cookie("browser", student.client.get_cookie("browser").value)
     student.client = browser
 
     page = text(browser.get(f"/attempts/{finished}/results"))

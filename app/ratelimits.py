@@ -1,0 +1,113 @@
+"""Rate-limit counts in the app's own database, so every worker and restart sees the same ones.
+
+The limits library finds this storage by its scheme, `database://`, the default
+RATELIMIT_STORAGE_URI; Redis and the library's other storages keep working through theirs.
+"""
+
+import hashlib
+import time
+
+import sqlalchemy as sa
+from flask import Flask, g, has_request_context
+from limits.storage import Storage
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import SQLAlchemyError
+
+from .extensions import db, limiter
+from .models import RateLimitCount
+
+COUNTS = RateLimitCount.__table__
+INSERTS = {"postgresql": postgresql.insert, "sqlite": sqlite.insert}
+# Expired rows are only garbage; one sweep per this many counts keeps the table small.
+SWEEP_EVERY = 1000
+
+
+def init_app(app: Flask) -> None:
+    """Hand the database storage the app's engine, then start the limiter."""
+    if app.config["RATELIMIT_STORAGE_URI"] == DatabaseStorage.STORAGE_SCHEME[0] + "://":
+        with app.app_context():
+            app.config["RATELIMIT_STORAGE_OPTIONS"] = {"engine": db.engine}
+    limiter.init_app(app)
+
+
+def _stored(key: str) -> str:
+    """Keys carry what people typed (usernames): long ones, and ones with a NUL that PostgreSQL
+    text cannot hold (the limiter counts before the app refuses NUL), go by their digest."""
+    if len(key) <= COUNTS.c.key.type.length and "\x00" not in key:
+        return key
+    return "sha256:" + hashlib.sha256(key.encode()).hexdigest()
+
+
+class DatabaseStorage(Storage):
+    """Fixed-window counts in one table, each changed by one atomic upsert."""
+
+    STORAGE_SCHEME = ["database"]
+
+    def __init__(self, uri: str, wrap_exceptions: bool = False, *, engine: sa.Engine, **_):
+        super().__init__(uri, wrap_exceptions)
+        self.engine = engine
+        self.counted = 0
+
+    @property
+    def base_exceptions(self):
+        return SQLAlchemyError
+
+    def incr(self, key: str, expiry: int, amount: int = 1) -> int:
+        """Add to the count in the key's current window, starting a new window if it ended."""
+        moment = time.time()
+        # A give-back (amount -1) after its window ended must not start the next one below 0.
+        fresh = max(amount, 0)
+        ended = COUNTS.c.expires_at <= moment
+        upsert = INSERTS[self.engine.dialect.name](COUNTS).values(
+            key=_stored(key), count=fresh, expires_at=moment + expiry
+        )
+        # One statement, so that workers counting at once each see their own total.
+        upsert = upsert.on_conflict_do_update(
+            index_elements=[COUNTS.c.key],
+            set_={
+                "count": sa.case((ended, fresh), else_=COUNTS.c.count + amount),
+                "expires_at": sa.case((ended, moment + expiry), else_=COUNTS.c.expires_at),
+            },
+        ).returning(COUNTS.c.count, COUNTS.c.expires_at)
+        with self.engine.begin() as connection:
+            window = connection.execute(upsert).one()
+            self.counted += 1
+            if self.counted % SWEEP_EVERY == 0:
+                connection.execute(COUNTS.delete().where(COUNTS.c.expires_at <= moment))
+        if has_request_context():
+            # The rate-limit headers of this response read the window back: no second query.
+            g.setdefault("rate_limit_windows", {})[key] = window
+        return window.count
+
+    def _window(self, key: str) -> tuple[int, float] | None:
+        if has_request_context() and key in g.get("rate_limit_windows", {}):
+            return g.rate_limit_windows[key]
+        query = sa.select(COUNTS.c.count, COUNTS.c.expires_at).where(
+            COUNTS.c.key == _stored(key), COUNTS.c.expires_at > time.time()
+        )
+        with self.engine.connect() as connection:
+            return connection.execute(query).one_or_none()
+
+    def get(self, key: str) -> int:
+        window = self._window(key)
+        return window.count if window else 0
+
+    def get_expiry(self, key: str) -> float:
+        window = self._window(key)
+        return window.expires_at if window else time.time()
+
+    def check(self) -> bool:
+        try:
+            with self.engine.connect() as connection:
+                connection.execute(sa.select(1))
+        except SQLAlchemyError:
+            return False
+        return True
+
+    def reset(self) -> int | None:
+        with self.engine.begin() as connection:
+            return connection.execute(COUNTS.delete()).rowcount
+
+    def clear(self, key: str) -> None:
+        with self.engine.begin() as connection:
+            connection.execute(COUNTS.delete().where(COUNTS.c.key == _stored(key)))
