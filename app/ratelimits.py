@@ -28,6 +28,9 @@ def init_app(app: Flask) -> None:
         with app.app_context():
             app.config["RATELIMIT_STORAGE_OPTIONS"] = {"engine": db.engine}
     limiter.init_app(app)
+    # One limiter serves every app a process builds (the tests build hundreds), and it remembers
+    # a dead storage across init_app: a new app's new storage starts alive, not in memory.
+    limiter._storage_dead = False
 
 
 def _stored(key: str) -> str:
