@@ -5,9 +5,9 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from flask import abort
-from sqlalchemy import bindparam
+from sqlalchemy import and_, bindparam, or_
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import joinedload
+from sqlalchemy.orm import contains_eager, joinedload
 
 from .bank import Choice, Question, Quiz, current_bank, quiz_from_snapshot
 from .extensions import db
@@ -49,6 +49,27 @@ def start_attempt(
     db.session.add(attempt)
     db.session.commit()
     return attempt
+
+
+def unfinished_attempts(browser: str, quizzes: list[Quiz]) -> list[Attempt]:
+    """This browser's attempts at the current version of these quizzes that still have
+    questions to answer, newest first; one query, on the index of attempts by browser."""
+    current = [
+        and_(
+            QuizVersion.slug == quiz.slug,
+            QuizVersion.digest == quiz.version,
+            Attempt.answered < len(quiz.questions),
+        )
+        for quiz in quizzes
+    ]
+    find = (
+        db.select(Attempt)
+        .join(Attempt.quiz_version)
+        .options(contains_eager(Attempt.quiz_version))
+        .where(Attempt.browser == browser, or_(*current))
+        .order_by(Attempt.started_at.desc())
+    )
+    return list(db.session.scalars(find))
 
 
 # Built once: answering is the busiest write, and building its statements cost as much as
