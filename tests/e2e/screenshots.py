@@ -67,7 +67,7 @@ def main() -> None:
                 if number > 1:
                     answer(page, question.right_choice.text)
                 page.get_by_role(
-                    "button", name="Next question" if number < 8 else "See results"
+                    "link", name="Next question" if number < 8 else "See results"
                 ).click()
             page.screenshot(path=OUT / f"results-{size}.png")
             teacher = browser.new_context(viewport=viewport, base_url=base).new_page()
