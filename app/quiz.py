@@ -127,6 +127,9 @@ def question(token, number):
 def resume(token):
     """Back to the first question this attempt has not answered, or to its results."""
     attempt = attempt_or_404(token)
+    if not _owns(attempt):
+        audit("access denied")
+        abort(403, description="Only the browser that started this attempt can continue it.")
     number = progress(attempt, quiz_of(attempt)).next_number
     if number is None:
         return redirect(url_for(".results", token=token), 303)

@@ -244,8 +244,10 @@ def test_an_unfinished_attempt_can_be_continued(app, student, quiz):
     resumed = student.client.get(f"/attempts/{student.token}/continue")
     assert resumed.status_code == 303 and resumed.location == student.question_url(4)
 
-    # Another browser sees nothing to continue; a finished attempt is not offered any more.
-    assert "Continue your attempt" not in text(app.test_client().get("/"))
+    # Another browser sees nothing to continue, nor may it; a finished attempt is not offered.
+    stranger = app.test_client()
+    assert "Continue your attempt" not in text(stranger.get("/"))
+    assert stranger.get(f"/attempts/{student.token}/continue").status_code == 403
     for number in range(4, 9):
         student.answer(number, quiz.questions[number - 1].right_choice.id)
     assert "Continue your attempt" not in text(student.client.get("/"))
