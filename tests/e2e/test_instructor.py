@@ -98,6 +98,9 @@ def test_no_page_scrolls_sideways_on_a_phone(browse, quiz):
     teacher = browse(viewport=PHONE)
     teacher.goto("/login")
     fits(teacher, "login")
+    # The password field is drawn like the username field, not as a tiny unstyled box.
+    heights = [teacher.get_by_label(f).bounding_box()["height"] for f in ("Username", "Password")]
+    assert heights[0] == heights[1] >= 44, heights
     log_in(teacher)
     fits(teacher, "dashboard")
     code = create_class(teacher, "A class with a long name to see how it wraps on a phone")
