@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 FLASK := $(BIN)/flask --app wsgi
 
-.PHONY: run install instructor backup restore test lint bench evidence screenshots clean
+.PHONY: run install instructor instructor-name backup restore test lint bench evidence screenshots clean
 
 # On a laptop the secret key lives in instance/secret_key, made on first use; a server sets it.
 run instructor backup restore: export SECRET_KEY ?= $(shell $(PYTHON) app/config.py)
@@ -28,8 +28,12 @@ backup: $(VENV)/.installed-run
 restore: $(VENV)/.installed-run
 	$(FLASK) restore $(FILE)
 
-instructor: $(VENV)/.installed-run
+# Checked first, so that a forgotten NAME= says how to call it instead of Flask's usage error.
+instructor: instructor-name $(VENV)/.installed-run
 	$(FLASK) create-instructor $(NAME) $(if $(ADMIN),--admin)
+
+instructor-name:
+	@test -n "$(NAME)" || { echo "Say who: make instructor NAME=ada (add ADMIN=1 for an admin)"; exit 2; }
 
 test: $(VENV)/.installed-test
 	$(BIN)/ruff check .

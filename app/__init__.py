@@ -4,7 +4,7 @@ import sqlite3
 from pathlib import Path
 
 import sqlalchemy
-from flask import Flask
+from flask import Flask, redirect, url_for
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from . import auth, errors, evidence, formatting, guards, health, quiz, ratelimits, teach
@@ -97,6 +97,10 @@ def create_app(config: dict | None = None, *, migrations: bool = True) -> Flask:
     app.register_blueprint(teach.bp)
     app.register_blueprint(health.bp)
     app.register_blueprint(evidence.bp)
+    # Browsers ask for /favicon.ico whatever the page links; answer instead of logging a 404.
+    app.add_url_rule(
+        "/favicon.ico", "favicon", lambda: redirect(url_for("static", filename="favicon.svg"), 301)
+    )
     app.cli.add_command(quiz_cli)
     app.cli.add_command(create_instructor_command)
     app.cli.add_command(set_password_command)

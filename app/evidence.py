@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from functools import cache, cached_property
 from pathlib import Path
 
-from flask import Blueprint, Response, abort, current_app, render_template
+from flask import Blueprint, Response, abort, current_app, render_template, request
 from jsonschema import Draft202012Validator
 
+from .auth import safe_next
 from .bank import Bank, BankError
 from .config import PROJECT_ROOT
 
@@ -259,7 +260,9 @@ def _evidence_or_404(name: str) -> Evidence:
 @bp.get("/evidence/<name>")
 def page(name):
     """The whole panel on a page of its own, for reviews that only link to it."""
-    return render_template("evidence.html", evidence=_evidence_or_404(name))
+    return render_template(
+        "evidence.html", evidence=_evidence_or_404(name), back=safe_next(request.args.get("back"))
+    )
 
 
 @bp.get("/evidence/<name>/script")

@@ -2,6 +2,8 @@
 
 from datetime import UTC, datetime, timedelta
 
+from markupsafe import Markup
+
 
 def duration(delta: timedelta) -> str:
     """A time span: "1 h 4 min", "3 min 12 s", "45 s"."""
@@ -12,11 +14,13 @@ def duration(delta: timedelta) -> str:
     return f"{minutes} min {seconds} s" if minutes else f"{seconds} s"
 
 
-def when(moment: datetime) -> str:
-    """A moment in UTC, to the minute: "29 Nov 2026, 17:40 UTC"."""
+def when(moment: datetime) -> Markup:
+    """A moment in UTC, to the minute, that static/local-time.js restates in the reader's zone:
+    <time datetime="2026-11-29T17:40Z">29 Nov 2026, 17:40 UTC</time>."""
     if moment.tzinfo is None:  # SQLite hands back the stored UTC time without its zone
         moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).strftime("%-d %b %Y, %H:%M UTC")
+    moment = moment.astimezone(UTC)
+    return Markup(f'<time datetime="{moment:%Y-%m-%dT%H:%MZ}">{moment:%-d %b %Y, %H:%M} UTC</time>')
 
 
 def init_app(app):

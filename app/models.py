@@ -103,7 +103,8 @@ class Attempt(db.Model):
     student_key: Mapped[str] = mapped_column(String(240), default=_key_of_name)
     class_id: Mapped[int | None] = mapped_column(ForeignKey("classes.id"))
     # The random id in the cookie of the browser that started it: only it may answer.
-    browser: Mapped[str] = mapped_column(String(43))
+    # Indexed: the home and start pages look up this browser's unfinished attempts.
+    browser: Mapped[str] = mapped_column(String(43), index=True)
     # Question id -> choice ids in the order shown, for quizzes that shuffle; None otherwise.
     choice_order: Mapped[dict[str, list[str]] | None] = mapped_column(JSON)
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)

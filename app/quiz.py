@@ -25,9 +25,10 @@ from .attempts import (
     record_answer,
     shown_choices,
     start_attempt,
+    unfinished_attempts,
 )
 from .auth import audit
-from .bank import current_bank, quiz_or_404
+from .bank import Quiz, current_bank, quiz_or_404
 from .extensions import limiter
 from .forms import AnswerForm, StartForm, find_class
 from .grading import grade
@@ -132,10 +133,17 @@ _unknown_codes = limiter.shared_limit(
 )
 
 
+def _unfinished(quizzes: list[Quiz]) -> list[Attempt]:
+    """This browser's attempts still in progress; no query for a browser never seen before."""
+    browser = _browser_id()
+    return unfinished_attempts(browser, quizzes) if browser else []
+
+
 @bp.get("/")
 def index():
-    """List the quizzes on offer."""
-    return render_template("quiz/index.html", quizzes=current_bank().quizzes.values())
+    """List the quizzes on offer, and the attempts this browser can continue."""
+    quizzes = list(current_bank().quizzes.values())
+    return render_template("quiz/index.html", quizzes=quizzes, unfinished=_unfinished(quizzes))
 
 
 @bp.route("/quizzes/<slug>", methods=["GET", "POST"])
@@ -153,7 +161,9 @@ def start(slug):
         return redirect(url_for(".question", token=attempt.token, number=1), 303)
     code = form.class_code.data
     joining = form.class_ or (find_class(code) if code and request.method == "GET" else None)
-    page = render_template("quiz/start.html", quiz=quiz, form=form, joining=joining)
+    page = render_template(
+        "quiz/start.html", quiz=quiz, form=form, joining=joining, unfinished=_unfinished([quiz])
+    )
     return page, _status(form)
 
 
@@ -167,7 +177,9 @@ def join(code):
     quizzes = list(current_bank().quizzes.values())
     if len(quizzes) == 1:
         return redirect(url_for(".start", slug=quizzes[0].slug, code=joining.join_code))
-    return render_template("quiz/index.html", quizzes=quizzes, joining=joining)
+    return render_template(
+        "quiz/index.html", quizzes=quizzes, joining=joining, unfinished=_unfinished(quizzes)
+    )
 
 
 def _browser_or_address() -> str:
@@ -209,6 +221,19 @@ def question(token, number):
         form=form,
     )
     return page, (_status(form) if form else 200)
+
+
+@bp.get("/attempts/<token>/continue")
+def resume(token):
+    """Back to the first question this attempt has not answered, or to its results."""
+    attempt = attempt_or_404(token)
+    if not _owns(attempt):
+        audit("access denied")
+        abort(403, description="Only the browser that started this attempt can continue it.")
+    number = progress(attempt, quiz_of(attempt)).next_number
+    if number is None:
+        return redirect(url_for(".results", token=token), 303)
+    return redirect(url_for(".question", token=token, number=number), 303)
 
 
 @bp.get("/attempts/<token>/results")

@@ -164,3 +164,15 @@ def test_servers_leave_out_migrations_and_the_command_line_has_them(tmp_path):
         [sys.executable, "-c", served], cwd=PROJECT_ROOT, env=env, capture_output=True, text=True
     )
     assert worker.stdout.strip() == "False", worker.stderr
+
+
+def test_make_instructor_without_a_name_says_how_to_call_it():
+    """`make instructor` alone explains NAME= instead of showing Flask's usage error."""
+    env = {key: value for key, value in os.environ.items() if key not in ("NAME", "ADMIN")}
+    made = subprocess.run(
+        ["make", "--no-print-directory", "instructor"],
+        cwd=PROJECT_ROOT, env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    assert made.returncode != 0
+    assert "make instructor NAME=ada" in made.stdout
+    assert "Usage:" not in made.stdout + made.stderr

@@ -96,8 +96,35 @@ def test_reviews_link_to_the_measurements_instead_of_repeating_them(app, quiz, c
         student.answer(number, question.right_choice.id)
     results = text(student.client.get(student.results_url))
     assert 'class="measured"' not in results
-    assert results.count('<a href="/evidence/checkpointing">What we measured</a>') == len(MEASURED)
+    # Each link carries the way back to its own review.
+    back = re.findall(
+        r'<a href="/evidence/checkpointing\?back=([^"]+)">What we measured</a>', results
+    )
+    assert len(back) == len(MEASURED)
+    assert all(link.startswith(f"/attempts/{student.token}/results%23review-") for link in back)
     assert '<details class="measured" open>' in text(client.get("/evidence/checkpointing"))
+
+
+def test_the_panel_is_folded_where_it_repeats(app, quiz):
+    """The first question with the measurement opens it; the four after it start folded."""
+    first, *later = [q.id for q in quiz.questions if q.id in MEASURED]
+    assert '<details class="measured" open>' in text(feedback(app, quiz, first))
+    for question_id in later:
+        page = text(feedback(app, quiz, question_id))
+        assert '<details class="measured">' in page and 'measured" open' not in page
+
+
+def test_the_evidence_page_leads_back_and_keeps_developer_notes_apart(client):
+    """Opened from a review it links back there; `make evidence` lives under its own heading."""
+    review = "/attempts/abc/results#review-3"
+    page = text(client.get("/evidence/checkpointing", query_string={"back": review}))
+    assert page.count(f'<a href="{review}">Back to the review</a>') == 2
+    panel = page[page.index('<details class="measured"') : page.index("</details>")]
+    assert "make evidence" not in panel
+    assert "How this was measured" in page and "make evidence" in page
+    for elsewhere in ("https://evil.example/", "//evil.example", "/\\evil.example"):
+        page = text(client.get("/evidence/checkpointing", query_string={"back": elsewhere}))
+        assert "Back to the review" not in page and "evil.example" not in page
 
 
 def test_the_script_and_its_numbers_can_be_read(client):

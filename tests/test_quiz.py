@@ -96,7 +96,9 @@ def test_unfinished_results_offer_to_continue(student, quiz):
     page = text(student.client.get(student.results_url))
     assert "1 of 8 questions answered" in page
     assert "You scored" not in page
-    assert f'action="{student.question_url(2)}"' in page
+    # A link, not a GET form: the address it leads to ends without a stray "?".
+    assert f'<a class="button" href="{student.question_url(2)}">Continue quiz</a>' in page
+    assert 'method="get"' not in page
     assert page.count("Not answered yet.") == 7
 
 
@@ -181,3 +183,116 @@ def test_question_pages_cost_a_fixed_number_of_queries(app, student, quiz):
     # One query loads the attempt with its answers; answering adds the answer and the tallies,
     # and counts the answer against the browser's rate limit (one upsert, shared by workers).
     assert (len(asking), len(answering), len(feedback), len(results)) == (1, 4, 1, 1)
+
+
+def test_feedback_moves_on_by_link_to_clean_addresses(student, quiz):
+    """ "Next question" and "See results" are links: no GET form leaves a "?" on the address."""
+    student.start()
+    for number, question in enumerate(quiz.questions, 1):
+        student.answer(number, question.right_choice.id)
+    middle = text(student.client.get(student.question_url(1)))
+    last = text(student.client.get(student.question_url(8)))
+    assert f'<a class="button" href="{student.question_url(2)}">Next question</a>' in middle
+    assert f'<a class="button" href="{student.results_url}">See results</a>' in last
+    assert 'method="get"' not in middle + last
+
+
+def test_results_open_with_every_question_in_words(student, quiz):
+    """The top of the results lists each question, linked to its review, marked in words."""
+    student.start()
+    student.answer(1, quiz.questions[0].right_choice.id)
+    student.answer(2, wrong_choice(quiz.questions[1]).id)
+    page = text(student.client.get(student.results_url))
+    overview = page[page.index('<ol class="overview"') : page.index("</ol>")]
+    items = re.findall(
+        r'<li class="([^"]+)"> <a href="#review-(\d)">(.*?)</a>.*?</span>\s*(\w[\w ]*)</span>',
+        overview,
+    )
+    assert [(kind, n, said) for kind, n, _, said in items] == [
+        ("is-right", "1", "Correct"),
+        ("is-wrong", "2", "Incorrect"),
+    ] + [("not-answered", str(n), "Not answered") for n in range(3, 9)]
+    assert items[0][2].startswith(
+        '<span class="number">1.</span> ' + shown(quiz.questions[0].prompt[:40])
+    )
+    for number in range(1, 9):
+        assert f'id="review-{number}"' in page
+    assert page.count(">Retake quiz</button>") == 2
+
+
+def test_a_score_of_nothing_gets_a_kind_word_and_a_next_step(student, quiz):
+    """0 out of 8 says it kindly and suggests the reviews and a retake; 8 out of 8 does not."""
+    student.start()
+    for number, question in enumerate(quiz.questions, 1):
+        student.answer(number, wrong_choice(question).id)
+    page = text(student.client.get(student.results_url))
+    assert "0 out of 8" in page and "Everyone starts somewhere" in page
+    assert "Read the reviews below" in page and "retake the quiz" in page
+    student.start()
+    for number, question in enumerate(quiz.questions, 1):
+        student.answer(number, question.right_choice.id)
+    assert "Read the reviews below" not in text(student.client.get(student.results_url))
+
+
+def test_an_unfinished_attempt_can_be_continued(app, student, quiz):
+    """After closing the tab, the home and start pages offer to continue where the student left."""
+    student.start(name="Ada")
+    for number in (1, 2, 3):
+        student.answer(number, quiz.questions[number - 1].right_choice.id)
+    for page in (text(student.client.get("/")), text(student.client.get(f"/quizzes/{SLUG}"))):
+        assert "Continue your attempt" in page
+        assert "as Ada: <strong>3 of 8 answered</strong>" in page
+    resumed = student.client.get(f"/attempts/{student.token}/continue")
+    assert resumed.status_code == 303 and resumed.location == student.question_url(4)
+
+    # Another browser sees nothing to continue, nor may it; a finished attempt is not offered.
+    stranger = app.test_client()
+    assert "Continue your attempt" not in text(stranger.get("/"))
+    assert stranger.get(f"/attempts/{student.token}/continue").status_code == 403
+    for number in range(4, 9):
+        student.answer(number, quiz.questions[number - 1].right_choice.id)
+    assert "Continue your attempt" not in text(student.client.get("/"))
+    finished = student.client.get(f"/attempts/{student.token}/continue")
+    assert finished.location == student.results_url
+    with app.app_context():
+        assert db.session.scalar(db.select(db.func.count(Attempt.id))) == 1
+
+
+def test_continuing_resumes_at_the_first_question_left_open(student, quiz):
+    """A student who skipped ahead by address goes back to the gap, not past it."""
+    student.start()
+    for number in (1, 2, 4):
+        student.answer(number, quiz.questions[number - 1].right_choice.id)
+    resumed = student.client.get(f"/attempts/{student.token}/continue")
+    assert resumed.location == student.question_url(3)
+
+
+def test_home_page_looks_up_attempts_only_for_a_known_browser(app, client, student, quiz):
+    """A new visitor's home page queries nothing; a returning browser's costs one query."""
+    with queries(app) as fresh:
+        client.get("/")
+    student.start()
+    with queries(app) as returning:
+        student.client.get("/")
+    assert (len(fresh), len(returning)) == (0, 1)
+    with app.app_context():
+        if db.engine.dialect.name == "sqlite":  # the plan of PostgreSQL depends on its statistics
+            explain = f"EXPLAIN QUERY PLAN {returning[0]}"
+            plan = db.session.connection().exec_driver_sql(explain, ("any browser",)).all()
+            assert "USING INDEX ix_attempts_browser" in str(plan)
+
+
+def test_favicon_is_served_from_this_site(client):
+    """Every page links an icon of its own, and /favicon.ico answers instead of a 404."""
+    page = text(client.get("/"))
+    assert '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">' in page
+    response = client.get("/favicon.ico")
+    assert response.status_code == 301 and response.location.endswith("/static/favicon.svg")
+    with client.get("/static/favicon.svg") as icon:
+        assert icon.status_code == 200 and icon.mimetype == "image/svg+xml"
+
+
+def test_login_page_does_not_link_to_itself(client):
+    """The footer's "Instructor log in" shows on other pages, not on the login page."""
+    assert 'href="/login"' in text(client.get("/"))
+    assert 'href="/login"' not in text(client.get("/login"))

@@ -3,6 +3,7 @@
 import csv
 import functools
 import io
+import json
 import re
 from datetime import UTC, datetime, timedelta
 
@@ -10,11 +11,12 @@ import pytest
 
 from app.auth import create_instructor
 from app.bank import current_bank
+from app.config import PROJECT_ROOT
 from app.extensions import db
 from app.models import Answer, Attempt, Class, Instructor, QuizVersion
 from app.teach import CODE_ALPHABET, _cell
 
-from helpers import SLUG, Student, form_token, login, queries, text
+from helpers import SLUG, Student, form_token, login, make_app, queries, text
 
 
 @pytest.fixture
@@ -187,6 +189,9 @@ def test_students_join_by_link_or_typed_code(app, teacher):
     assert response.status_code == 302
     page = text(student.client.get(response.location))
     assert f'value="{code}"' in page and "You are joining <strong>Physics 101</strong>" in page
+    # The code is filled in and hidden: no field asks for it as if it were optional.
+    assert "Optional: if your instructor gave you one" not in page
+    assert f'id="class_code" name="class_code" type="hidden" value="{code}"' in page
     student.start(name="Ada", class_code=code)
     Student(app.test_client()).start(name="Bob", class_code=f" {code.lower()[:3]}-{code[3:]} ")
     with app.app_context():
@@ -208,6 +213,7 @@ def test_closed_class_takes_no_new_attempts(app, teacher):
     assert "Physics 101 is closed" in text(late.client.get(f"/quizzes/{SLUG}?code={code}"))
     response = late.start(name="Late", class_code=code)
     assert response.status_code == 400
+    assert text(response).count("is closed") == 1  # said once, on the field
     assert "is closed, so no new attempts can start" in text(response)
     assert first.post(f"/attempts/{first.token}/retake").status_code == 403
 
@@ -490,3 +496,35 @@ def seed(app, class_id, students):
             attempt.points = sum(a.is_correct for a in attempt.answers)
             attempt.last_answer_at = attempt.started_at = datetime.now(UTC)
         db.session.commit()
+
+
+def test_times_are_marked_up_for_the_readers_time_zone(app, teacher):
+    """Start times are UTC in words, inside a <time> that the page's script can restate."""
+    class_id, code = create_class(teacher)
+    started = take(app, "Ada", code, right={1})
+    with app.app_context():
+        moment = db.session.scalars(db.select(Attempt.started_at)).one().replace(tzinfo=UTC)
+    stamp = f'<time datetime="{moment:%Y-%m-%dT%H:%MZ}">{moment:%-d %b %Y, %H:%M} UTC</time>'
+    assert stamp in text(teacher.get(f"/teach/classes/{class_id}"))
+    assert stamp in text(teacher.get(f"/teach/attempts/{started.token}"))
+    assert '<script src="/static/local-time.js" defer></script>' in text(teacher.get("/teach"))
+
+
+@pytest.mark.parametrize("questions", [2, 8, 30])
+def test_score_histogram_has_a_fixed_size_for_any_quiz(tmp_path, quick_passwords, questions):
+    """Each score gets 34 CSS px and the chart 150 px of height, whatever the quiz's length."""
+    bank = json.loads((PROJECT_ROOT / "questions.json").read_text())
+    first = {k: v for k, v in bank["quizzes"][0]["questions"][0].items() if k != "evidence"}
+    bank["quizzes"][0]["questions"] = [{**first, "id": f"q{n}"} for n in range(questions)]
+    path = tmp_path / "short.json"
+    path.write_text(json.dumps(bank))
+    short = make_app(tmp_path, QUESTIONS_PATH=str(path))
+    with short.app_context():
+        create_instructor("teacher", "correct horse")
+    client = short.test_client()
+    login(client, "teacher", "correct horse")
+    class_id, code = create_class(client)
+    take(short, "Ada", code, right={1})
+    page = text(client.get(f"/teach/classes/{class_id}"))
+    width = (questions + 1) * 34 + 10
+    assert f'<svg class="histogram" width="{width}" height="150" viewBox="0 0 {width} 150"' in page

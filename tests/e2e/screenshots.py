@@ -64,12 +64,20 @@ def main() -> None:
             page.screenshot(path=OUT / f"question-{size}.png")
             wrong = next(c for c in quiz.questions[0].choices if not c.correct)
             answer(page, wrong.text)
+            if size == "desktop":
+                # A whole-page picture draws the sticky "Next question" bar mid-page: unstick it.
+                page.locator(".next-step").evaluate("bar => { bar.style.position = 'static'; }")
             page.screenshot(path=OUT / f"feedback-{size}.png", full_page=size == "desktop")
+            # Another tab on the quiz's start page: it offers to continue the unfinished attempt.
+            other_tab = page.context.new_page()
+            other_tab.goto(f"/quizzes/{SLUG}")
+            other_tab.screenshot(path=OUT / f"continue-{size}.png")
+            other_tab.close()
             for number, question in enumerate(quiz.questions, 1):
                 if number > 1:
                     answer(page, question.right_choice.text)
                 page.get_by_role(
-                    "button", name="Next question" if number < 8 else "See results"
+                    "link", name="Next question" if number < 8 else "See results"
                 ).click()
             page.screenshot(path=OUT / f"results-{size}.png")
             teacher = browser.new_context(viewport=viewport, base_url=base).new_page()
@@ -79,6 +87,10 @@ def main() -> None:
             glance = teacher.get_by_role("heading", name="At a glance")
             glance.evaluate("heading => heading.scrollIntoView()")
             teacher.screenshot(path=OUT / f"class-results-{size}.png")
+            if size == "desktop":
+                teacher.get_by_role("link", name="Show the code full screen").click()
+                teacher.set_viewport_size({"width": 1280, "height": 800})
+                teacher.screenshot(path=OUT / "projector-desktop.png")
         browser.close()
     print(f"Screenshots in {OUT}")
 

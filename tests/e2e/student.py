@@ -7,7 +7,7 @@ def start(page: Page, name: str, code: str | None = None) -> None:
     """Open the quiz from the home page (or a join link) and start it."""
     if code is None:
         page.goto("/")
-        page.get_by_role("link", name="Gradient Checkpointing Quiz").click()
+        page.get_by_role("link", name="Gradient Checkpointing Quiz", exact=True).click()
     else:
         page.goto(f"/join/{code}")
     page.get_by_label("Your name").fill(name)
@@ -33,5 +33,5 @@ def take_quiz(page: Page, quiz, right: set[int], first: int = 1) -> list[str]:
         wrong = next(c for c in question.choices if not c.correct)
         verdicts.append(answer(page, (question.right_choice if number in right else wrong).text))
         button = "Next question" if number < 8 else "See results"
-        page.get_by_role("button", name=button).click()
+        page.get_by_role("link", name=button).click()
     return verdicts

@@ -5,9 +5,10 @@ import io
 import re
 from pathlib import Path
 
+import pytest
 from playwright.sync_api import expect
 
-from conftest import TEACHER
+from conftest import PHONE, TEACHER
 from student import start, take_quiz
 
 
@@ -61,3 +62,90 @@ def test_a_class_from_join_link_to_gradebook(browse, quiz):
         table = list(csv.reader(io.StringIO(text)))
         assert table[0][0] == first_column and len(table) - 1 == rows, (link, table[:2])
         assert download.value.suggested_filename.startswith("Browser class-gradient-checkpointing")
+
+
+@pytest.mark.parametrize(
+    "screen", [(1024, 768), (1280, 800), (1920, 1080)], ids=lambda s: f"{s[0]}x{s[1]}"
+)
+def test_projector_screen_fits_without_scrolling(browse, screen):
+    """The join screen shows code, link and the whole QR code on one screen, no navigation."""
+    width, height = screen
+    teacher = browse(viewport={"width": width, "height": height})
+    log_in(teacher)
+    create_class(teacher, f"Projected {width}")
+    teacher.get_by_role("link", name="Show the code full screen").click()
+    size = teacher.evaluate(
+        "[document.documentElement.scrollWidth, document.documentElement.scrollHeight]"
+    )
+    assert size == [width, height], size
+    expect(teacher.get_by_role("navigation")).to_have_count(0)
+    expect(teacher.get_by_role("link", name="Your classes")).to_be_hidden()
+    qr = teacher.get_by_role("img", name=re.compile("QR code of the join link")).bounding_box()
+    assert qr["y"] >= 0 and qr["y"] + qr["height"] <= height
+    # The code scales with the screen: at least half its height is QR code on any of them.
+    assert qr["height"] >= 0.5 * height
+    code = teacher.locator(".join-code").bounding_box()
+    assert code["height"] >= 0.1 * height
+
+
+def fits(page, name):
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= PHONE["width"], f"{name} ({page.url}) is {width}px wide"
+
+
+def test_no_page_scrolls_sideways_on_a_phone(browse, quiz):
+    """At 375 px every page fits the width; wide tables scroll inside labelled regions."""
+    teacher = browse(viewport=PHONE)
+    teacher.goto("/login")
+    fits(teacher, "login")
+    # The password field is drawn like the username field, not as a tiny unstyled box.
+    heights = [teacher.get_by_label(f).bounding_box()["height"] for f in ("Username", "Password")]
+    assert heights[0] == heights[1] >= 44, heights
+    log_in(teacher)
+    fits(teacher, "dashboard")
+    code = create_class(teacher, "A class with a long name to see how it wraps on a phone")
+    class_url = teacher.url
+    student = browse(viewport=PHONE)
+    student.goto(f"/join/{code}")
+    fits(student, "start by class link")
+    start(student, "Ada Lovelace-Byron, Countess", code=code)
+    take_quiz(student, quiz, right={1, 2})
+    fits(student, "results")
+    student.get_by_role("link", name="What we measured").first.click()
+    fits(student, "evidence page")
+    student.get_by_role("link", name="Back to the review").first.click()
+    assert "/results#review-" in student.url
+    student.goto("/no/such/page")
+    fits(student, "404 page")
+
+    teacher.goto(class_url)
+    fits(teacher, "class page")
+    for name in ("Students", "Attempts by score"):
+        region = teacher.get_by_role("region", name=name)
+        assert region.get_attribute("tabindex") == "0"
+    teacher.get_by_role("link", name="Show the code full screen").click()
+    fits(teacher, "join screen")
+    teacher.goto(class_url)
+    teacher.get_by_role("link", name=re.compile("Attempt 1")).click()
+    fits(teacher, "attempt review")
+
+
+@pytest.mark.parametrize("script", [True, False], ids=["with JavaScript", "without"])
+def test_times_show_in_the_readers_time_zone(browse, quiz, script):
+    """Start times follow the browser's time zone; without JavaScript they say UTC."""
+    teacher = browse(timezone_id="Asia/Tokyo", locale="en-GB", java_script_enabled=script)
+    log_in(teacher)
+    code = create_class(teacher, f"Time zones {script}")
+    class_url = teacher.url
+    student = browse()
+    start(student, "Tokyo", code=code)
+    teacher.goto(class_url)
+    shown = teacher.locator("td time").first
+    stamp = shown.get_attribute("datetime")
+    if script:
+        expect(shown).not_to_contain_text("UTC")
+        expect(shown).to_contain_text(re.compile(r"GMT\+9|JST"))
+        hour = (int(stamp[11:13]) + 9) % 24
+        expect(shown).to_contain_text(f"{hour:02d}:{stamp[14:16]}")
+    else:
+        expect(shown).to_contain_text(f"{stamp[11:16]} UTC")

@@ -50,7 +50,7 @@ def test_every_page_is_accessible_local_and_light(browse, quiz, server, scheme):
     student = inspect.watch(browse(color_scheme=scheme))
     student.goto("/")
     inspect.check(student, "home")
-    student.get_by_role("link", name="Gradient Checkpointing Quiz").click()
+    student.get_by_role("link", name="Gradient Checkpointing Quiz", exact=True).click()
     student.get_by_role("button", name="Start quiz").click()
     inspect.check(student, "start form with an error")
     start(student, "Ada")
@@ -60,6 +60,9 @@ def test_every_page_is_accessible_local_and_light(browse, quiz, server, scheme):
     answer(student, quiz.questions[0].right_choice.text)
     inspect.check(student, "feedback")
     question_url = student.url
+    student.goto("/")
+    expect(student.get_by_text("1 of 8 answered")).to_be_visible()
+    inspect.check(student, "home with an attempt to continue")
     student.goto(question_url.split("/questions/")[0] + "/results")
     inspect.check(student, "results")
     student.get_by_role("link", name="What we measured").first.click()
@@ -89,7 +92,7 @@ def test_every_page_is_accessible_local_and_light(browse, quiz, server, scheme):
     start(joiner, "Bo", code=code)
     for number, question in enumerate(quiz.questions, 1):
         answer(joiner, question.right_choice.text)
-        joiner.get_by_role("button", name="Next question" if number < 8 else "See results").click()
+        joiner.get_by_role("link", name="Next question" if number < 8 else "See results").click()
     teacher.goto(class_url)
     inspect.check(teacher, "class page")
     teacher.get_by_role("link", name="Show the code full screen").click()
@@ -98,5 +101,5 @@ def test_every_page_is_accessible_local_and_light(browse, quiz, server, scheme):
     teacher.get_by_role("link", name="Attempt 1").click()
     inspect.check(teacher, "attempt review")
 
-    assert len(inspect.checked) == 16
+    assert len(inspect.checked) == 17
     assert inspect.problems == [], "\n".join(inspect.problems)

@@ -17,16 +17,16 @@ def test_whole_quiz_with_feedback_results_and_retake(browse, quiz):
     assert verdict.startswith("Correct.")
     for choice in quiz.questions[0].choices:
         expect(page.get_by_text(choice.explanation)).to_be_visible()
-    page.get_by_role("button", name="Next question").click()
+    page.get_by_role("link", name="Next question").click()
     wrong = next(c for c in quiz.questions[1].choices if not c.correct)
     verdict = answer(page, wrong.text)
     assert verdict.startswith("Incorrect.")
     assert f"The right answer is “{quiz.questions[1].right_choice.text}”" in verdict
-    page.get_by_role("button", name="Next question").click()
+    page.get_by_role("link", name="Next question").click()
     rest = [verdict.split(" ")[0] for verdict in take_quiz(page, quiz, RIGHT, first=3)]
     assert rest == ["Incorrect.", "Correct.", "Incorrect.", "Incorrect.", "Correct.", "Correct."]
     expect(page.get_by_text("You scored 4 out of 8 (50%)")).to_be_visible()
-    page.get_by_role("button", name="Retake quiz").click()
+    page.get_by_role("button", name="Retake quiz").first.click()
     expect(page.get_by_role("heading", name="Question 1 of 8")).to_be_visible()
     expect(page.get_by_role("button", name="Check answer")).to_be_visible()
 
@@ -98,6 +98,12 @@ def test_keyboard_only(browse, quiz):
         tab_to(page, lambda f: f["text"] == "Check answer")
         page.keyboard.press("Enter")
         expect(page.locator(".verdict")).to_be_focused()
+        # A calm ring in the page's accent (the button's colour), not the warning orange.
+        ring, accent = page.evaluate(
+            """() => [getComputedStyle(document.activeElement).outlineColor,
+                getComputedStyle(document.querySelector('.next-step .button')).backgroundColor]"""
+        )
+        assert ring == accent, (ring, accent)
         assert page.locator(".verdict p").inner_text().startswith("Correct.")
         label = "Next question" if number < 8 else "See results"
         tab_to(page, lambda f, label=label: f["text"] == label, limit=40)
@@ -105,21 +111,111 @@ def test_keyboard_only(browse, quiz):
     expect(page.get_by_text("You scored 8 out of 8 (100%)")).to_be_visible()
 
 
-def test_phone_layout_never_scrolls_sideways(browse, quiz):
-    """At 375x667 every student page fits the screen's width."""
-    page = browse(viewport=PHONE)
+def fits(page, viewport=PHONE):
+    """The page is no wider than the screen: nothing scrolls sideways."""
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= viewport["width"], f"{page.url} is {width}px wide"
 
-    def fits():
-        width = page.evaluate("document.documentElement.scrollWidth")
-        assert width <= PHONE["width"], f"{page.url} is {width}px wide"
 
+def test_phone_feedback_keeps_the_way_on_in_reach(browse, quiz):
+    """At 375x667, without JavaScript, every feedback page shows its way on in the first screen,
+    and following it leaves a clean address."""
+    page = browse(viewport=PHONE, java_script_enabled=False)
     page.goto("/")
-    fits()
+    fits(page)
     start(page, "Phone")
-    fits()
+    fits(page)
     for number, question in enumerate(quiz.questions, 1):
         answer(page, question.right_choice.text)
-        fits()
-        page.get_by_role("button", name="Next question" if number < 8 else "See results").click()
-    fits()
+        fits(page)
+        way_on = page.get_by_role("link", name="Next question" if number < 8 else "See results")
+        top = way_on.evaluate("link => link.getBoundingClientRect().top + window.scrollY")
+        bottom = way_on.evaluate("link => link.getBoundingClientRect().bottom")
+        assert top < 1000 and bottom <= PHONE["height"], (number, top, bottom)
+        way_on.click()
+        assert "?" not in page.url, page.url
+    assert page.url.endswith("/results")
     expect(page.get_by_text("You scored 8 out of 8 (100%)")).to_be_visible()
+    fits(page)
+
+
+def test_measurements_fold_where_they_repeat_and_read_on_a_phone(browse, quiz):
+    """The first panel is open, later ones folded; its chart text is 12 px or more, its table
+    scrolls in a labelled region the keyboard reaches, and the legend dashes what the chart does."""
+    page = browse(viewport=PHONE)
+    start(page, "Reader")
+    measured = [n for n, q in enumerate(quiz.questions, 1) if q.evidence]
+    token = page.url.split("/")[4]
+    for number, question in enumerate(quiz.questions, 1):
+        page.goto(f"/attempts/{token}/questions/{number}")
+        answer(page, question.right_choice.text)
+        if number not in measured:
+            continue
+        panel = page.locator("details.measured")
+        assert panel.evaluate("details => details.open") == (number == measured[0])
+        if number == measured[0]:
+            sizes = page.locator(".chart text").evaluate_all(
+                """texts => texts.map(t => parseFloat(getComputedStyle(t).fontSize)
+                    * t.ownerSVGElement.getBoundingClientRect().width
+                    / t.ownerSVGElement.viewBox.baseVal.width)"""
+            )
+            assert min(sizes) >= 12, sizes
+            dashed = page.locator(".chart .line-2").evaluate(
+                "line => getComputedStyle(line).strokeDasharray"
+            )
+            key = page.locator(".key-2").evaluate(
+                "key => getComputedStyle(key, '::before').borderTopStyle"
+            )
+            assert dashed != "none" and key == "dashed"
+            region = page.get_by_role("region", name="64 blocks")
+            assert region.get_attribute("tabindex") == "0"
+            region.focus()
+            expect(region).to_be_focused()
+            fits(page)
+
+
+def test_results_open_with_a_summary_that_links_to_each_review(browse, quiz):
+    """The results list every question in words, each a link to its review; Retake twice."""
+    page = browse(viewport=PHONE)
+    start(page, "Summary")
+    take_quiz(page, quiz, right={1, 3})
+    overview = page.locator("ol.overview li")
+    expect(overview).to_have_count(8)
+    expect(overview.nth(0)).to_contain_text("Correct")
+    expect(overview.nth(1)).to_contain_text("Incorrect")
+    page.locator("ol.overview").get_by_role("link").nth(6).click()
+    assert page.url.endswith("#review-7")
+    expect(page.get_by_role("heading", name=quiz.questions[6].prompt)).to_be_in_viewport()
+    expect(page.get_by_role("button", name="Retake quiz")).to_have_count(2)
+    fits(page)
+
+
+def test_a_closed_tab_can_be_continued(browse, quiz):
+    """Closing the tab mid-quiz, the home and start pages offer to continue at question 4."""
+    page = browse()
+    start(page, "Tab Closer")
+    for number in (1, 2, 3):
+        answer(page, quiz.questions[number - 1].right_choice.text)
+        page.get_by_role("link", name="Next question").click()
+    context = page.context
+    page.close()
+    page = context.new_page()
+    page.goto("/")
+    expect(page.get_by_text("3 of 8 answered")).to_be_visible()
+    page.get_by_role("link", name="Gradient Checkpointing Quiz", exact=True).click()
+    expect(page.get_by_text("3 of 8 answered")).to_be_visible()
+    page.get_by_role("link", name="Continue your attempt").click()
+    expect(page.get_by_role("heading", name="Question 4 of 8")).to_be_visible()
+    expect(page.get_by_role("button", name="Check answer")).to_be_visible()
+
+
+def test_pages_ask_for_nothing_that_is_missing(browse, server):
+    """No page load logs a 404: the icon is this site's own, /favicon.ico included."""
+    page = browse()
+    missing = []
+    page.on("response", lambda r: missing.append(r.url) if r.status >= 400 else None)
+    page.goto("/")
+    page.goto("/login")
+    icon = page.request.get("/favicon.ico")
+    assert icon.ok and icon.headers["content-type"].startswith("image/svg+xml")
+    assert missing == []
