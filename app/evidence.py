@@ -121,6 +121,8 @@ class Line:
 
     strategy: str
     label: str
+    number: int
+    """The line's style, the same for a strategy on every chart."""
     points: str
     """SVG polyline points."""
     values: tuple[tuple[int, float], ...]
@@ -233,19 +235,20 @@ class Evidence:
         return {workload: self._chart(workload) for workload in STRATEGIES}
 
     def _chart(self, workload: str) -> Chart:
-        """Peak activation megabytes against the chain's length, for the full-recompute lines."""
+        """Peak activation megabytes against the chain's length, for the full-recompute lines;
+        on the blocks without no checkpointing, whose height would hide where the others cross."""
         width, height = CHART
         drawn = (
-            ("none", "No checkpointing"),
-            ("every block", f"Every {_unit(workload)}"),
-            ("sqrt(N) segments", "√N segments"),
-        )
+            ("none", "No checkpointing", 1),
+            ("every block", f"Every {_unit(workload)}", 2),
+            ("sqrt(N) segments", "√N segments", 3),
+        )[0 if workload == "layers" else 1 :]
         depths, deepest = self.depths(workload), self.deepest(workload)
-        top = max(self.run(workload, "none", blocks).peak_bytes for blocks in depths) / 1e6
+        top = max(self.run(workload, s, n).peak_bytes for s, *_ in drawn for n in depths) / 1e6
         step = _tick(top)
         ceiling = step * math.ceil(top / step)
         lines = []
-        for strategy, label in drawn:
+        for strategy, label, number in drawn:
             values = tuple(
                 (blocks, self.run(workload, strategy, blocks).peak_bytes / 1e6) for blocks in depths
             )
@@ -253,7 +256,7 @@ class Evidence:
                 f"{width * blocks / deepest:.1f},{height * (1 - mb / ceiling):.1f}"
                 for blocks, mb in values
             )
-            lines.append(Line(strategy, label, points, values))
+            lines.append(Line(strategy, label, number, points, values))
         y_ticks = [
             (height * (1 - n * step / ceiling), f"{n * step:g}")
             for n in range(round(ceiling / step) + 1)
