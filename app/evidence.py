@@ -20,9 +20,15 @@ from .config import PROJECT_ROOT
 
 FOLDER = PROJECT_ROOT / "evidence"
 SCHEMA_PATH = Path(__file__).with_name("evidence.schema.json")
-STRATEGIES = ("none", "every block", "sqrt(N) segments", "selective")
+# What each chain was measured under: Chen's layers need no selective policy.
+STRATEGIES = {
+    "layers": ("none", "every block", "sqrt(N) segments"),
+    "blocks": ("none", "every block", "sqrt(N) segments", "selective"),
+}
 CHART = (320, 180)
 """The plot area in SVG units, inside the axes that _macros.html draws around it."""
+TICK_GAP = 24
+"""Closer x tick labels than this, in SVG units, would overlap; the nearer one is left out."""
 
 bp = Blueprint("evidence", __name__)
 
@@ -35,24 +41,37 @@ class EvidenceError(BankError):
 class Run:
     """One strategy on one chain: what it kept for backward and what it cost."""
 
+    workload: str
     strategy: str
     blocks: int
     segments: int | None
+    checkpointed_segments: tuple[int, ...] | None
+    last_segment: int | None
     held_bytes: int
+    peak_bytes: int
     flops: int
     forward_flops: int
     seconds: float
     time_ratio: float
-    gradients_match: bool
+    gradients_equal: bool
+    largest_difference: float
+
+    @property
+    def unit(self) -> str:
+        return _unit(self.workload)
+
+    @property
+    def split(self) -> str:
+        return _split(self.checkpointed_segments, self.last_segment, self.unit)
 
 
 @dataclass(frozen=True)
 class Finding:
-    """One strategy on the longest chain, next to no checkpointing."""
+    """One strategy on one chain, next to no checkpointing."""
 
     run: Run
     fewer: float
-    """How many times fewer activation bytes than no checkpointing kept."""
+    """How many times less activation memory than no checkpointing at the backward peak."""
     extra_forwards: float
     """Extra matrix work, in forward passes of the whole chain."""
 
@@ -64,24 +83,60 @@ class Finding:
             case "none":
                 return "No checkpointing"
             case "every block":
-                return f"Checkpointing each of the {run.blocks} blocks"
+                return f"Checkpointing each of the {run.blocks} {run.unit}s"
             case "sqrt(N) segments":
-                size = round(run.blocks / run.segments)
-                return f"Checkpointing {run.segments} segments of about {size} blocks (√N)"
+                return f"√N = {run.segments} segments: {run.split}"
             case _:
-                return "Selective: saving the matrix products, recomputing GELU"
+                return "Selective: saving the up-projection's output, recomputing GELU"
+
+
+@dataclass(frozen=True)
+class Split:
+    """checkpoint_sequential with one segment count, tried on the blocks for least memory."""
+
+    blocks: int
+    segments: int
+    peak_bytes: int
+
+    @property
+    def split(self) -> str:
+        size = self.blocks // self.segments
+        last = self.blocks - size * (self.segments - 1)
+        return _split((size,) * (self.segments - 1), last, "block")
+
+
+def _unit(workload: str) -> str:
+    return "layer" if workload == "layers" else "block"
+
+
+def _split(sizes: tuple[int, ...], last: int, unit: str) -> str:
+    """checkpoint_sequential's segments in words, exactly as it cut the chain."""
+    each = " or ".join(str(n) for n in sorted(set(sizes)))
+    plural = "s" if len(sizes) != 1 else ""
+    return f"{len(sizes)} checkpointed segment{plural} of {each} {unit}s, the last {last} run whole"
 
 
 @dataclass(frozen=True)
 class Line:
-    """One strategy drawn on the chart: bytes kept against the number of blocks."""
+    """One strategy drawn on a chart: peak bytes against the chain's length."""
 
     strategy: str
     label: str
+    number: int
+    """The line's style, the same for a strategy on every chart."""
     points: str
     """SVG polyline points."""
     values: tuple[tuple[int, float], ...]
-    """(blocks, megabytes) for the chart's text alternative."""
+    """(length, megabytes) for the chart's text alternative."""
+
+
+@dataclass(frozen=True)
+class Chart:
+    """A chart of one chain: its lines, y ticks as (y, label) and x ticks as (x, label)."""
+
+    lines: list[Line]
+    y_ticks: list[tuple[float, str]]
+    x_ticks: list[tuple[float, int]]
 
 
 @dataclass(frozen=True)
@@ -96,74 +151,123 @@ class Evidence:
     width: int
     rows: int
     dtype: str
+    boundary_bytes: int
+    """One layer's or block's input (or output): the unit of the schedules' arithmetic."""
     repeats: int
     runs: tuple[Run, ...]
+    sweep: tuple[Split, ...]
 
     # Cached: the measurements never change while the app runs, and feedback pages read them.
     @cached_property
-    def deepest(self) -> int:
-        return max(run.blocks for run in self.runs)
+    def _depths(self) -> dict[str, list[int]]:
+        return {w: sorted({r.blocks for r in self.runs if r.workload == w}) for w in STRATEGIES}
 
-    def run(self, strategy: str, blocks: int) -> Run:
-        return next(r for r in self.runs if r.strategy == strategy and r.blocks == blocks)
+    def depths(self, workload: str) -> list[int]:
+        return self._depths[workload]
 
-    @cached_property
-    def findings(self) -> list[Finding]:
-        """Every strategy on the longest chain measured."""
-        plain = self.run("none", self.deepest)
+    def deepest(self, workload: str) -> int:
+        return self.depths(workload)[-1]
+
+    def run(self, workload: str, strategy: str, blocks: int) -> Run:
+        return next(
+            r
+            for r in self.runs
+            if r.workload == workload and r.strategy == strategy and r.blocks == blocks
+        )
+
+    def findings(self, workload: str, blocks: int) -> list[Finding]:
+        """Every strategy on one chain, in the order STRATEGIES lists them."""
+        plain = self.run(workload, "none", blocks)
         return [
             Finding(
                 run,
-                fewer=plain.held_bytes / run.held_bytes,
+                fewer=plain.peak_bytes / run.peak_bytes,
                 extra_forwards=(run.flops - plain.flops) / run.forward_flops,
             )
-            for run in (self.run(strategy, self.deepest) for strategy in STRATEGIES)
+            for run in (self.run(workload, s, blocks) for s in STRATEGIES[workload])
         ]
 
-    def growth(self, strategy: str) -> tuple[int, int, float] | None:
-        """From a quarter of the longest chain to all of it: (from, to, bytes grew by); None
-        when no chain that short was measured."""
-        shorter = [blocks for blocks in self.depths if blocks <= self.deepest // 4]
-        if not shorter:
-            return None
-        start, end = self.run(strategy, shorter[-1]), self.run(strategy, self.deepest)
-        return start.blocks, end.blocks, end.held_bytes / start.held_bytes
+    def growth(self, workload: str, strategy: str) -> tuple[int, int, float] | None:
+        """From a sixteenth (or failing that, a quarter) of the longest chain to all of it:
+        (from, to, peak grew by); None when no chain that short was measured."""
+        deepest = self.deepest(workload)
+        for part in (16, 4):
+            if deepest // part in self.depths(workload) and deepest % part == 0:
+                start = self.run(workload, strategy, deepest // part)
+                end = self.run(workload, strategy, deepest)
+                return start.blocks, end.blocks, end.peak_bytes / start.peak_bytes
+        return None
+
+    def per_block(self, run: Run) -> float:
+        """Tensors of a block's input size that a run keeps per layer or block, forward done."""
+        return run.held_bytes / run.blocks / self.boundary_bytes
+
+    def in_boundaries(self, run: Run) -> float:
+        """A run's peak, in tensors of a block's input size."""
+        return run.peak_bytes / self.boundary_bytes
 
     @cached_property
-    def depths(self) -> list[int]:
-        return sorted({run.blocks for run in self.runs})
+    def crossover(self) -> tuple[int | None, int | None]:
+        """On the blocks: the longest chain where every block peaked lower than √N segments,
+        and the shortest where √N segments peaked lower; None where there was none."""
+        every_lower, sqrt_lower = [], []
+        for blocks in self.depths("blocks"):
+            every = self.run("blocks", "every block", blocks).peak_bytes
+            sqrt = self.run("blocks", "sqrt(N) segments", blocks).peak_bytes
+            (every_lower if every < sqrt else sqrt_lower if sqrt < every else []).append(blocks)
+        return max(every_lower, default=None), min(sqrt_lower, default=None)
+
+    @cached_property
+    def best_split(self) -> Split:
+        """The segment count that needed least memory on the swept chain (the fewest, if tied)."""
+        return min(self.sweep, key=lambda split: (split.peak_bytes, split.segments))
 
     @property
-    def gradients_match(self) -> bool:
-        return all(run.gradients_match for run in self.runs)
+    def gradients_equal(self) -> bool:
+        return all(run.gradients_equal for run in self.runs)
+
+    @property
+    def largest_difference(self) -> float:
+        return max(run.largest_difference for run in self.runs)
 
     @cached_property
-    def chart(self) -> tuple[list[Line], list[tuple]]:
-        """Lines for bytes kept against blocks, and the y axis ticks as (y, label)."""
+    def charts(self) -> dict[str, Chart]:
+        """Each chain's chart."""
+        return {workload: self._chart(workload) for workload in STRATEGIES}
+
+    def _chart(self, workload: str) -> Chart:
+        """Peak activation megabytes against the chain's length, for the full-recompute lines;
+        on the blocks without no checkpointing, whose height would hide where the others cross."""
         width, height = CHART
         drawn = (
-            ("none", "No checkpointing"),
-            ("every block", "Every block"),
-            ("sqrt(N) segments", "√N segments"),
-        )
-        top = max(self.run("none", blocks).held_bytes for blocks in self.depths) / 1e6
+            ("none", "No checkpointing", 1),
+            ("every block", f"Every {_unit(workload)}", 2),
+            ("sqrt(N) segments", "√N segments", 3),
+        )[0 if workload == "layers" else 1 :]
+        depths, deepest = self.depths(workload), self.deepest(workload)
+        top = max(self.run(workload, s, n).peak_bytes for s, *_ in drawn for n in depths) / 1e6
         step = _tick(top)
         ceiling = step * math.ceil(top / step)
         lines = []
-        for strategy, label in drawn:
+        for strategy, label, number in drawn:
             values = tuple(
-                (blocks, self.run(strategy, blocks).held_bytes / 1e6) for blocks in self.depths
+                (blocks, self.run(workload, strategy, blocks).peak_bytes / 1e6) for blocks in depths
             )
             points = " ".join(
-                f"{width * blocks / self.deepest:.1f},{height * (1 - mb / ceiling):.1f}"
+                f"{width * blocks / deepest:.1f},{height * (1 - mb / ceiling):.1f}"
                 for blocks, mb in values
             )
-            lines.append(Line(strategy, label, points, values))
-        ticks = [
+            lines.append(Line(strategy, label, number, points, values))
+        y_ticks = [
             (height * (1 - n * step / ceiling), f"{n * step:g}")
             for n in range(round(ceiling / step) + 1)
         ]
-        return lines, ticks
+        x_ticks = []
+        for blocks in reversed(depths):  # the longest chains are far apart; keep those labels
+            x = width * blocks / deepest
+            if not x_ticks or x_ticks[-1][0] - x >= TICK_GAP:
+                x_ticks.append((x, blocks))
+        return Chart(lines, y_ticks, x_ticks[::-1])
 
 
 def _tick(top: float) -> float:
@@ -194,11 +298,24 @@ def load_evidence(name: str, folder: Path | None = None) -> Evidence:
         for error in _validator().iter_errors(data)
     ]
     if not errors:
-        errors = [f"{path}: {problem}" for problem in _incomplete(data["runs"])]
+        problems = _incomplete(data["runs"])
+        blocks = {run["blocks"] for run in data["runs"] if run["workload"] == "blocks"}
+        if data["sweep"]["blocks"] not in blocks:
+            problems.append(f"sweep: {data['sweep']['blocks']} blocks, a length runs lack")
+        errors = [f"{path}: {problem}" for problem in problems]
     if errors:
         raise EvidenceError(errors)
-    fields = {key: value for key, value in data.items() if key != "runs"}
-    return Evidence(name, runs=tuple(Run(**run) for run in data["runs"]), **fields)
+    fields = {key: value for key, value in data.items() if key not in ("runs", "sweep")}
+    runs = []
+    for run in data["runs"]:
+        sizes = run["checkpointed_segments"]
+        runs.append(Run(**{**run, "checkpointed_segments": sizes and tuple(sizes)}))
+    return Evidence(
+        name,
+        runs=tuple(runs),
+        sweep=tuple(Split(data["sweep"]["blocks"], **split) for split in data["sweep"]["peaks"]),
+        **fields,
+    )
 
 
 def _where(path) -> str:
@@ -207,14 +324,21 @@ def _where(path) -> str:
 
 
 def _incomplete(runs: list[dict]) -> list[str]:
-    """Every chain needs every strategy exactly once, to compare them."""
+    """Every chain needs each of its strategies exactly once, to compare them."""
     problems = []
-    for blocks in sorted({run["blocks"] for run in runs}):
-        strategies = [run["strategy"] for run in runs if run["blocks"] == blocks]
-        for strategy in STRATEGIES:
-            if strategies.count(strategy) != 1:
-                times = strategies.count(strategy)
-                problems.append(f'runs: {blocks} blocks has "{strategy}" {times} times, not once')
+    for workload, strategies in STRATEGIES.items():
+        measured = [run for run in runs if run["workload"] == workload]
+        if not measured:
+            problems.append(f'runs: no "{workload}" chain was measured')
+        for blocks in sorted({run["blocks"] for run in measured}):
+            found = [run["strategy"] for run in measured if run["blocks"] == blocks]
+            for strategy in sorted(set(found) - set(strategies)):
+                problems.append(f'runs: {blocks} {workload} has "{strategy}", not measured there')
+            for strategy in strategies:
+                if (times := found.count(strategy)) != 1:
+                    problems.append(
+                        f'runs: {blocks} {workload} has "{strategy}" {times} times, not once'
+                    )
     return problems
 
 

@@ -1,18 +1,32 @@
 """Measure what gradient checkpointing saves and what it costs: `make evidence`.
 
-Trains (one forward and backward) a chain of N transformer-style MLP blocks under four
-strategies and writes evidence/checkpointing.json, which the quiz's explanations show:
+Trains (one forward and backward) two kinds of chain and writes evidence/checkpointing.json,
+which the quiz's explanations show:
+
+- layers, Chen et al.'s setting: N similar layers, Linear(d, d) then tanh, each keeping about
+  its output's size for backward (tanh keeps its output, which the next Linear reads);
+- blocks, a transformer's MLP: N blocks of Linear(d, 4d), GELU, Linear(4d, d) and a residual
+  add, each keeping 9 tensors the size of its input (its input, then 4 + 4 inside).
+
+Each chain runs under these strategies, all with use_reentrant=False:
 
 - none: autograd keeps what backward needs;
-- every block: each block checkpointed with torch.utils.checkpoint;
-- sqrt(N) segments: torch.utils.checkpoint.checkpoint_sequential with round(sqrt(N)) segments,
-  which checkpoints every segment but the last (backward starts there, so it is kept);
-- selective: every block checkpointed with a policy that saves the matrix multiplications'
-  outputs and recomputes the pointwise operations (create_selective_checkpoint_contexts).
+- every block: each layer or block checkpointed with torch.utils.checkpoint;
+- sqrt(N) segments: checkpoint_sequential with round(sqrt(N)) segments, which checkpoints all
+  segments but the last, N // segments long each, and runs the last (the rest) whole;
+- selective (blocks only): every block checkpointed with a policy that saves the up-projection's
+  output, which GELU's backward reads, and recomputes GELU; nothing else is kept.
 
-All use use_reentrant=False. For each run it records the activation bytes held for backward
-when the forward pass ends, the floating-point operations of forward plus backward, the best
-wall time of several runs, and whether the gradients equal those without checkpointing.
+For each run it records the activation bytes alive when the forward pass ends and their peak
+during backward, the matrix FLOPs of forward plus backward, the best wall time of several runs,
+and how the gradients compare with those without checkpointing. On the blocks it also tries
+every segment count at one length, to find the split that needs least memory.
+
+Activation bytes are counted by watching storages: a TorchDispatchMode notes every tensor that
+the forward pass or a recomputation creates (backward runs its gradient formulas with grad mode
+off, its recomputations with it on) and drops it when PyTorch frees its storage. The parameters,
+the chain's input and the gradients are left out. CPU PyTorch has no allocator statistics, so
+this is the peak of live activation tensors, read after every operation.
 
 Run with the evidence extra installed: `pip install -e '.[evidence]'`, then
 `python evidence/checkpointing.py` (or `make evidence`). PyTorch is needed only here.
@@ -29,6 +43,9 @@ from pathlib import Path
 
 import torch
 from torch import nn
+from torch.multiprocessing.reductions import StorageWeakRef
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
 from torch.utils.checkpoint import (
     CheckpointPolicy,
     checkpoint,
@@ -38,9 +55,20 @@ from torch.utils.checkpoint import (
 from torch.utils.flop_counter import FlopCounterMode
 
 OUTPUT = Path(__file__).with_suffix(".json")
-STRATEGIES = ("none", "every block", "sqrt(N) segments", "selective")
-# Operations whose outputs the selective policy keeps: the matrix multiplications.
-MATRIX_OPS = {torch.ops.aten.mm.default, torch.ops.aten.addmm.default, torch.ops.aten.bmm.default}
+STRATEGIES = {
+    "layers": ("none", "every block", "sqrt(N) segments"),
+    "blocks": ("none", "every block", "sqrt(N) segments", "selective"),
+}
+DEPTHS = {"layers": (4, 16, 64, 256), "blocks": (4, 16, 36, 64, 100, 144)}
+SWEEP_BLOCKS = 64
+MATRIX_OPS = {torch.ops.aten.mm.default, torch.ops.aten.addmm.default}
+
+
+class Layer(nn.Sequential):
+    """Linear(d, d) then tanh: keeps about its output's size for backward, as Chen assumes."""
+
+    def __init__(self, width: int):
+        super().__init__(nn.Linear(width, width), nn.Tanh())
 
 
 class Block(nn.Module):
@@ -56,43 +84,62 @@ class Block(nn.Module):
         return x + self.mlp(x)
 
 
-class Held:
-    """Counts the bytes kept for backward, each storage once, leaving out the parameters."""
+class Activations(TorchDispatchMode):
+    """Live bytes of the tensors the forward pass and recomputations create, and their peak."""
 
-    def __init__(self, model: nn.Module):
-        self.parameters = {p.untyped_storage().data_ptr() for p in model.parameters()}
-        self.storages: dict[int, int] = {}
-
-    def keep(self, tensor: torch.Tensor) -> None:
-        storage = tensor.untyped_storage()
-        if storage.data_ptr() not in self.parameters:
-            self.storages[storage.data_ptr()] = storage.nbytes()
-
-    def pack(self, tensor):
-        """saved_tensors_hooks: autograd is saving this tensor for backward."""
-        self.keep(tensor)
-        return tensor
+    def __init__(self, model: nn.Module, inputs: torch.Tensor):
+        super().__init__()
+        self.ignored = {p.untyped_storage()._cdata for p in model.parameters()}
+        self.ignored.add(inputs.untyped_storage()._cdata)
+        self.storages: dict[int, tuple[StorageWeakRef, int]] = {}
+        self.in_backward = False
+        self.peak = 0
 
     @property
     def bytes(self) -> int:
-        return sum(self.storages.values())
+        """Bytes alive now."""
+        self._forget_freed()
+        return sum(size for _, size in self.storages.values())
+
+    def _forget_freed(self) -> None:
+        """Drop freed storages first, so that a new one at a reused address is not missed."""
+        for key, (storage, _) in list(self.storages.items()):
+            if storage.expired():
+                del self.storages[key]
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        # In backward, grad mode is on only while checkpointing recomputes a forward pass.
+        if not self.in_backward or torch.is_grad_enabled():
+            self._forget_freed()
+            for tensor in tree_leaves(out):
+                if isinstance(tensor, torch.Tensor):
+                    storage = tensor.untyped_storage()
+                    if storage._cdata not in self.ignored | self.storages.keys():
+                        self.storages[storage._cdata] = (StorageWeakRef(storage), storage.nbytes())
+            if self.in_backward:
+                self.peak = max(self.peak, sum(size for _, size in self.storages.values()))
+        return out
 
 
-def selective_policy(held: Held):
-    """Save matrix multiplications, recompute the rest; note what is saved, for counting."""
+def selective_policy(width: int):
+    """Save the up-projection's output (GELU's backward reads it); recompute everything else."""
 
     def policy(context, op, *args, **kwargs):
-        if op in MATRIX_OPS:
-            # Selective checkpointing keeps these outputs in its own cache, out of sight of
-            # saved_tensors_hooks, so they are counted here, where the policy keeps them.
-            held.keep(context.op_output)
+        if op in MATRIX_OPS and context.op_output.shape[-1] == 4 * width:
             return CheckpointPolicy.MUST_SAVE
         return CheckpointPolicy.PREFER_RECOMPUTE
 
     return policy
 
 
-def forward(model: nn.Sequential, x, strategy: str, held: Held):
+def segment_split(blocks: int, segments: int) -> tuple[list[int], int]:
+    """checkpoint_sequential's split: the checkpointed segments' lengths, and the last one's."""
+    size = blocks // segments
+    return [size] * (segments - 1), blocks - size * (segments - 1)
+
+
+def forward(model: nn.Sequential, x, strategy: str, segments: int | None = None):
     """One forward pass of the chain under a strategy."""
     blocks = list(model)
     if strategy == "none":
@@ -102,29 +149,41 @@ def forward(model: nn.Sequential, x, strategy: str, held: Held):
             x = checkpoint(block, x, use_reentrant=False)
         return x
     if strategy == "sqrt(N) segments":
-        segments = round(math.sqrt(len(blocks)))
+        segments = segments or round(math.sqrt(len(blocks)))
         return checkpoint_sequential(model, segments, x, use_reentrant=False)
     if strategy == "selective":
-        contexts = functools.partial(create_selective_checkpoint_contexts, selective_policy(held))
+        width = x.shape[-1]
+        contexts = functools.partial(create_selective_checkpoint_contexts, selective_policy(width))
         for block in blocks:
             x = checkpoint(block, x, use_reentrant=False, context_fn=contexts)
         return x
     raise ValueError(f"unknown strategy {strategy!r}")
 
 
-def run(model: nn.Sequential, x, strategy: str) -> dict:
-    """Forward and backward once; what was held, the FLOPs and the gradients."""
+def activations(model: nn.Sequential, x, strategy: str, segments: int | None = None):
+    """Forward and backward once: activation bytes alive when forward ends, and their peak."""
     model.zero_grad(set_to_none=True)
     x = x.detach().requires_grad_()
-    held = Held(model)
+    watch = Activations(model, x)
+    with watch:
+        out = forward(model, x, strategy, segments)
+        held = watch.bytes
+    # The loss and the gradient backward starts from are made outside the watch: no activations.
+    loss = out.sum()
+    seed = torch.ones_like(loss)
+    watch.in_backward = True
+    with watch:
+        loss.backward(seed)
+    return held, max(watch.peak, held), [x.grad] + [p.grad for p in model.parameters()]
+
+
+def flops(model: nn.Sequential, x, strategy: str) -> int:
+    """The matrix FLOPs of one forward and backward."""
+    model.zero_grad(set_to_none=True)
     counter = FlopCounterMode(display=False)
     with counter:
-        with torch.autograd.graph.saved_tensors_hooks(held.pack, lambda tensor: tensor):
-            out = forward(model, x, strategy, held)
-        held_bytes = held.bytes  # measured when the forward pass ends, before backward frees it
-        out.sum().backward()
-    gradients = [x.grad] + [p.grad for p in model.parameters()]
-    return {"held": held_bytes, "flops": counter.get_total_flops(), "gradients": gradients}
+        forward(model, x.detach().requires_grad_(), strategy).sum().backward()
+    return counter.get_total_flops()
 
 
 def forward_flops(model: nn.Sequential, x) -> int:
@@ -140,72 +199,105 @@ def once(model: nn.Sequential, x, strategy: str) -> float:
     model.zero_grad(set_to_none=True)
     inputs = x.detach().requires_grad_()
     start = time.perf_counter()
-    forward(model, inputs, strategy, Held(model)).sum().backward()
+    forward(model, inputs, strategy).sum().backward()
     return time.perf_counter() - start
 
 
-def best_times(model: nn.Sequential, x, repeats: int) -> dict[str, float]:
+def best_times(model: nn.Sequential, x, strategies, repeats: int) -> dict[str, float]:
     """Each strategy's best time; the strategies take turns, so none runs on a warmer machine."""
-    times = {strategy: [] for strategy in STRATEGIES}
+    times = {strategy: [] for strategy in strategies}
     for _ in range(repeats):
-        for strategy in STRATEGIES:
+        for strategy in strategies:
             times[strategy].append(once(model, x, strategy))
     return {strategy: min(seconds) for strategy, seconds in times.items()}
 
 
-def measure(depths, width: int, rows: int, repeats: int, seed: int = 0) -> list[dict]:
-    """Every strategy at every depth: bytes held, FLOPs, time, gradients checked."""
+def chain(workload: str, depth: int, width: int, seed: int) -> nn.Sequential:
+    torch.manual_seed(seed)
+    unit = Layer if workload == "layers" else Block
+    return nn.Sequential(*(unit(width) for _ in range(depth)))
+
+
+def measure(workload: str, depths, width: int, rows: int, repeats: int, seed: int = 0):
+    """Every strategy at every depth: bytes alive and at peak, FLOPs, time, gradients."""
     results = []
+    strategies = STRATEGIES[workload]
     for depth in depths:
-        torch.manual_seed(seed)
-        model = nn.Sequential(*(Block(width) for _ in range(depth)))
+        model = chain(workload, depth, width, seed)
         x = torch.randn(rows, width)
-        measured = {strategy: run(model, x, strategy) for strategy in STRATEGIES}
-        plain = measured["none"]
+        kept = {strategy: activations(model, x, strategy) for strategy in strategies}
+        plain = kept["none"][2]
         one_forward = forward_flops(model, x)
-        seconds = best_times(model, x, repeats)
-        for strategy, found in measured.items():
+        seconds = best_times(model, x, strategies, repeats)
+        for strategy, (held, peak, gradients) in kept.items():
+            segments = round(math.sqrt(depth)) if strategy == "sqrt(N) segments" else None
+            checkpointed, last = segment_split(depth, segments) if segments else (None, None)
             results.append({
                 "strategy": strategy,
                 "blocks": depth,
-                "segments": round(math.sqrt(depth)) if strategy == "sqrt(N) segments" else None,
-                "held_bytes": found["held"],
-                "flops": found["flops"],
+                "segments": segments,
+                "checkpointed_segments": checkpointed,
+                "last_segment": last,
+                "held_bytes": held,
+                "peak_bytes": peak,
+                "flops": flops(model, x, strategy),
                 "forward_flops": one_forward,
                 "seconds": seconds[strategy],
                 "time_ratio": seconds[strategy] / seconds["none"],
-                "gradients_match": all(
-                    torch.allclose(a, b, rtol=1e-4, atol=1e-5)
-                    for a, b in zip(found["gradients"], plain["gradients"], strict=True)
+                "gradients_equal": all(
+                    torch.equal(a, b) for a, b in zip(gradients, plain, strict=True)
+                ),
+                "largest_difference": max(
+                    (a - b).abs().max().item() for a, b in zip(gradients, plain, strict=True)
                 ),
             })  # fmt: skip
     return results
 
 
+def sweep(depth: int, width: int, rows: int, seed: int = 0) -> list[dict]:
+    """Peak activation bytes of checkpoint_sequential on the blocks, for every segment count."""
+    model = chain("blocks", depth, width, seed)
+    x = torch.randn(rows, width)
+    return [
+        {"segments": segments, "peak_bytes": activations(model, x, "sqrt(N) segments", segments)[1]}
+        for segments in range(2, depth + 1)
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--width", type=int, default=512, help="d, the block's width")
-    parser.add_argument("--rows", type=int, default=128, help="rows in the batch (tokens)")
-    parser.add_argument("--repeats", type=int, default=5, help="timed runs; the best counts")
+    parser.add_argument("--width", type=int, default=256, help="d, the layers' width")
+    parser.add_argument("--rows", type=int, default=32, help="rows in the batch (tokens)")
+    parser.add_argument("--repeats", type=int, default=3, help="timed runs; the best counts")
+    parser.add_argument("--threads", type=int, default=1, help="PyTorch's CPU threads")
     parser.add_argument("--output", type=Path, default=OUTPUT)
     options = parser.parse_args()
-    torch.set_num_threads(torch.get_num_threads())
-    depths = (4, 8, 16, 32, 64)
+    # One thread by default: on a busy machine, idle threads spinning in OpenMP slow it tenfold.
+    torch.set_num_threads(options.threads)
+    # Bitwise-equal gradients are expected only from kernels that always give the same result.
+    torch.use_deterministic_algorithms(True)
     started = time.perf_counter()
-    runs = measure(depths, options.width, options.rows, options.repeats)
+    width, rows = options.width, options.rows
     document = {
         "measured_on": datetime.now(UTC).strftime("%Y-%m-%d"),
         "torch": torch.__version__,
         "python": platform.python_version(),
         "machine": f"{platform.machine()}, {torch.get_num_threads()} threads, CPU",
-        "width": options.width,
-        "rows": options.rows,
+        "width": width,
+        "rows": rows,
         "dtype": "float32",
+        "boundary_bytes": rows * width * 4,
         "repeats": options.repeats,
-        "runs": runs,
+        "runs": [
+            {"workload": workload, **run}
+            for workload, depths in DEPTHS.items()
+            for run in measure(workload, depths, width, rows, options.repeats)
+        ],
+        "sweep": {"blocks": SWEEP_BLOCKS, "peaks": sweep(SWEEP_BLOCKS, width, rows)},
     }
     options.output.write_text(json.dumps(document, indent=2) + "\n")
-    print(f"Measured {len(runs)} runs in {time.perf_counter() - started:.0f} s: {options.output}")
+    runs = len(document["runs"])
+    print(f"Measured {runs} runs in {time.perf_counter() - started:.0f} s: {options.output}")
 
 
 if __name__ == "__main__":

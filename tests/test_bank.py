@@ -328,6 +328,45 @@ def test_real_bank_matches_the_seed_word_for_word():
     assert [(q.prompt, [c.text for c in q.choices]) for q in quiz.questions] == seed
 
 
+# Every source the explanations may cite, by the name the text uses for it, at an address
+# checked by hand (the facts sheet in shared/guides lists them). A typo such as the FSDP2
+# tutorial's "FSDP2_tutorial.html", which does not exist, matches none of them.
+SOURCES = {
+    "Chen": r"https://arxiv\.org/abs/1604\.06174",
+    "ZeRO": r"https://arxiv\.org/abs/1910\.02054",
+    "Korthikanti": r"https://arxiv\.org/abs/2205\.05198",
+    "FlashAttention": r"https://arxiv\.org/abs/2205\.14135",
+    "Revolve": r"https://doi\.org/10\.1145/347837\.347846",
+    "Hugging Face": r"https://huggingface\.co/docs/transformers/"
+    r"(grad_checkpointing|model_memory_anatomy)",
+    "PyTorch": r"https://(docs\.pytorch\.org/docs/stable/(checkpoint|notes/autograd)\.html"
+    r"|docs\.pytorch\.org/tutorials/intermediate/FSDP_tutorial\.html"
+    r"|pytorch\.org/blog/activation-checkpointing-techniques/)",
+}
+
+
+def test_every_reference_is_a_known_good_address():
+    """No network in tests: each url must be one of the addresses checked by hand."""
+    quiz = load_bank(REAL_PATH).quizzes[SLUG]
+    for question in quiz.questions:
+        for reference in question.references:
+            assert any(re.fullmatch(url, reference.url) for url in SOURCES.values()), (
+                question.id,
+                reference.url,
+            )
+
+
+def test_every_source_a_question_names_is_in_its_references():
+    """A figure from ZeRO or Hugging Face in an explanation comes with that source, linked."""
+    quiz = load_bank(REAL_PATH).quizzes[SLUG]
+    for question in quiz.questions:
+        words = " ".join([question.explanation] + [c.explanation for c in question.choices])
+        for name, url in SOURCES.items():
+            if re.search(rf"\b{name}\b", words):
+                linked = [r.url for r in question.references if re.fullmatch(url, r.url)]
+                assert linked, f"{question.id} names {name} without citing it"
+
+
 def version(tmp_path, data, **dump) -> str:
     return load_bank(write(tmp_path, data, **dump)).quizzes[SLUG].version
 

@@ -43,7 +43,7 @@ def assert_real_bank_ok(result):
     assert result.exit_code == 0, result.output
     bank, evidence = result.stdout.splitlines()
     assert bank == f"{REAL_PATH}: OK, 1 quiz, 8 questions"
-    assert evidence.startswith("evidence/checkpointing.json: OK, 20 runs")
+    assert evidence.startswith("evidence/checkpointing.json: OK, 36 runs")
     assert result.stderr == ""
 
 

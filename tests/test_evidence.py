@@ -40,9 +40,11 @@ def feedback(app, quiz, question_id):
 def test_the_committed_measurements_validate_and_cover_every_strategy(data):
     """evidence/checkpointing.json passes its schema, with every strategy at every length."""
     evidence = load_evidence("checkpointing")
-    assert evidence.depths == [4, 8, 16, 32, 64]
-    assert len(evidence.runs) == 5 * 4 == len(data["runs"])
-    assert evidence.torch.startswith("2.13.0") and evidence.gradients_match
+    assert evidence.depths("layers") == [4, 16, 64, 256]
+    assert evidence.depths("blocks") == [4, 16, 36, 64, 100, 144]
+    assert len(evidence.runs) == 4 * 3 + 6 * 4 == len(data["runs"])
+    assert [split.segments for split in evidence.sweep] == list(range(2, 65))
+    assert evidence.torch.startswith("2.13.0") and evidence.gradients_equal
 
 
 def test_the_questions_the_numbers_speak_to_show_them(app, quiz):
@@ -50,36 +52,107 @@ def test_the_questions_the_numbers_speak_to_show_them(app, quiz):
     assert {q.id for q in quiz.questions if q.evidence == "checkpointing"} == MEASURED
 
 
+def runs_of(data, workload, blocks):
+    return {
+        r["strategy"]: r for r in data["runs"] if (r["workload"], r["blocks"]) == (workload, blocks)
+    }
+
+
 def test_feedback_shows_the_files_numbers(app, quiz, data):
-    """Bytes kept, times fewer, extra forward passes and times come from the data file."""
+    """Bytes kept and at peak, times less, extra forward passes and times come from the file."""
     page = text(feedback(app, quiz, "sqrt-n-schedule"))
-    deepest = [run for run in data["runs"] if run["blocks"] == 64]
-    plain = next(run for run in deepest if run["strategy"] == "none")
-    for run in deepest:
+    table = runs_of(data, "blocks", data["sweep"]["blocks"])
+    plain = table["none"]
+    for run in table.values():
         assert f"{run['held_bytes'] / 1e6:.1f} MB" in page
+        assert f"{run['peak_bytes'] / 1e6:.1f} MB" in page
         assert f"{run['time_ratio']:.2f}×" in page
         if run is not plain:
-            assert f"{plain['held_bytes'] / run['held_bytes']:.1f}× fewer" in page
+            assert f"({plain['peak_bytes'] / run['peak_bytes']:.1f}× less)" in page
         extra = (run["flops"] - plain["flops"]) / run["forward_flops"]
         if extra > 0.005:
             assert f"{extra:.2f} forward passes" in page
     assert f"PyTorch {data['torch']}" in page and data["measured_on"] in page
 
 
-def test_the_chart_is_drawn_from_the_file_and_described_in_words(app, quiz, data):
-    """An inline SVG with a title and a text alternative listing every plotted value."""
+def test_the_sqrt_n_panel_shows_sqrt_n_winning_where_chen_assumes_and_says_where_not(
+    app, quiz, data
+):
+    """Chen's layers: √N segments peak far lower than every layer, and grow like √N. Blocks:
+    every block is lower until the measured crossover; the memory-optimal count is named."""
+    page = text(feedback(app, quiz, "sqrt-n-schedule"))
+    layers = runs_of(data, "layers", 256)
+    sqrt, every = layers["sqrt(N) segments"], layers["every block"]
+    assert sqrt["peak_bytes"] * 4 < every["peak_bytes"]
+    assert f"{layers['none']['peak_bytes'] / sqrt['peak_bytes']:.1f}× less" in page
+    assert "√N = 16 segments: 15 checkpointed segments of 16 layers, the last 16 run whole" in page
+    short = runs_of(data, "layers", 16)["sqrt(N) segments"]
+    assert f"{sqrt['peak_bytes'] / short['peak_bytes']:.1f}× with √N segments: √16 is 4" in page
+    assert "no saving, because the input a checkpoint keeps is the output" in page
+
+    def lower(blocks):
+        found = runs_of(data, "blocks", blocks)
+        return found["every block"]["peak_bytes"] < found["sqrt(N) segments"]["peak_bytes"]
+
+    depths = sorted({r["blocks"] for r in data["runs"] if r["workload"] == "blocks"})
+    every_lower = max(b for b in depths if lower(b))
+    sqrt_lower = min(b for b in depths if not lower(b))
+    assert (every_lower, sqrt_lower) == (64, 100)
+    assert (
+        f"peaked lower up to {every_lower} blocks; √N segments peaked lower from {sqrt_lower}"
+        in page
+    )
+    best = min(data["sweep"]["peaks"], key=lambda split: (split["peak_bytes"], split["segments"]))
+    assert f"the least memory came with {best['segments']} segments" in page
+    assert f"{best['peak_bytes'] / 1e6:.1f} MB, against" in page
+    assert "√(9N) = 24" in page
+
+
+def test_the_panel_says_what_the_selective_policy_keeps(app, quiz):
+    """5 tensors of the input's size per block instead of 9, and nothing backward never reads."""
+    page = text(feedback(app, quiz, "selective-checkpointing"))
+    assert "keeps nothing that no backward formula reads" in page
+    assert "That is 5 tensors of the input’s size per block" in page and "instead of 9" in page
+
+
+def test_the_charts_are_drawn_from_the_file_and_described_in_words(app, quiz, data):
+    """One inline SVG per chain, each with a title and a text alternative listing every value."""
     page = feedback(app, quiz, "the-trade").get_data(as_text=True)
-    chart = re.search(r'<svg class="chart".*?</svg>', page, re.S).group()
-    assert 'role="img"' in chart and "<title" in chart
-    plain = [run for run in data["runs"] if run["strategy"] == "none"]
-    for run in plain:
-        assert f"{run['blocks']} blocks {run['held_bytes'] / 1e6:.1f} MB" in chart
-    # The no-checkpointing line ends where the axis says its bytes are: y = 0 is the top tick.
-    top_tick = max(float(t) for t in re.findall(r'text-anchor="end">([\d.]+)<', chart))
-    points = re.search(r'class="line line-1" points="([^"]+)"', chart).group(1).split()
-    last = float(points[-1].split(",")[1])
-    assert len(points) == len(plain)
-    assert last == pytest.approx(180 * (1 - plain[-1]["held_bytes"] / 1e6 / top_tick), abs=0.1)
+    charts = re.findall(r'<svg class="chart".*?</svg>', page, re.S)
+    assert len(charts) == 2
+    # Blocks leave out no checkpointing: its height would flatten where the other two cross.
+    drawn = (("layers", "none", 1), ("blocks", "every block", 2))
+    for (workload, strategy, number), chart in zip(drawn, charts, strict=True):
+        assert 'role="img"' in chart and "<title" in chart
+        runs = [r for r in data["runs"] if (r["workload"], r["strategy"]) == (workload, strategy)]
+        for run in runs:
+            assert f"{run['blocks']} {workload} {run['peak_bytes'] / 1e6:.1f} MB" in chart
+        # The line ends where the axis says its bytes are: y = 0 is the top tick.
+        top_tick = max(float(t) for t in re.findall(r'text-anchor="end">([\d.]+)<', chart))
+        line = re.search(rf'class="line line-{number}" points="([^"]+)"', chart)
+        points = line.group(1).split()
+        last = float(points[-1].split(",")[1])
+        assert len(points) == len(runs)
+        expected = 180 * (1 - runs[-1]["peak_bytes"] / 1e6 / top_tick)
+        assert last == pytest.approx(expected, abs=0.1)
+    assert "No checkpointing" in charts[0] and "No checkpointing" not in charts[1]
+    # 4 and 16 layers would overlap at the left of a 256-layer axis: 16 keeps its label.
+    x_ticks = re.findall(r'y="198" text-anchor="middle">(\d+)<', charts[0])
+    assert x_ticks == ["16", "64", "256"]
+
+
+def test_gradients_that_differ_are_reported_with_the_largest_difference(
+    tmp_path, monkeypatch, quiz
+):
+    """torch.equal failed somewhere: the panel says so and gives the largest difference."""
+
+    def one_differs(document):
+        document["runs"][5].update(gradients_equal=False, largest_difference=3e-7)
+
+    monkeypatch.setattr("app.evidence.FOLDER", broken(tmp_path, one_differs))
+    page = text(feedback(make_app(tmp_path), quiz, "the-trade"))
+    assert "the largest difference from no checkpointing was 3.0e-07" in page
+    assert "bit for bit equal" not in page
 
 
 def test_other_questions_show_no_panel(app, quiz):
@@ -130,7 +203,7 @@ def test_the_evidence_page_leads_back_and_keeps_developer_notes_apart(client):
 def test_the_script_and_its_numbers_can_be_read(client):
     """A student can read what measured the numbers, and the numbers themselves."""
     script = client.get("/evidence/checkpointing/script")
-    assert script.mimetype == "text/plain" and "saved_tensors_hooks" in script.text
+    assert script.mimetype == "text/plain" and "TorchDispatchMode" in script.text
     assert client.get("/evidence/checkpointing/data").json["runs"]
     for path in ("/evidence/nothing", "/evidence/nothing/script", "/evidence/..%2Fwsgi/data"):
         assert client.get(path).status_code == 404
@@ -154,7 +227,17 @@ def broken(tmp_path, change) -> str:
             "runs[3].held_bytes: 'many' is not of type",
         ),
         (lambda d: d.pop("torch"), "'torch' is a required property"),
-        (lambda d: d["runs"].pop(), 'runs: 64 blocks has "selective" 0 times, not once'),
+        (lambda d: d["runs"].pop(), 'runs: 144 blocks has "selective" 0 times, not once'),
+        (
+            lambda d: d["runs"].append({**d["runs"][0], "strategy": "selective"}),
+            'runs: 4 layers has "selective", not measured there',
+        ),
+        (
+            lambda d: d["runs"][2].update(segments=None),
+            "runs[2].segments: None is not of type 'integer'",
+        ),
+        (lambda d: d["sweep"].pop("peaks"), "sweep: 'peaks' is a required property"),
+        (lambda d: d["sweep"].update(blocks=65), "sweep: 65 blocks, a length runs lack"),
         (
             lambda d: d["runs"][0].update(strategy="magic"),
             "runs[0].strategy: 'magic' is not one of",
@@ -174,14 +257,18 @@ def test_a_broken_file_stops_the_app_saying_where(tmp_path, monkeypatch, change,
 def test_a_single_chain_length_still_shows(tmp_path, monkeypatch, quiz, data):
     """Measured at one length only: the panel leaves out the growth and still shows the rest."""
 
+    LONGEST = {("layers", 256), ("blocks", 64)}  # 64 blocks: the table's, which the sweep tried
+
     def only_the_longest(document):
-        document["runs"] = [run for run in document["runs"] if run["blocks"] == 64]
+        document["runs"] = [
+            run for run in document["runs"] if (run["workload"], run["blocks"]) in LONGEST
+        ]
 
     monkeypatch.setattr("app.evidence.FOLDER", broken(tmp_path, only_the_longest))
     page = text(feedback(make_app(tmp_path), quiz, "the-trade"))
-    plain = next(r for r in data["runs"] if r["blocks"] == 64 and r["strategy"] == "none")
-    assert "What we measured" in page and "grew" not in page
-    assert f"{plain['held_bytes'] / 1e6:.1f} MB" in page
+    plain = runs_of(data, "blocks", 64)["none"]
+    assert "What we measured" in page and "grew" not in page and "peaked lower up to" not in page
+    assert f"{plain['peak_bytes'] / 1e6:.1f} MB" in page
 
 
 def test_unreadable_or_missing_files_are_named(tmp_path):

@@ -12,8 +12,9 @@ torch = pytest.importorskip(
 )
 
 WIDTH, ROWS = 16, 4  # small, so the suite stays quick; the byte counts scale exactly
-UNIT = WIDTH * ROWS * 4  # one block input of float32, in bytes
-DEPTHS = (4, 16, 64)
+UNIT = WIDTH * ROWS * 4  # one layer's or block's input of float32, in bytes
+LAYERS = (4, 16, 64)
+BLOCKS = (4, 8, 16, 64)  # 8 blocks in round(√8) = 3 segments: 2 + 2, then the last 4 whole
 
 
 def load_script():
@@ -25,74 +26,132 @@ def load_script():
     return module
 
 
+script = load_script()
+torch.set_num_threads(1)  # as the script does: spinning idle threads slow a busy machine
+
+
 @pytest.fixture(scope="module")
 def runs():
-    """Every strategy at 4, 16 and 64 blocks, by (strategy, blocks)."""
-    measured = load_script().measure(DEPTHS, WIDTH, ROWS, repeats=1)
-    return {(run["strategy"], run["blocks"]): run for run in measured}
+    """Every strategy on both chains, by (workload, strategy, length)."""
+    measured = [
+        {"workload": workload, **run}
+        for workload, depths in (("layers", LAYERS), ("blocks", BLOCKS))
+        for run in script.measure(workload, depths, WIDTH, ROWS, repeats=1)
+    ]
+    return {(run["workload"], run["strategy"], run["blocks"]): run for run in measured}
 
 
-def last_segment(blocks: int) -> int:
-    """checkpoint_sequential's last segment, which it keeps whole: backward starts there."""
-    segments = round(math.sqrt(blocks))
-    return blocks - (segments - 1) * (blocks // segments)
+def units(run, field="peak_bytes") -> float:
+    return run[field] / UNIT
 
 
-@pytest.mark.parametrize("blocks", DEPTHS)
-def test_bytes_kept_are_exactly_what_each_strategy_should_keep(runs, blocks):
-    """Per block: 9 inputs' worth without checkpointing (the input, then 4 + 4 inside), 1 when
-    the block is checkpointed, 1 + 5 when the matrix products are saved (4 + 1)."""
-    assert runs["none", blocks]["held_bytes"] == 9 * blocks * UNIT
-    assert runs["every block", blocks]["held_bytes"] == blocks * UNIT
-    segments = round(math.sqrt(blocks))
-    kept = (segments - 1) + 9 * last_segment(blocks)
-    assert runs["sqrt(N) segments", blocks]["held_bytes"] == kept * UNIT
-    assert runs["selective", blocks]["held_bytes"] == 6 * blocks * UNIT
+@pytest.mark.parametrize("layers", LAYERS)
+def test_in_chens_setting_sqrt_n_segments_peak_at_two_sqrt_n(runs, layers):
+    """Layers that keep their output: N without checkpointing, about as many checkpointing
+    every layer (its input is the output kept anyway), 2√N with √N segments."""
+    plain = runs["layers", "none", layers]
+    assert units(plain, "held_bytes") == units(plain) == layers
+    every = runs["layers", "every block", layers]
+    assert units(every) == layers + 2  # recomputing one layer: its Linear's output, then tanh's
+    assert units(runs["layers", "sqrt(N) segments", layers]) == 2 * math.isqrt(layers)
 
 
-@pytest.mark.parametrize("blocks", DEPTHS)
-def test_full_recompute_schedules_keep_fewer_bytes(runs, blocks):
-    """Both schedules that recompute whole blocks keep less than no checkpointing."""
-    plain = runs["none", blocks]["held_bytes"]
-    assert runs["every block", blocks]["held_bytes"] < plain
-    assert runs["sqrt(N) segments", blocks]["held_bytes"] < plain
-
-
-def test_sqrt_n_segments_grow_like_the_square_root(runs):
-    """Four times the blocks: four times the bytes without checkpointing, twice with √N."""
+def test_in_chens_setting_the_peak_grows_like_the_square_root(runs):
+    """Four times the layers: four times the peak without checkpointing, twice with √N."""
 
     def growth(strategy):
-        return runs[strategy, 64]["held_bytes"] / runs[strategy, 16]["held_bytes"]
+        return (
+            runs["layers", strategy, 64]["peak_bytes"] / runs["layers", strategy, 16]["peak_bytes"]
+        )
 
-    assert growth("none") == pytest.approx(4)
-    assert growth("every block") == pytest.approx(4)
-    assert 1.8 < growth("sqrt(N) segments") < 2.2
-
-
-def test_at_64_blocks_sqrt_n_keeps_more_than_every_block_with_these_blocks(runs):
-    """The last segment is kept whole and each block holds 9 inputs' worth, so √N segments
-    (7 boundaries + 8 x 9) keep more than one input per block (64) until about 100 blocks."""
-    assert runs["sqrt(N) segments", 64]["held_bytes"] == 79 * UNIT
-    assert runs["every block", 64]["held_bytes"] == 64 * UNIT
+    assert growth("none") == 4
+    assert growth("sqrt(N) segments") == 2
 
 
-@pytest.mark.parametrize("blocks", DEPTHS)
-def test_extra_matrix_work_is_at_most_one_forward_pass(runs, blocks):
+@pytest.mark.parametrize("blocks", BLOCKS)
+def test_blocks_keep_exactly_what_each_strategy_should(runs, blocks):
+    """Per block: 9 inputs' worth without checkpointing (the input, then 4 + 4 inside); 1 when
+    checkpointed, 8 more while one block is recomputed; 1 + 4 with the selective policy, 4 more
+    while GELU is recomputed. √N segments keep their boundaries and the last segment whole."""
+    plain = runs["blocks", "none", blocks]
+    assert units(plain, "held_bytes") == units(plain) == 9 * blocks
+    every = runs["blocks", "every block", blocks]
+    assert (units(every, "held_bytes"), units(every)) == (blocks, blocks + 8)
+    sqrt = runs["blocks", "sqrt(N) segments", blocks]
+    sizes, last = sqrt["checkpointed_segments"], sqrt["last_segment"]
+    assert len(sizes) + 1 == sqrt["segments"] == round(math.sqrt(blocks))
+    assert sum(sizes) + last == blocks
+    assert units(sqrt, "held_bytes") == len(sizes) + 9 * last
+    selective = runs["blocks", "selective", blocks]
+    assert (units(selective, "held_bytes"), units(selective)) == (5 * blocks, 5 * blocks + 4)
+
+
+def test_the_segment_split_is_the_one_checkpoint_sequential_makes(runs):
+    """8 blocks in 3 segments: two checkpointed segments of 2, the last 4 kept whole."""
+    run = runs["blocks", "sqrt(N) segments", 8]
+    assert (run["checkpointed_segments"], run["last_segment"]) == ([2, 2], 4)
+    assert units(run, "held_bytes") == 2 + 9 * 4
+
+
+def test_on_blocks_every_block_beats_sqrt_n_until_the_chain_is_long(runs):
+    """1 input per block against √N boundaries plus a whole segment at 9: every block peaks
+    lower at 64 blocks (72 against 79); at 100, √N segments peak lower (99 against 108)."""
+    assert units(runs["blocks", "every block", 64]) < units(runs["blocks", "sqrt(N) segments", 64])
+    model = script.chain("blocks", 100, WIDTH, seed=0)
+    x = torch.randn(ROWS, WIDTH)
+    every = script.activations(model, x, "every block")[1] / UNIT
+    sqrt = script.activations(model, x, "sqrt(N) segments")[1] / UNIT
+    assert (sqrt, every) == (99, 108)
+
+
+def test_the_sweep_finds_the_segment_count_that_needs_least_memory():
+    """k segments that divide N peak at k - 1 boundaries plus the last segment's 9 per block."""
+    peaks = {
+        split["segments"]: split["peak_bytes"] / UNIT for split in script.sweep(16, WIDTH, ROWS)
+    }
+    assert sorted(peaks) == list(range(2, 17))
+    for segments in (2, 4, 8, 16):
+        assert peaks[segments] == segments - 1 + 9 * 16 // segments
+    assert min(peaks.values()) == 24 < peaks[round(math.sqrt(16))]
+
+
+@pytest.mark.parametrize("workload, depths", [("layers", LAYERS), ("blocks", BLOCKS)])
+def test_extra_matrix_work_is_at_most_one_forward_pass(runs, workload, depths):
     """Recomputing adds between nothing and one forward pass; selective adds nothing."""
-    plain = runs["none", blocks]["flops"]
-    for strategy in ("every block", "sqrt(N) segments"):
-        run = runs[strategy, blocks]
-        assert 0 < run["flops"] - plain <= run["forward_flops"]
-    assert runs["selective", blocks]["flops"] == plain
+    for blocks in depths:
+        plain = runs[workload, "none", blocks]["flops"]
+        for strategy in ("every block", "sqrt(N) segments"):
+            run = runs[workload, strategy, blocks]
+            assert 0 < run["flops"] - plain <= run["forward_flops"]
+    if workload == "blocks":
+        for blocks in depths:
+            assert (
+                runs[workload, "selective", blocks]["flops"]
+                == runs[workload, "none", blocks]["flops"]
+            )
 
 
 def test_every_block_stops_recomputing_before_the_last_matrix_product(runs):
     """Non-reentrant checkpoint stops once backward has what it needs: half of each block."""
-    run = runs["every block", 16]
-    assert run["flops"] - runs["none", 16]["flops"] == run["forward_flops"] // 2
+    run = runs["blocks", "every block", 16]
+    assert run["flops"] - runs["blocks", "none", 16]["flops"] == run["forward_flops"] // 2
 
 
-@pytest.mark.parametrize("strategy", ["none", "every block", "sqrt(N) segments", "selective"])
-def test_every_strategy_gives_the_same_gradients(runs, strategy):
-    """Checkpointing changes what is kept, never what is learned."""
-    assert all(runs[strategy, blocks]["gradients_match"] for blocks in DEPTHS)
+def test_the_selective_policy_saves_only_what_backward_reads():
+    """The up-projection's output (GELU's input) is saved; the down-projection's is not."""
+    policy = script.selective_policy(WIDTH)
+
+    class Context:
+        def __init__(self, columns):
+            self.op_output = torch.empty(ROWS, columns)
+
+    addmm = torch.ops.aten.addmm.default
+    assert policy(Context(4 * WIDTH), addmm) == script.CheckpointPolicy.MUST_SAVE
+    assert policy(Context(WIDTH), addmm) == script.CheckpointPolicy.PREFER_RECOMPUTE
+    assert policy(Context(4 * WIDTH), torch.ops.aten.gelu.default).name == "PREFER_RECOMPUTE"
+
+
+def test_every_strategy_gives_bit_for_bit_the_same_gradients(runs):
+    """Checkpointing changes what is kept, never what is learned: torch.equal on CPU."""
+    assert all(run["gradients_equal"] for run in runs.values())
+    assert all(run["largest_difference"] == 0 for run in runs.values())
