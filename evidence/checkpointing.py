@@ -18,7 +18,7 @@ Each chain runs under these strategies, all with use_reentrant=False:
   output, which GELU's backward reads, and recomputes GELU; nothing else is kept.
 
 For each run it records the activation bytes alive when the forward pass ends and their peak
-during backward, the matrix FLOPs of forward plus backward, the best wall time of several runs,
+during backward, the matrix FLOPs of forward plus backward, the best processor time of several runs,
 and how the gradients compare with those without checkpointing. On the blocks it also tries
 every segment count at one length, to find the split that needs least memory.
 
@@ -195,12 +195,14 @@ def forward_flops(model: nn.Sequential, x) -> int:
 
 
 def once(model: nn.Sequential, x, strategy: str) -> float:
-    """The wall time of one forward plus backward, in seconds."""
+    """The processor time of one forward plus backward, in seconds."""
     model.zero_grad(set_to_none=True)
     inputs = x.detach().requires_grad_()
-    start = time.perf_counter()
+    # Processor time, not wall time: other programs on a shared machine take turns on the cores
+    # and would stretch wall time by their load, but this process's own work stays the same.
+    start = time.process_time()
     forward(model, inputs, strategy).sum().backward()
-    return time.perf_counter() - start
+    return time.process_time() - start
 
 
 def best_times(model: nn.Sequential, x, strategies, repeats: int) -> dict[str, float]:
@@ -274,6 +276,7 @@ def main() -> None:
     options = parser.parse_args()
     # One thread by default: on a busy machine, idle threads spinning in OpenMP slow it tenfold.
     torch.set_num_threads(options.threads)
+    threads = torch.get_num_threads()
     # Bitwise-equal gradients are expected only from kernels that always give the same result.
     torch.use_deterministic_algorithms(True)
     started = time.perf_counter()
@@ -282,7 +285,7 @@ def main() -> None:
         "measured_on": datetime.now(UTC).strftime("%Y-%m-%d"),
         "torch": torch.__version__,
         "python": platform.python_version(),
-        "machine": f"{platform.machine()}, {torch.get_num_threads()} threads, CPU",
+        "machine": f"{platform.machine()}, {threads} thread{'s' if threads > 1 else ''}, CPU",
         "width": width,
         "rows": rows,
         "dtype": "float32",
