@@ -4,16 +4,20 @@ VENV := .venv
 BIN := $(VENV)/bin
 FLASK := $(BIN)/flask --app wsgi
 
-.PHONY: run install instructor instructor-name backup restore test lint bench evidence screenshots clean
+.PHONY: run reload install instructor instructor-name password backup restore test lint bench evidence screenshots clean
 
 # On a laptop the secret key lives in instance/secret_key, made on first use; a server sets it.
-run instructor backup restore: export SECRET_KEY ?= $(shell $(PYTHON) app/config.py)
+run reload instructor password backup restore: export SECRET_KEY ?= $(shell $(PYTHON) app/config.py)
 
-# quiz reload checks the bank like quiz check and publishes it; a bad one stops here.
+# A restart serves what was published last; only the first start publishes questions.json.
 run: $(VENV)/.installed-run
 	$(FLASK) db upgrade
-	$(FLASK) quiz reload
+	$(FLASK) quiz reload --if-unpublished
 	$(BIN)/gunicorn -c gunicorn.conf.py
+
+# After editing the bank, while serving or not: a bad file is refused and nothing changes.
+reload: $(VENV)/.installed-run
+	$(FLASK) quiz reload
 
 # Always reinstall, so that an upgrade picks up new releases of the dependencies.
 install: | $(BIN)/python
@@ -33,7 +37,10 @@ instructor: instructor-name $(VENV)/.installed-run
 	$(FLASK) create-instructor $(NAME) $(if $(ADMIN),--admin)
 
 instructor-name:
-	@test -n "$(NAME)" || { echo "Say who: make instructor NAME=ada (add ADMIN=1 for an admin)"; exit 2; }
+	@test -n "$(NAME)" || { echo "Say who: make $(MAKECMDGOALS) NAME=ada"; exit 2; }
+
+password: instructor-name $(VENV)/.installed-run
+	$(FLASK) set-password $(NAME)
 
 test: $(VENV)/.installed-test
 	$(BIN)/ruff check .

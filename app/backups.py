@@ -58,9 +58,16 @@ def open_backup(path: Path, revisions: set[str]) -> tuple[sqlite3.Connection, Ba
     # Immutable: reading a backup must not create -wal or -shm files beside it.
     backup = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
     try:
-        tables = {name for (name,) in backup.execute("SELECT name FROM sqlite_master")}
-        if not tables >= TABLES:
+        # A file made to look like a backup must not run anything: no SQL function in its
+        # schema is trusted, and triggers or views (Quizwright has none) refuse the file.
+        backup.execute("PRAGMA trusted_schema=OFF")
+        kinds = dict(backup.execute("SELECT name, type FROM sqlite_master"))
+        if not set(kinds) >= TABLES:
             raise RestoreError(f"{path} is a SQLite database but not a Quizwright backup.")
+        if made := sorted(name for name, kind in kinds.items() if kind in ("trigger", "view")):
+            raise RestoreError(
+                f"{path} is not a Quizwright backup: it has triggers or views ({', '.join(made)})."
+            )
         revision = backup.execute("SELECT version_num FROM alembic_version").fetchone()
         if revision is None or revision[0] not in revisions:
             raise RestoreError(f"{path} was made by an unknown version of Quizwright.")

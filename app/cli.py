@@ -1,6 +1,7 @@
 """Command-line tools: `flask quiz check` and `reload`, instructor accounts, `flask backup` and
 `restore`."""
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from .config import PROJECT_ROOT, questions_path
 from .evidence import Evidence, evidence_for
 from .extensions import db
 from .models import Attempt, Instructor
-from .releases import publish, released_bank
+from .releases import latest_generation, publish, released_bank
 
 quiz_cli = AppGroup("quiz", help="Check the question bank and serve it.")
 
@@ -55,14 +56,28 @@ def check(path):
 
 
 @quiz_cli.command("reload")
-def reload():
+@click.option(
+    "--if-unpublished",
+    is_flag=True,
+    help="Publish only if nothing is published yet: a restart keeps serving what was published.",
+)
+def reload(if_unpublished):
     """Check the configured bank like `quiz check` and, if it is sound, have every worker serve
     it; a bad one is refused and the running version stays."""
     path = current_app.config["QUESTIONS_PATH"]
-    bank, _ = _checked(path)
+    if if_unpublished and (generation := latest_generation()) is not None:
+        click.echo(f"Serving release {generation}; `make reload` publishes {path} after an edit.")
+        return
+    try:
+        bank, _ = _checked(path)
+    except click.exceptions.Exit:
+        if latest_generation() is not None:
+            click.echo("Refused: the published bank is still the one served.", err=True)
+        raise
     generation, new = publish(bank)
     for quiz in bank.quizzes.values():
-        click.echo(f"{quiz.slug}: version {quiz.version[:12]}, {len(quiz.questions)} questions")
+        questions = plural(len(quiz.questions), "question", "questions")
+        click.echo(f"{quiz.slug}: version {quiz.version[:12]}, {questions}")
     for quiz in released_bank(generation).retired.values():
         click.echo(f"{quiz.slug}: no longer offered; its attempts and reports stay")
     if new:
@@ -158,6 +173,10 @@ def backup_command(path: Path):
         )
     if path.exists():
         raise click.ClickException(f"{path} exists already; choose a new file name.")
+    if not path.parent.is_dir():
+        raise click.ClickException(f"There is no folder {path.parent}; make it first.")
+    # Names and password hashes: readable by the one who made the copy, not by everyone.
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
     target = sqlite3.connect(path)
     try:
         with db.engine.connect() as connection:

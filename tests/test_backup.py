@@ -55,6 +55,8 @@ def test_backup_while_serving_restores_every_attempt(tmp_path):
     worker.join()
     assert result.exit_code == 0, result.output
     assert result.output == f"Backed up 5 attempts to {tmp_path / 'backup.db'}\n"
+    # It holds names and password hashes: only its owner may read it.
+    assert (tmp_path / "backup.db").stat().st_mode & 0o777 == 0o600
 
     with sqlite3.connect(tmp_path / "backup.db") as copy:
         assert copy.execute("PRAGMA integrity_check").fetchone() == ("ok",)
@@ -76,6 +78,15 @@ def test_backup_never_overwrites(tmp_path):
     result = app.test_cli_runner().invoke(args=["backup", str(tmp_path / "taken.db")])
     assert result.exit_code == 1 and "exists already" in result.output
     assert (tmp_path / "taken.db").read_text() == "precious"
+
+
+@sqlite_only
+def test_backup_into_a_missing_folder_says_so(tmp_path):
+    """A folder that does not exist is a one-line message, not a traceback."""
+    app = make_app(tmp_path)
+    result = app.test_cli_runner().invoke(args=["backup", str(tmp_path / "backups" / "q.db")])
+    assert result.exit_code == 1
+    assert result.output == f"Error: There is no folder {tmp_path / 'backups'}; make it first.\n"
 
 
 @pytest.mark.skipif(POSTGRES_URL is None, reason="pg_dump needs TEST_DATABASE_URL")
@@ -221,7 +232,8 @@ def test_restore_brings_back_exactly_what_the_backup_held(tmp_path):
             lambda path: sqlite3.connect(path).execute("CREATE TABLE notes (text)"),
             "is a SQLite database but not a Quizwright backup",
         ),
-        (None, "was made by an unknown version of Quizwright"),
+        ("future", "was made by an unknown version of Quizwright"),
+        ("trigger", "is not a Quizwright backup: it has triggers or views (persist)"),
     ],
 )
 def test_restore_refuses_what_is_not_a_backup(tmp_path, make, message):
@@ -231,13 +243,19 @@ def test_restore_refuses_what_is_not_a_backup(tmp_path, make, message):
     with app.app_context():
         db.engine.dispose()
     candidate = tmp_path / "candidate.db"
-    if make:
+    if callable(make):
         make(candidate)
-    else:  # a backup from a future version
+    else:  # a real backup, then from a future version, or with a trigger that would run later
         app.test_cli_runner().invoke(args=["backup", str(candidate)])
+        head = ScriptDirectory(str(PROJECT_ROOT / "migrations")).get_current_head()
         with closing(sqlite3.connect(candidate)) as connection, connection:
             connection.execute("CREATE TABLE alembic_version (version_num VARCHAR(32))")
-            connection.execute("INSERT INTO alembic_version VALUES ('f00000000000')")
+            revision = "f00000000000" if make == "future" else head
+            connection.execute("INSERT INTO alembic_version VALUES (?)", (revision,))
+            if make == "trigger":
+                connection.execute(
+                    "CREATE TRIGGER persist AFTER INSERT ON attempts BEGIN DELETE FROM answers; END"
+                )
     tokens = stored_tokens(tmp_path / "quiz.db")
     result = app.test_cli_runner().invoke(args=["restore", str(candidate)])
     assert result.exit_code == 1

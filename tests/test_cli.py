@@ -145,10 +145,30 @@ def test_reload_refuses_a_bad_bank_with_the_checks_messages(app, runner, quiz, t
     path, messages = bad_bank(tmp_path)
     broken = make_app(tmp_path, QUESTIONS_PATH=str(path))
     result = flask(broken.test_cli_runner(), "quiz", "reload")
-    assert_failed_with(result, messages)
-    assert result.stderr == flask(runner, "quiz", "check", str(path)).stderr
+    refused = "Refused: the published bank is still the one served."
+    assert_failed_with(result, [*messages, refused])
+    assert result.stderr == flask(runner, "quiz", "check", str(path)).stderr + refused + "\n"
     assert served(broken) == (1, quiz.version)
     assert versions(app) == [(SLUG, quiz.version)]
+
+
+def test_a_restart_serves_what_was_published_even_with_a_broken_file(app, quiz, tmp_path):
+    """`make run`'s `quiz reload --if-unpublished` publishes only into an empty database, so a
+    restart with a half-edited file (or without QUESTIONS_PATH) keeps serving the last release."""
+    path, _ = bad_bank(tmp_path)
+    broken = make_app(tmp_path, QUESTIONS_PATH=str(path))
+    result = flask(broken.test_cli_runner(), "quiz", "reload", "--if-unpublished")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == f"Serving release 1; `make reload` publishes {path} after an edit.\n"
+    assert served(broken) == (1, quiz.version)
+
+
+def test_the_first_start_publishes_the_bank(tmp_path):
+    """On an empty database `quiz reload --if-unpublished` publishes the file like `quiz reload`."""
+    fresh = make_app(tmp_path)
+    result = flask(fresh.test_cli_runner(), "quiz", "reload", "--if-unpublished")
+    assert result.exit_code == 0, result.output
+    assert "as release 1" in result.stdout
 
 
 def test_servers_leave_out_migrations_and_the_command_line_has_them(tmp_path):
