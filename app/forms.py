@@ -11,7 +11,7 @@ from wtforms.validators import AnyOf, DataRequired, EqualTo, InputRequired, Leng
 
 from .bank import Choice, current_bank
 from .extensions import db
-from .models import PASSWORD_LENGTH, Class, Instructor
+from .models import PASSWORD_LENGTH, Class, Instructor, ignorable
 from .reports import COUNTING
 
 
@@ -22,17 +22,17 @@ def tidy(value):
 
 # Zero-width joiners shape Persian and Indic names and emoji, so they stay between two letters.
 JOINERS = "\u200c\u200d"
-# Letters that Unicode draws as nothing (Hangul fillers) and the blank Braille pattern.
-BLANKS = "\u115f\u1160\u3164\uffa0\u2800"
+# Symbols drawn as blank space (the blank Braille pattern, a null notehead): read as spaces.
+BLANKS = "\u2800\U0001d159"
 
 
 def _visible(char: str) -> bool:
-    return unicodedata.category(char)[0] in "LNPS" and char not in BLANKS
+    return unicodedata.category(char)[0] in "LNPS" and char not in BLANKS and not ignorable(char)
 
 
 def _invisible(text: str, at: int) -> bool:
     char = text[at]
-    if char.isspace() or unicodedata.category(char) not in ("Cc", "Cf"):
+    if char.isspace() or not (unicodedata.category(char) == "Cc" or ignorable(char)):
         return False
     joining = char in JOINERS and 0 < at < len(text) - 1
     return not (joining and _visible(text[at - 1]) and _visible(text[at + 1]))
@@ -43,7 +43,8 @@ def tidy_name(value):
     when no character would show, so a name of zero-width spaces counts as empty."""
     if not isinstance(value, str):
         return value
-    shown = tidy("".join(char for at, char in enumerate(value) if not _invisible(value, at)))
+    kept = "".join(char for at, char in enumerate(value) if not _invisible(value, at))
+    shown = tidy("".join(" " if char in BLANKS else char for char in kept))
     return shown if any(_visible(char) for char in shown) else ""
 
 

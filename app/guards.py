@@ -1,10 +1,17 @@
 """Input no view should ever see, turned away before any query is built from it."""
 
+import re
+
 from flask import abort, request
+from werkzeug.exceptions import BadHost
 from werkzeug.routing import IntegerConverter
 
 LARGEST_ID = 2**31 - 1
 """PostgreSQL's integer; SQLite's is larger, so ids never come near it there either."""
+
+# A host name (labels of letters, digits and hyphens) or a bracketed IPv6 address, and a port:
+# join links and QR codes are built from it, so "a b" or "evil.com/x?" must never reach them.
+HOST = re.compile(r"([A-Za-z0-9_-]{1,63}(\.[A-Za-z0-9_-]{1,63})*\.?|\[[0-9A-Fa-f:.]+\])(:\d{1,5})?")
 
 
 class IdConverter(IntegerConverter):
@@ -20,6 +27,8 @@ def refuse_bad_text():
     no address, name or code has, in the path (404), the query string or a form (400); and a
     query string of raw bytes that are not UTF-8, on which werkzeug's request.args raises
     (gunicorn refuses those itself; other WSGI servers pass them on)."""
+    if not HOST.fullmatch(request.host):
+        raise BadHost()
     if "\x00" in request.path:
         abort(404)
     try:

@@ -42,7 +42,7 @@ STARTS_PER_BROWSER = "10 per minute"
 STARTS_PER_ADDRESS = "300 per minute"
 # Join codes are 6 of 31 characters, about 887 million: counting the unknown codes one address
 # tries makes guessing one take years, while a hall's typing mistakes still fit.
-UNKNOWN_CODES_PER_ADDRESS = "50 per 10 minutes"
+UNKNOWN_CODES_PER_ADDRESS = "150 per 10 minutes"
 
 
 BROWSER_COOKIE = "browser"
@@ -248,6 +248,7 @@ def results(token):
         progress=progress(attempt, quiz),
         choices={question.id: shown_choices(attempt, question) for question in quiz.questions},
         is_owner=_owns(attempt),
+        offered=quiz.slug in current_bank().quizzes,
     )
 
 
