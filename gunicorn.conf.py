@@ -3,6 +3,7 @@
 import gc
 import ipaddress
 import os
+import signal
 import socket
 
 wsgi_app = "wsgi:app"
@@ -33,10 +34,12 @@ preload_app = False
 def when_ready(server):
     """Say where others can open the app: on 0.0.0.0 or ::, at every network interface's address."""
     if host in ("127.0.0.1", "localhost", "::1"):
+        also = "" if port == "8000" else f"PORT={port} "
         server.log.info(
-            "Only this computer can open http://%s:%s; to let phones in: HOST=0.0.0.0 make run",
+            "Only this computer can open http://%s:%s; to let phones in: HOST=0.0.0.0 %smake run",
             host,
             port,
+            also,
         )
     if host not in ("0.0.0.0", "::"):
         return
@@ -55,11 +58,48 @@ def when_ready(server):
             server.log.info("Students can open http://%s:%s (%s)", shown, port, name)
 
 
+# gunicorn drops a request whose headers are slow, but waits on a slow body for ever: a client
+# that sends headers and then part of a form would hold its connection until the worker restarts.
+BODY_SECONDS = 10
+BODY_LARGEST = 64 * 1024  # the app's MAX_CONTENT_LENGTH: a larger body is refused unread
+
+
 def post_worker_init(worker):
-    """Freeze what the worker has loaded: the app lives as long as the worker, so the garbage
-    collector need not walk it again on every collection (a tenth of the class page's time)."""
+    """Read each request's body in time before the app sees it, then freeze what the worker
+    has loaded: the app lives as long as the worker, so the garbage collector need not walk it
+    again on every collection (a tenth of the class page's time)."""
+    worker.wsgi = body_in_time(worker.wsgi)
+    # Ctrl-C reaches the workers too. Stop as on SIGTERM, finishing the answers in flight: the
+    # quick stop exits from a greenlet, which gevent reports with a frightening traceback.
+    signal.signal(signal.SIGINT, worker.handle_exit)
+    signal.signal(signal.SIGQUIT, worker.handle_exit)
     gc.collect()  # first free what loading left behind: frozen garbage would stay for good
     gc.freeze()
+
+
+def body_in_time(app):
+    """Wrap a WSGI app so that a body still arriving after BODY_SECONDS gets a 408 instead."""
+    import io
+
+    import gevent
+
+    def buffered(environ, start_response):
+        length = environ.get("CONTENT_LENGTH") or ""
+        if length.isdigit() and 0 < int(length) <= BODY_LARGEST:
+            try:
+                with gevent.Timeout(BODY_SECONDS):
+                    body = environ["wsgi.input"].read(int(length))
+            except gevent.Timeout:
+                start_response(
+                    "408 Request Timeout",
+                    [("Content-Type", "text/plain; charset=utf-8"), ("Connection", "close"),
+                     ("X-Content-Type-Options", "nosniff")],
+                )  # fmt: skip
+                return [b"The request took too long to arrive. Try again.\n"]
+            environ["wsgi.input"] = io.BytesIO(body)
+        return app(environ, start_response)
+
+    return buffered
 
 
 def worker_exit(server, worker):

@@ -209,6 +209,43 @@ def half_sent_requests(base: str, count: int):
             connection.close()
 
 
+def test_a_body_that_stops_arriving_is_dropped(tmp_path):
+    """A client that sends headers and half a form is answered 408 after a while, instead of
+    holding its connection (and, with enough of them, the worker) for ever."""
+    make_app(tmp_path)
+    with gunicorn(tmp_path, workers=1) as server:
+        port = int(server.url.rsplit(":", 1)[1])
+        with socket.create_connection(("127.0.0.1", port), timeout=60) as slow:
+            slow.sendall(
+                b"POST /login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 60000\r\n"
+                b"Content-Type: application/x-www-form-urlencoded\r\n\r\nusername=a"
+            )
+            answer = slow.recv(4096)
+        assert answer.startswith(b"HTTP/1.1 408 ")
+        assert b"The request took too long to arrive." in answer
+
+
+def test_ctrl_c_stops_the_workers_quietly(tmp_path):
+    """Ctrl-C (SIGINT to the server) stops every worker as SIGTERM would: no traceback in the
+    terminal of someone who just ran `make run`."""
+    make_app(tmp_path)
+    with gunicorn(tmp_path, workers=2, LOG_LEVEL="info") as server:
+        # A terminal sends Ctrl-C to every process of the foreground job: workers and server.
+        for process in [*psutil.Process(server.pid).children(), psutil.Process(server.pid)]:
+            process.send_signal(signal.SIGINT)
+        for _ in range(100):
+            with suppress(OSError):
+                urllib.request.urlopen(f"{server.url}/livez", timeout=1)
+                time.sleep(0.1)
+                continue
+            break
+        port = server.url.rsplit(":", 1)[1]
+        time.sleep(1)  # the workers' last words reach the log
+        log = next(tmp_path.glob(f"gunicorn-{port}.log")).read_text()
+    assert "Handling signal: int" in log and "Shutting down: Master" in log
+    assert "Traceback" not in log and "SystemExit" not in log
+
+
 def test_listening_on_every_interface_prints_the_addresses_to_open(tmp_path):
     """HOST=0.0.0.0 logs a link for each network address, and each one answers."""
     ipv4 = [a.address for found in psutil.net_if_addrs().values() for a in found
@@ -232,5 +269,6 @@ def test_listening_on_loopback_says_how_to_let_phones_in(tmp_path):
     with gunicorn(tmp_path, workers=1, LOG_LEVEL="info") as server:
         port = server.url.rsplit(":", 1)[1]
         log = next(tmp_path.glob(f"gunicorn-{port}.log")).read_text()
-    assert "Only this computer can open" in log and "HOST=0.0.0.0 make run" in log
+    assert "Only this computer can open" in log
+    assert f"to let phones in: HOST=0.0.0.0 PORT={port} make run" in log
     assert "Students can open" not in log
