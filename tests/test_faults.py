@@ -377,7 +377,8 @@ class Relay:
 @contextlib.contextmanager
 def app_through_relay(tmp_path):
     """An app with the production pool (pre-pinged, 2 + 2 connections) whose database
-    connections all pass through a Relay; both are closed afterwards, even on failure."""
+    connections all pass through a Relay; both are closed afterwards, even on failure. Its
+    rate-limit counts stay in memory, so that the COMMIT a fault hits is the page's own."""
     url = sqlalchemy.engine.make_url(database_url_from(POSTGRES_URL))
     with Relay((url.host or "127.0.0.1", url.port or 5432)) as relay:
         relayed = url.set(host="127.0.0.1", port=relay.port).render_as_string(hide_password=False)
@@ -385,7 +386,12 @@ def app_through_relay(tmp_path):
             **engine_options(relayed),
             "connect_args": {"options": f"-csearch_path={SCHEMA}", "connect_timeout": 5},
         }
-        app = make_app(tmp_path, SQLALCHEMY_DATABASE_URI=relayed, SQLALCHEMY_ENGINE_OPTIONS=options)
+        app = make_app(
+            tmp_path,
+            SQLALCHEMY_DATABASE_URI=relayed,
+            SQLALCHEMY_ENGINE_OPTIONS=options,
+            RATELIMIT_STORAGE_URI="memory://",
+        )
         try:
             yield app, relay
         finally:
