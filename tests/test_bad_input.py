@@ -305,7 +305,7 @@ def test_concurrent_starts_from_one_browser_stop_at_the_limit(app, student):
 
 
 def test_guessing_join_codes_is_slowed_per_address(app, student):
-    """150 unknown codes in ten minutes, by link, address or form, then codes wait; hits are free."""
+    """150 unknown codes in ten minutes, by link, address or form, then codes wait; hits free."""
     with app.app_context():
         teacher = create_instructor("teacher", "a password")
         db.session.add(Class(name="Physics", join_code="ABCDEF", instructor_id=teacher.id))
