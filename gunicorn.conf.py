@@ -90,6 +90,9 @@ def body_in_time(app):
                 with gevent.Timeout(BODY_SECONDS):
                     body = environ["wsgi.input"].read(int(length))
             except gevent.Timeout:
+                # Nothing more is read from this client, so its connection closes after the
+                # answer instead of waiting for the rest of the body before the next request.
+                environ["gunicorn.socket"].shutdown(socket.SHUT_RD)
                 start_response(
                     "408 Request Timeout",
                     [("Content-Type", "text/plain; charset=utf-8"), ("Connection", "close"),

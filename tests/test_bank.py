@@ -535,7 +535,10 @@ def test_a_running_server_changes_its_bank_only_when_reloaded(tmp_path):
         assert titles(server.url) == {old}
         refused = reload()
         assert refused.returncode == 1
-        assert refused.stderr == f"{path}: not valid JSON: Expecting value (line 1, column 14)\n"
+        assert refused.stderr == (
+            f"{path}: not valid JSON: Expecting value (line 1, column 14)\n"
+            "Refused: the published bank is still the one served.\n"
+        )
         assert titles(server.url) == {old}
 
         write(tmp_path, bank(("quizzes.0.title", "Edited")))

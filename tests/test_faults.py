@@ -908,8 +908,9 @@ def test_bad_bank_over_a_good_one_is_refused_and_history_survives(tmp_path, quic
             assert current_bank().quizzes[SLUG] == quiz, name
         refused = restarted.test_cli_runner().invoke(args=["quiz", "reload"])
         assert refused.exit_code == 1, (name, refused.output)
-        errors = refused.stderr.splitlines()
+        *errors, last = refused.stderr.splitlines()
         assert errors and all(error.startswith(f"{deployed}: ") for error in errors), name
+        assert last == "Refused: the published bank is still the one served.", name
         assert message in refused.stderr, (name, errors)
         dispose(restarted)
     # The last accident, as an administrator deploying it meets it: the check and the server.

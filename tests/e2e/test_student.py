@@ -160,14 +160,14 @@ def test_measurements_fold_where_they_repeat_and_read_on_a_phone(browse, quiz):
                     / t.ownerSVGElement.viewBox.baseVal.width)"""
             )
             assert min(sizes) >= 12, sizes
-            dashed = page.locator(".chart .line-2").evaluate(
+            dashed = page.locator(".chart .line-2").first.evaluate(
                 "line => getComputedStyle(line).strokeDasharray"
             )
-            key = page.locator(".key-2").evaluate(
+            key = page.locator(".key-2").first.evaluate(
                 "key => getComputedStyle(key, '::before').borderTopStyle"
             )
             assert dashed != "none" and key == "dashed"
-            region = page.get_by_role("region", name="64 blocks")
+            region = page.get_by_role("region", name="64 transformer blocks")
             assert region.get_attribute("tabindex") == "0"
             region.focus()
             expect(region).to_be_focused()
