@@ -74,6 +74,7 @@ def test_projector_screen_fits_without_scrolling(browse, screen):
     log_in(teacher)
     create_class(teacher, f"Projected {width}")
     teacher.get_by_role("link", name="Show the code full screen").click()
+    teacher.wait_for_url("**/join")  # measure the new page, not the one it replaces
     size = teacher.evaluate(
         "[document.documentElement.scrollWidth, document.documentElement.scrollHeight]"
     )
