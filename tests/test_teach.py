@@ -14,7 +14,8 @@ from app.bank import current_bank
 from app.config import PROJECT_ROOT
 from app.extensions import db
 from app.models import Answer, Attempt, Class, Instructor, QuizVersion
-from app.teach import CODE_ALPHABET, _cell
+from app.teach.exports import cell as _cell
+from app.teach.views import CODE_ALPHABET
 
 from helpers import SLUG, Student, form_token, login, make_app, queries, text
 
