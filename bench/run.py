@@ -37,7 +37,7 @@ from app.bank import current_bank  # noqa: E402
 from app.extensions import db  # noqa: E402
 from app.models import Answer, Attempt, Class  # noqa: E402
 
-from helpers import gunicorn  # noqa: E402
+from helpers import csrf_token, gunicorn  # noqa: E402
 
 STUDENTS, ATTEMPTS_EACH = 500, 25  # 500 x 25 attempts x 8 answers = 100,000 answers
 WORKERS = 2 * len(os.sched_getaffinity(0)) + 1
@@ -120,7 +120,7 @@ def login_cookie(base: str) -> str:
     opener = urllib.request.build_opener(jar)
     opener.addheaders = [("User-Agent", AGENT)]
     page = opener.open(f"{base}/login").read().decode()
-    token = re.search(r'name="csrf_token"[^>]*value="([^"]+)"', page).group(1)
+    token = csrf_token(page)
     form = {"csrf_token": token, "username": "bench", "password": "bench password"}
     opener.open(f"{base}/login", data=urllib.parse.urlencode(form).encode())
     return next(c.value for c in jar.cookiejar if c.name == "session")

@@ -7,13 +7,14 @@ import json
 import re
 from datetime import UTC, datetime, timedelta
 
+import factories
 import pytest
 
 from app.auth import create_instructor
 from app.bank import current_bank
 from app.config import PROJECT_ROOT
 from app.extensions import db
-from app.models import Answer, Attempt, Class, Instructor, QuizVersion
+from app.models import Attempt, Class, Instructor
 from app.teach.exports import cell as _cell
 from app.teach.views import CODE_ALPHABET
 
@@ -475,28 +476,19 @@ def test_class_pages_cost_the_same_queries_for_10_and_500_students(app, teacher,
 
 
 def seed(app, class_id, students):
-    """Add completed attempts straight to the database, as fast as possible."""
+    """Add completed attempts in bulk, through the statements answering runs."""
     with app.app_context():
         quiz = current_bank().quizzes[SLUG]
-        version = db.session.scalar(db.select(QuizVersion).filter_by(digest=quiz.version))
-        if version is None:
-            version = QuizVersion(slug=SLUG, digest=quiz.version, snapshot=quiz.snapshot)
         start = db.session.scalar(db.select(db.func.count(Attempt.id)))
-        for n in range(start, start + students):
-            attempt = Attempt(
-                quiz_version=version, student_name=f"Student {n}", browser="seed",
-                class_id=class_id,
-            )  # fmt: skip
-            db.session.add(attempt)
-            for j, question in enumerate(quiz.questions):
-                choice = question.choices[(n + j) % len(question.choices)]
-                db.session.add(Answer(attempt=attempt, question_id=question.id,
-                                      choice_id=choice.id, is_correct=choice.correct))  # fmt: skip
-            # The tallies record_answer keeps, kept here by hand for speed.
-            attempt.answered = len(quiz.questions)
-            attempt.points = sum(a.is_correct for a in attempt.answers)
-            attempt.last_answer_at = attempt.started_at = datetime.now(UTC)
-        db.session.commit()
+        numbers = range(start, start + students)
+        picks = [
+            [
+                question.choices[(n + j) % len(question.choices)].id
+                for j, question in enumerate(quiz.questions)
+            ]
+            for n in numbers
+        ]
+        factories.attempts(quiz, picks, names=[f"Student {n}" for n in numbers], class_id=class_id)
 
 
 def test_times_are_marked_up_for_the_readers_time_zone(app, teacher):
