@@ -9,13 +9,13 @@ from datetime import UTC, datetime, timedelta
 
 import factories
 import pytest
+from flask import before_render_template, template_rendered
 
 from app.auth import create_instructor
 from app.bank import current_bank
 from app.config import PROJECT_ROOT
 from app.extensions import db
 from app.models import Attempt, Class, Instructor
-from app.teach.exports import cell as _cell
 from app.teach.views import CODE_ALPHABET
 
 from helpers import SLUG, Student, form_token, login, make_app, queries, text
@@ -432,15 +432,6 @@ def test_exports_neutralise_formulas(app, teacher, name):
         assert row["student"] == "'" + name
 
 
-@pytest.mark.parametrize(
-    ("value", "exported"),
-    [("\tTab", "'\tTab"), ("\rCR", "'\rCR"), ("plain", "plain"), ("a=b", "a=b"), (3, 3)],
-)
-def test_cells_starting_with_tab_or_return_are_neutralised(value, exported):
-    """Tab and carriage return, which the forms trim away, are neutralised too."""
-    assert _cell(value) == exported
-
-
 def test_export_names_keep_accents_and_lose_path_tricks(app, teacher):
     """A class called "../Année" downloads as Année, with an ASCII fallback and no path."""
     class_id, _ = create_class(teacher, name="../Année")
@@ -521,3 +512,30 @@ def test_score_histogram_has_a_fixed_size_for_any_quiz(tmp_path, quick_passwords
     page = text(client.get(f"/teach/classes/{class_id}"))
     width = (questions + 1) * 34 + 10
     assert f'<svg class="histogram" width="{width}" height="150" viewBox="0 0 {width} 150"' in page
+
+
+@pytest.mark.parametrize("count", ["first", "all"])
+def test_the_class_page_runs_no_query_while_its_template_renders(app, teacher, count):
+    """The report is fetched before rendering: a figure the template asks for costs no query."""
+    class_id, code = create_class(teacher)
+    take(app, "Ada", code, right={1, 2})
+    take(app, "Grace", code, right={3})
+    rendering = []
+
+    def started(_app, template, **_):
+        if template.name == "teach/class.html":
+            rendering.append(len(statements))
+
+    def finished(_app, template, **_):
+        if template.name == "teach/class.html":
+            rendering.append(len(statements))
+
+    with (
+        queries(app) as statements,
+        before_render_template.connected_to(started, app),
+        template_rendered.connected_to(finished, app),
+    ):
+        page = text(teacher.get(f"/teach/classes/{class_id}?count={count}"))
+    assert "Cronbach’s alpha" in page and "Grace" in page
+    assert len(rendering) == 2 and statements
+    assert rendering[1] == rendering[0], statements[rendering[0] :]
