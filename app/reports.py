@@ -2,7 +2,7 @@
 renders, and nothing a template asks of a report runs a query."""
 
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -41,28 +41,19 @@ _LABELS = {
 }
 
 
-class Outline(NamedTuple):
-    """An attempt as read to decide whether it counts."""
-
-    id: int
-    complete: bool
-    share: float
-    """The share of its version's questions it got right."""
-
-
-def _best(complete: list[Outline]) -> list[Outline]:
+def _best(complete: list[int], shares: dict[int, float]) -> list[int]:
     # The highest share of the questions; max keeps the earliest of equals.
-    return [max(complete, key=lambda outline: outline.share)]
+    return [max(complete, key=shares.__getitem__)]
 
 
-PICK: dict[Counting, Callable[[list[Outline]], list[Outline]]] = {
-    Counting.FIRST: lambda complete: complete[:1],
+PICK: dict[Counting, Callable[[list[int], dict[int, float]], list[int]]] = {
+    Counting.FIRST: lambda complete, _: complete[:1],
     Counting.BEST: _best,
-    Counting.LATEST: lambda complete: complete[-1:],
-    Counting.ALL: lambda complete: complete,
+    Counting.LATEST: lambda complete, _: complete[-1:],
+    Counting.ALL: lambda complete, _: complete,
 }
-"""A student's counted attempts among their completed ones, oldest first: Moodle's grading
-methods."""
+"""A student's counted attempts among their completed ones (ids, oldest first), given each
+completed attempt's share of right answers: Moodle's grading methods."""
 
 
 @dataclass(frozen=True)
@@ -191,17 +182,18 @@ def gradebook(quiz: Quiz, students: list[StudentRow]) -> list[GradebookRow]:
 
 
 def answer_matrix(
-    quiz: Quiz, attempts: list[AttemptRow], answers: list[AnswerRow]
+    quiz: Quiz, attempts: list[AttemptRow], answers: Sequence[AnswerRow]
 ) -> tuple[stats.Matrix, dict[str, Counter]]:
     """The counted attempts' right (1) and wrong (0) answers by question, in the current quiz's
     order, and how many chose each choice; answers of other attempts are left out."""
     columns = {question.id: j for j, question in enumerate(quiz.questions)}
     rows = {attempt.id: [None] * len(quiz.questions) for attempt in attempts}
     counts: dict[str, Counter] = {question.id: Counter() for question in quiz.questions}
-    for answer in answers:
-        if answer.attempt_id in rows and answer.question_id in columns:
-            rows[answer.attempt_id][columns[answer.question_id]] = int(answer.is_correct)
-            counts[answer.question_id][answer.choice_id] += 1
+    # Unpacked, not read by name: counting all attempts reads 100,000 answers here.
+    for attempt_id, question_id, choice_id, is_correct in answers:
+        if attempt_id in rows and question_id in columns:
+            rows[attempt_id][columns[question_id]] = int(is_correct)
+            counts[question_id][choice_id] += 1
     return list(rows.values()), counts
 
 
@@ -225,7 +217,8 @@ class ClassReport(Roster):
     """A roster and its counted attempts' answers; every figure is worked out from these values,
     without the database."""
 
-    answers: list[AnswerRow]
+    answers: Sequence[AnswerRow]
+    """AnswerRows, or the database's rows with the same fields in the same order."""
 
     @cached_property
     def counted(self) -> list[AttemptRow]:
@@ -314,22 +307,26 @@ def _roster(
     in_scope = _in_scope(versions, class_id)
     names: dict[str, str] = {}
     numbers: dict[int, int] = {}
-    outlines: dict[str, list[Outline]] = {}  # student key -> their attempts, oldest first
+    mine: dict[str, list[int]] = {}  # student key -> their attempt ids, oldest first
+    shares: dict[int, float] = {}  # completed attempt id -> its share of right answers
     attempts = _rows(_OUTLINE.where(in_scope))
     # In batches: psycopg's row-by-row fetchone cost a third of the page, and one big fetch
-    # left the worker holding the memory of 12,500 rows at once.
+    # left the worker holding the memory of 12,500 rows at once. Plain ints and dicts: an
+    # object per attempt cost the page a few milliseconds.
     for id_, key, name, version, answered, points in chain.from_iterable(attempts.partitions(1000)):
         names.setdefault(key, name)
-        mine = outlines.setdefault(key, [])
-        mine.append(Outline(id_, answered >= out_of[version], points / out_of[version]))
-        numbers[id_] = len(mine)
+        ids = mine.setdefault(key, [])
+        ids.append(id_)
+        numbers[id_] = len(ids)
+        if answered >= out_of[version]:
+            shares[id_] = points / out_of[version]
     shown: dict[int, str] = {}  # attempt id -> its student's key
     pick = PICK[counting]
-    for key, mine in outlines.items():
-        complete = [outline for outline in mine if outline.complete]
+    for key, ids in mine.items():
+        complete = [id_ for id_ in ids if id_ in shares]
         # A student with no completed attempt yet is listed with their latest one.
-        for outline in pick(complete) if complete else mine[-1:]:
-            shown[outline.id] = key
+        for id_ in pick(complete, shares) if complete else ids[-1:]:
+            shown[id_] = key
     # Counting all may show thousands of attempts: too many to name one by one.
     full = _FULL.where(in_scope if counting is Counting.ALL else Attempt.id.in_(shown))
     students = []
@@ -347,15 +344,15 @@ def _roster(
                 quiz=versions[version],
                 number=numbers[id_],
             )
-            students.append((key, StudentRow(names[key], len(outlines[key]), attempt)))
+            students.append((key, StudentRow(names[key], len(mine[key]), attempt)))
     students.sort(key=lambda pair: (pair[0], pair[1].shown.number))
     roster = Roster(
         quiz=quiz,
         counting=counting,
         students=[row for _, row in students],
-        student_count=len(outlines),
+        student_count=len(mine),
         started=len(numbers),
-        completed=sum(outline.complete for mine in outlines.values() for outline in mine),
+        completed=len(shares),
     )
     return roster, in_scope
 
@@ -374,7 +371,8 @@ def class_report(quiz: Quiz, class_id: int | None, counting: Counting) -> ClassR
         answers = _ANSWERS.join(Attempt).where(in_scope)
     else:
         answers = _ANSWERS.where(Answer.attempt_id.in_(shown))
-    fetched = [AnswerRow(*row) for row in _rows(answers).all()]
+    # The database's rows carry AnswerRow's names already; copying 100,000 of them costs.
+    fetched = _rows(answers).all()
     return ClassReport(**{f.name: getattr(roster, f.name) for f in fields(roster)}, answers=fetched)
 
 
