@@ -7,15 +7,7 @@ import sqlalchemy
 from flask import Flask, redirect, url_for
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from . import auth, errors, evidence, formatting, guards, health, quiz, ratelimits, teach
-from .cli import (
-    backup_command,
-    create_instructor_command,
-    disable_instructor_command,
-    quiz_cli,
-    restore_command,
-    set_password_command,
-)
+from . import auth, cli, errors, evidence, formatting, guards, health, quiz, ratelimits, teach
 from .config import (
     PROJECT_ROOT,
     ConfigError,
@@ -91,24 +83,14 @@ def create_app(config: dict | None = None, *, migrations: bool = True) -> Flask:
     # A broken measurement raises EvidenceError here, before serving anyone.
     app.extensions["quizwright.evidence"] = all_evidence()
     app.jinja_env.globals["measurements"] = current_evidence
-    guards.init_app(app)
-    app.register_blueprint(quiz.bp)
-    app.register_blueprint(auth.bp)
-    app.register_blueprint(teach.bp)
-    app.register_blueprint(health.bp)
+    # Guards first: the blueprints' rules are built with its converters in place.
+    for feature in (guards, quiz, auth, teach, health, cli, errors, formatting):
+        feature.init_app(app)
     app.register_blueprint(evidence.bp)
     # Browsers ask for /favicon.ico whatever the page links; answer instead of logging a 404.
     app.add_url_rule(
         "/favicon.ico", "favicon", lambda: redirect(url_for("static", filename="favicon.svg"), 301)
     )
-    app.cli.add_command(quiz_cli)
-    app.cli.add_command(create_instructor_command)
-    app.cli.add_command(set_password_command)
-    app.cli.add_command(disable_instructor_command)
-    app.cli.add_command(backup_command)
-    app.cli.add_command(restore_command)
-    errors.init_app(app)
-    formatting.init_app(app)
     return app
 
 

@@ -2,10 +2,10 @@
 
 import random
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from flask import abort
-from sqlalchemy import Row, bindparam
+from sqlalchemy import Connection, Row, bindparam
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import joinedload
 
@@ -29,23 +29,30 @@ def record_version(quiz: Quiz) -> QuizVersion:
     return version
 
 
-def start_attempt(
-    quiz: Quiz, student_name: str, browser: str, class_id: int | None = None
+def new_attempt(
+    quiz: Quiz, version: QuizVersion, student_name: str, browser: str, class_id: int | None = None
 ) -> Attempt:
-    """Begin a new attempt, fixing the order its choices will be shown in."""
+    """An attempt not yet stored, with the order its choices will be shown in fixed."""
     shuffle = random.SystemRandom().sample
     order = (
         {q.id: shuffle([c.id for c in q.choices], len(q.choices)) for q in quiz.questions}
         if quiz.shuffle_choices
         else None
     )
-    attempt = Attempt(
-        quiz_version=record_version(quiz),
+    return Attempt(
+        quiz_version=version,
         student_name=student_name,
         browser=browser,
         class_id=class_id,
         choice_order=order,
     )
+
+
+def start_attempt(
+    quiz: Quiz, student_name: str, browser: str, class_id: int | None = None
+) -> Attempt:
+    """Begin a new attempt, fixing the order its choices will be shown in."""
+    attempt = new_attempt(quiz, record_version(quiz), student_name, browser, class_id)
     db.session.add(attempt)
     db.session.commit()
     return attempt
@@ -87,26 +94,38 @@ _TALLY = (
 )
 
 
-def record_answer(attempt: Attempt, feedback: Feedback) -> None:
-    """Store and lock an answer; if the question was answered meanwhile, the first answer stands."""
-    moment = now()
-    # Plain statements on the session's connection: the page redirects, so no ORM objects.
-    connection = db.session.connection()
-    try:
-        # The unique constraint speaks at the INSERT, before the tallies move.
-        connection.execute(
-            _ADD_ANSWER,
+def store_answers(connection: Connection, answers: list[tuple[int, Feedback, datetime]]) -> None:
+    """Add answers (attempt id, verdict, when) and move their attempts' tallies, uncommitted.
+
+    The unique constraint speaks at the INSERT, before the tallies move.
+    """
+    connection.execute(
+        _ADD_ANSWER,
+        [
             {
-                "attempt_id": attempt.id,
+                "attempt_id": attempt_id,
                 "question_id": feedback.question.id,
                 "choice_id": feedback.chosen.id,
                 "is_correct": feedback.correct,
                 "answered_at": moment,
-            },
-        )
-        connection.execute(
-            _TALLY, {"attempt": attempt.id, "point": int(feedback.correct), "moment": moment}
-        )
+            }
+            for attempt_id, feedback, moment in answers
+        ],
+    )
+    connection.execute(
+        _TALLY,
+        [
+            {"attempt": attempt_id, "point": int(feedback.correct), "moment": moment}
+            for attempt_id, feedback, moment in answers
+        ],
+    )
+
+
+def record_answer(attempt: Attempt, feedback: Feedback) -> None:
+    """Store and lock an answer; if the question was answered meanwhile, the first answer stands."""
+    try:
+        # Plain statements on the session's connection: the page redirects, so no ORM objects.
+        store_answers(db.session.connection(), [(attempt.id, feedback, now())])
         db.session.commit()
     except IntegrityError:
         db.session.rollback()

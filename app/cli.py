@@ -1,29 +1,20 @@
-"""Command-line tools: `flask quiz check` and `reload`, instructor accounts, `flask backup` and
-`restore`."""
+"""Command-line tools for the whole app: `flask quiz check` and `reload`, `flask backup` and
+`restore`; instructor accounts have theirs in auth."""
 
 import os
 import sqlite3
 from pathlib import Path
 
 import click
-from flask import current_app
+from flask import Flask, current_app
 from flask.cli import AppGroup, with_appcontext
-from sqlalchemy.exc import IntegrityError
 
 from . import backups
-from .auth import (
-    check_password,
-    create_instructor,
-    end_sessions,
-    find_instructor,
-    normal_username,
-    set_password,
-)
 from .bank import Bank, BankError, load_bank, plural
 from .config import PROJECT_ROOT, questions_path
 from .evidence import Evidence, evidence_for
 from .extensions import db
-from .models import Attempt, Instructor
+from .models import Attempt
 from .releases import latest_generation, publish, released_bank
 
 quiz_cli = AppGroup("quiz", help="Check the question bank and serve it.")
@@ -88,80 +79,6 @@ def reload(if_unpublished):
         click.echo(f"Release {generation} already serves {path}; nothing changed.")
 
 
-def _acceptable_password(password: str) -> str:
-    problem = check_password(password)
-    if problem:
-        raise click.BadParameter(problem)
-    return password
-
-
-@click.command("create-instructor")
-@click.argument("username")
-@click.option("--admin", is_flag=True, help="May see every class and attempts without a class.")
-@click.option("--password", help="Without it, you are asked twice, with the typing hidden.")
-@with_appcontext
-def create_instructor_command(username, admin, password):
-    """Create an instructor account; there is no sign-up page."""
-    name = normal_username(username)
-    if not name or len(name) > 64:
-        raise click.BadParameter("Use 1 to 64 characters.", param_hint="USERNAME")
-    password = _asked_password(password)
-    try:
-        create_instructor(name, password, is_admin=admin)
-    except IntegrityError:
-        raise click.ClickException(f"An instructor named “{name}” already exists.") from None
-    click.echo(f"Created {'admin' if admin else 'instructor'} “{name}”. They can log in at /login.")
-
-
-def _asked_password(password: str | None) -> str:
-    """The --password given, checked, or one typed twice with the typing hidden."""
-    if password is None:
-        return click.prompt(
-            "Password", hide_input=True, confirmation_prompt=True, value_proc=_acceptable_password
-        )
-    return _acceptable_password(password)
-
-
-def _instructor_named(username: str) -> Instructor:
-    instructor = find_instructor(username)
-    if instructor is None:
-        raise click.ClickException(f"There is no instructor named “{normal_username(username)}”.")
-    return instructor
-
-
-def _log(event: str, username: str) -> None:
-    """Log an account change from the command line, as audit() logs those made in the app."""
-    current_app.logger.warning("%s: user=%r by=command line", event, username)
-
-
-@click.command("set-password")
-@click.argument("username")
-@click.option("--password", help="Without it, you are asked twice, with the typing hidden.")
-@with_appcontext
-def set_password_command(username, password):
-    """Give an instructor a new password and log them out everywhere."""
-    instructor = _instructor_named(username)
-    set_password(instructor, _asked_password(password))
-    _log("password set", instructor.username)
-    click.echo(f"Set a new password for “{instructor.username}”; their sessions have ended.")
-
-
-@click.command("disable-instructor")
-@click.argument("username")
-@click.option("--enable", is_flag=True, help="Let a disabled instructor log in again.")
-@with_appcontext
-def disable_instructor_command(username, enable):
-    """Stop an instructor logging in and end their sessions; their classes stay."""
-    instructor = _instructor_named(username)
-    instructor.is_active = enable
-    end_sessions(instructor)
-    _log("instructor enabled" if enable else "instructor disabled", instructor.username)
-    if enable:
-        click.echo(f"“{instructor.username}” can log in again.")
-    else:
-        click.echo(f"“{instructor.username}” can no longer log in; their sessions have ended.")
-
-
 @click.command("backup")
 @click.argument("path", type=click.Path(dir_okay=False, path_type=Path))
 @with_appcontext
@@ -209,3 +126,9 @@ def restore_command(path: Path):
     click.echo(backups.describe(found, database))
     if found.revision != script.get_current_head():
         click.echo("It was made by an older version: `flask db upgrade` brings it up to date.")
+
+
+def init_app(app: Flask) -> None:
+    """Add the bank, backup and restore commands."""
+    for command in (quiz_cli, backup_command, restore_command):
+        app.cli.add_command(command)

@@ -1,18 +1,18 @@
-"""The forms: each validates its own input, so views only ask whether it is valid."""
+"""The student and login forms: each validates its own input, so views only ask whether it is
+valid."""
 
 import re
 import unicodedata
 
-from flask import g, request
+from flask import g
 from flask_wtf import FlaskForm
 from werkzeug.security import check_password_hash
-from wtforms import PasswordField, RadioField, SelectChoice, SelectField, StringField, SubmitField
+from wtforms import PasswordField, RadioField, SelectChoice, StringField, SubmitField
 from wtforms.validators import AnyOf, DataRequired, EqualTo, InputRequired, Length, ValidationError
 
-from .bank import Choice, current_bank
+from .bank import Choice
 from .extensions import db
 from .models import PASSWORD_LENGTH, Class, Instructor, ignorable
-from .reports import COUNTING
 
 
 def tidy(value):
@@ -146,43 +146,3 @@ class ChangePasswordForm(FlaskForm):
     def validate_current_password(self, field):
         if not check_password_hash(self.instructor.password_hash, field.data):
             raise ValidationError("This is not your current password.")
-
-
-class ClassForm(FlaskForm):
-    name = StringField(
-        "Class name",
-        filters=[tidy],
-        validators=[
-            DataRequired("Give the class a name."),
-            Length(max=100, message="Use at most 100 characters."),
-        ],
-    )
-    submit = SubmitField("Create class")
-
-
-class ReportForm(FlaskForm):
-    """Which quiz and which attempts the class page counts; read from the query string."""
-
-    class Meta:
-        csrf = False
-
-    quiz = SelectField("Quiz")
-    count = SelectField(
-        "Attempts that count",
-        choices=[SelectChoice(value, label) for value, label in COUNTING.items()],
-        default="first",
-    )
-    submit = SubmitField("Show")
-
-    def __init__(self):
-        super().__init__(request.args)
-        bank = current_bank()
-        # Quizzes taken out of the bank keep their reports, listed after the ones on offer.
-        offered = [SelectChoice(quiz.slug, quiz.title) for quiz in bank.quizzes.values()]
-        retired = [
-            SelectChoice(quiz.slug, f"{quiz.title} (no longer offered)")
-            for quiz in bank.retired.values()
-        ]
-        self.quiz.choices = offered + retired
-        self.quiz.data = self.quiz.data or self.quiz.choices[0].value
-        self.count.data = self.count.data or "first"

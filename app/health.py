@@ -1,6 +1,6 @@
 """Health checks for load balancers and monitors: liveness and database readiness."""
 
-from flask import Blueprint
+from flask import Blueprint, Flask
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -26,3 +26,7 @@ def healthz():
         db.session.rollback()
         return {"status": "unavailable", "database": "unavailable"}, 503
     return {"status": "ok", "database": "ok"}
+
+
+def init_app(app: Flask) -> None:
+    app.register_blueprint(bp)

@@ -6,6 +6,7 @@ from datetime import timedelta
 
 from flask import (
     Blueprint,
+    Flask,
     abort,
     after_this_request,
     current_app,
@@ -27,7 +28,7 @@ from .attempts import (
     start_attempt,
     unfinished_attempts,
 )
-from .auth import audit
+from .audit import audit
 from .bank import Quiz, current_bank, quiz_or_404
 from .extensions import limiter
 from .forms import AnswerForm, StartForm, find_class
@@ -35,6 +36,12 @@ from .grading import grade
 from .models import Attempt
 
 bp = Blueprint("quiz", __name__)
+
+
+def init_app(app: Flask) -> None:
+    """Add the student pages."""
+    app.register_blueprint(bp)
+
 
 # Each start adds a student to a class, so a script must not add hundreds. A browser starts a
 # few a minute at most; one address may be a whole lecture hall behind a school's NAT.

@@ -1,11 +1,14 @@
-"""Class reports: the database counts, stats.py does the arithmetic, nothing here renders."""
+"""Class reports: fetched in one explicit function, then worked out by pure ones; nothing here
+renders, and nothing a template asks of a report runs a query."""
 
 from collections import Counter
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
+from enum import StrEnum
 from functools import cached_property
 from itertools import chain
+from typing import NamedTuple
 
 from sqlalchemy import ColumnElement
 from sqlalchemy.orm import undefer
@@ -16,13 +19,41 @@ from .extensions import db
 from .grading import Score, half_up
 from .models import Answer, Attempt, QuizVersion
 
-COUNTING = {
-    "first": "First attempt",
-    "best": "Best attempt",
-    "latest": "Latest attempt",
-    "all": "All attempts",
+
+class Counting(StrEnum):
+    """Which completed attempts count for each student; first is Moodle's advice for statistics."""
+
+    FIRST = "first"
+    BEST = "best"
+    LATEST = "latest"
+    ALL = "all"
+
+    @property
+    def label(self) -> str:
+        return _LABELS[self]
+
+
+_LABELS = {
+    Counting.FIRST: "First attempt",
+    Counting.BEST: "Best attempt",
+    Counting.LATEST: "Latest attempt",
+    Counting.ALL: "All attempts",
 }
-"""Which completed attempts count for each student; first is Moodle's advice for statistics."""
+
+
+def _best(complete: list[int], shares: dict[int, float]) -> list[int]:
+    # The highest share of the questions; max keeps the earliest of equals.
+    return [max(complete, key=shares.__getitem__)]
+
+
+PICK: dict[Counting, Callable[[list[int], dict[int, float]], list[int]]] = {
+    Counting.FIRST: lambda complete, _: complete[:1],
+    Counting.BEST: _best,
+    Counting.LATEST: lambda complete, _: complete[-1:],
+    Counting.ALL: lambda complete, _: complete,
+}
+"""A student's counted attempts among their completed ones (ids, oldest first), given each
+completed attempt's share of right answers: Moodle's grading methods."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +98,15 @@ class StudentRow:
     """The counted attempt, or the latest one while none is complete."""
 
 
+class AnswerRow(NamedTuple):
+    """One stored answer of a counted attempt."""
+
+    attempt_id: int
+    question_id: str
+    choice_id: str
+    is_correct: bool
+
+
 @dataclass(frozen=True)
 class GradebookRow:
     student: str
@@ -107,59 +147,90 @@ class ItemRow:
         return found
 
 
-@dataclass
-class ClassReport:
-    """A class's students at one quiz; the statistics are worked out only if a page asks."""
+@dataclass(frozen=True)
+class Roster:
+    """A class's students at one quiz, as plain values: enough for a gradebook."""
 
     quiz: Quiz
-    counting: str
+    counting: Counting
     students: list[StudentRow]
     """A row per student (per counted attempt when all count), unfinished ones too."""
     student_count: int
     started: int
     completed: int
-    scope: ColumnElement[bool]
-    """Which attempts are the class's, for reading their answers."""
+
+
+def counted(students: list[StudentRow]) -> list[AttemptRow]:
+    """The completed attempts that count, oldest first."""
+    shown = [row.shown for row in students if row.shown.complete]
+    return sorted(shown, key=lambda attempt: (attempt.started_at, attempt.id))
+
+
+def gradebook(quiz: Quiz, students: list[StudentRow]) -> list[GradebookRow]:
+    """A row per student: the counted attempt's score, or the mean when all count."""
+    rows: dict[str, list[StudentRow]] = {}
+    for row in students:
+        rows.setdefault(row.name, []).append(row)
+    top = len(quiz.questions)
+    found = []
+    for name, mine in rows.items():
+        complete = [row.shown for row in mine if row.shown.complete]
+        share = sum(a.points / a.out_of for a in complete) / len(complete) if complete else None
+        score = None if share is None else share * top
+        found.append(GradebookRow(name, mine[0].attempts, score, top))
+    return found
+
+
+def answer_matrix(
+    quiz: Quiz, attempts: list[AttemptRow], answers: Sequence[AnswerRow]
+) -> tuple[stats.Matrix, dict[str, Counter]]:
+    """The counted attempts' right (1) and wrong (0) answers by question, in the current quiz's
+    order, and how many chose each choice; answers of other attempts are left out."""
+    columns = {question.id: j for j, question in enumerate(quiz.questions)}
+    rows = {attempt.id: [None] * len(quiz.questions) for attempt in attempts}
+    counts: dict[str, Counter] = {question.id: Counter() for question in quiz.questions}
+    # Unpacked, not read by name: counting all attempts reads 100,000 answers here.
+    for attempt_id, question_id, choice_id, is_correct in answers:
+        if attempt_id in rows and question_id in columns:
+            rows[attempt_id][columns[question_id]] = int(is_correct)
+            counts[question_id][choice_id] += 1
+    return list(rows.values()), counts
+
+
+def item_rows(quiz: Quiz, matrix: stats.Matrix, counts: dict[str, Counter]) -> list[ItemRow]:
+    """Each question's facility, discrimination and choice counts."""
+    return [
+        ItemRow(
+            question=question,
+            number=j + 1,
+            n=sum(row[j] is not None for row in matrix),
+            facility=stats.facility(matrix, j),
+            discrimination=stats.discrimination(matrix, j),
+            counts=counts[question.id],
+        )
+        for j, question in enumerate(quiz.questions)
+    ]
+
+
+@dataclass(frozen=True)
+class ClassReport(Roster):
+    """A roster and its counted attempts' answers; every figure is worked out from these values,
+    without the database."""
+
+    answers: Sequence[AnswerRow]
+    """AnswerRows, or the database's rows with the same fields in the same order."""
 
     @cached_property
     def counted(self) -> list[AttemptRow]:
-        """The completed attempts that count, oldest first."""
-        shown = [row.shown for row in self.students if row.shown.complete]
-        return sorted(shown, key=lambda attempt: (attempt.started_at, attempt.id))
+        return counted(self.students)
 
     @cached_property
     def gradebook(self) -> list[GradebookRow]:
-        """A row per student: the counted attempt's score, or the mean when all count."""
-        rows: dict[str, list[StudentRow]] = {}
-        for row in self.students:
-            rows.setdefault(row.name, []).append(row)
-        top = len(self.quiz.questions)
-        found = []
-        for name, mine in rows.items():
-            complete = [row.shown for row in mine if row.shown.complete]
-            share = sum(a.points / a.out_of for a in complete) / len(complete) if complete else None
-            score = None if share is None else share * top
-            found.append(GradebookRow(name, mine[0].attempts, score, top))
-        return found
+        return gradebook(self.quiz, self.students)
 
     @cached_property
     def _matrix_and_counts(self) -> tuple[stats.Matrix, dict[str, Counter]]:
-        questions = self.quiz.questions
-        columns = {question.id: j for j, question in enumerate(questions)}
-        rows = {attempt.id: [None] * len(questions) for attempt in self.counted}
-        counts: dict[str, Counter] = {question.id: Counter() for question in questions}
-        answers = db.select(
-            Answer.attempt_id, Answer.question_id, Answer.choice_id, Answer.is_correct
-        )
-        if self.counting == "all":  # most of the class's answers: read them all, skip the rest
-            answers = answers.join(Attempt).where(self.scope)
-        else:
-            answers = answers.where(Answer.attempt_id.in_(rows))
-        for attempt_id, question_id, choice_id, is_correct in _rows(answers).all():
-            if attempt_id in rows and question_id in columns:
-                rows[attempt_id][columns[question_id]] = int(is_correct)
-                counts[question_id][choice_id] += 1
-        return list(rows.values()), counts
+        return answer_matrix(self.quiz, self.counted, self.answers)
 
     @cached_property
     def summary(self) -> stats.Summary:
@@ -178,18 +249,7 @@ class ClassReport:
 
     @cached_property
     def items(self) -> list[ItemRow]:
-        matrix, counts = self._matrix_and_counts
-        return [
-            ItemRow(
-                question=question,
-                number=j + 1,
-                n=sum(row[j] is not None for row in matrix),
-                facility=stats.facility(matrix, j),
-                discrimination=stats.discrimination(matrix, j),
-                counts=counts[question.id],
-            )
-            for j, question in enumerate(self.quiz.questions)
-        ]
+        return item_rows(self.quiz, *self._matrix_and_counts)
 
 
 def _rows(statement, **options):
@@ -207,27 +267,37 @@ def _versions(quiz: Quiz) -> dict[int, Quiz]:
     }
 
 
-def _in_scope(versions: dict[int, Quiz], class_id: int | None):
+def _in_scope(versions: dict[int, Quiz], class_id: int | None) -> ColumnElement[bool]:
     """The attempts of a class (or of no class) at any version of the quiz."""
     return Attempt.quiz_version_id.in_(versions) & (
         Attempt.class_id.is_(None) if class_id is None else Attempt.class_id == class_id
     )
 
 
-def _pick(complete: list[tuple], counting: str) -> list[tuple]:
-    """A student's counted attempts among their completed ones, by Moodle's grading methods."""
-    if counting == "all":
-        return complete
-    if counting == "first":
-        return complete[:1]
-    if counting == "latest":
-        return complete[-1:]
-    # Best: the highest share of the questions; max keeps the earliest of equals.
-    return [max(complete, key=lambda outline: outline[2])]
+_OUTLINE = db.select(
+    Attempt.id,
+    Attempt.student_key,
+    Attempt.student_name,
+    Attempt.quiz_version_id,
+    Attempt.answered,
+    Attempt.points,
+).order_by(Attempt.started_at, Attempt.id)
+_FULL = db.select(
+    Attempt.id,
+    Attempt.token,
+    Attempt.started_at,
+    Attempt.last_answer_at,
+    Attempt.answered,
+    Attempt.points,
+    Attempt.quiz_version_id,
+)
+_ANSWERS = db.select(Answer.attempt_id, Answer.question_id, Answer.choice_id, Answer.is_correct)
 
 
-def class_report(quiz: Quiz, class_id: int | None, counting: str = "first") -> ClassReport:
-    """Everything the class page and exports show, in a fixed few queries whatever the size.
+def _roster(
+    quiz: Quiz, class_id: int | None, counting: Counting
+) -> tuple[Roster, ColumnElement[bool]]:
+    """The roster, and which attempts are the class's, for reading their answers.
 
     Every attempt is read as a few small columns to pick the counted ones; only those are read
     in full (SQLite's window functions were slower at this than Python).
@@ -237,48 +307,73 @@ def class_report(quiz: Quiz, class_id: int | None, counting: str = "first") -> C
     in_scope = _in_scope(versions, class_id)
     names: dict[str, str] = {}
     numbers: dict[int, int] = {}
-    outlines: dict[str, list[tuple]] = {}  # student -> (id, complete?, share), oldest first
-    attempts = _rows(
-        db.select(
-            Attempt.id, Attempt.student_key, Attempt.student_name, Attempt.quiz_version_id,
-            Attempt.answered, Attempt.points,
-        )
-        .where(in_scope)
-        .order_by(Attempt.started_at, Attempt.id)
-    )  # fmt: skip
+    mine: dict[str, list[int]] = {}  # student key -> their attempt ids, oldest first
+    shares: dict[int, float] = {}  # completed attempt id -> its share of right answers
+    attempts = _rows(_OUTLINE.where(in_scope))
     # In batches: psycopg's row-by-row fetchone cost a third of the page, and one big fetch
-    # left the worker holding the memory of 12,500 rows at once.
+    # left the worker holding the memory of 12,500 rows at once. Plain ints and dicts: an
+    # object per attempt cost the page a few milliseconds.
     for id_, key, name, version, answered, points in chain.from_iterable(attempts.partitions(1000)):
         names.setdefault(key, name)
-        mine = outlines.setdefault(key, [])
-        mine.append((id_, answered >= out_of[version], points / out_of[version]))
-        numbers[id_] = len(mine)
+        ids = mine.setdefault(key, [])
+        ids.append(id_)
+        numbers[id_] = len(ids)
+        if answered >= out_of[version]:
+            shares[id_] = points / out_of[version]
     shown: dict[int, str] = {}  # attempt id -> its student's key
-    for key, mine in outlines.items():
-        complete = [outline for outline in mine if outline[1]]
+    pick = PICK[counting]
+    for key, ids in mine.items():
+        complete = [id_ for id_ in ids if id_ in shares]
         # A student with no completed attempt yet is listed with their latest one.
-        for id_, _, _ in _pick(complete, counting) if complete else mine[-1:]:
+        for id_ in pick(complete, shares) if complete else ids[-1:]:
             shown[id_] = key
-    full = db.select(
-        Attempt.id, Attempt.token, Attempt.started_at, Attempt.last_answer_at,
-        Attempt.answered, Attempt.points, Attempt.quiz_version_id,
-    )  # fmt: skip
     # Counting all may show thousands of attempts: too many to name one by one.
-    full = full.where(in_scope) if counting == "all" else full.where(Attempt.id.in_(shown))
+    full = _FULL.where(in_scope if counting is Counting.ALL else Attempt.id.in_(shown))
     students = []
     for id_, token, started, last, answered, points, version in _rows(full).all():
         if id_ in shown:
             key = shown[id_]
             attempt = AttemptRow(
-                id_, token, names[key], started, last, answered, points, versions[version],
-                numbers[id_],
-            )  # fmt: skip
-            students.append((key, StudentRow(names[key], len(outlines[key]), attempt)))
+                id=id_,
+                token=token,
+                student=names[key],
+                started_at=started,
+                last_answer_at=last,
+                answered=answered,
+                points=points,
+                quiz=versions[version],
+                number=numbers[id_],
+            )
+            students.append((key, StudentRow(names[key], len(mine[key]), attempt)))
     students.sort(key=lambda pair: (pair[0], pair[1].shown.number))
-    return ClassReport(
-        quiz, counting, [row for _, row in students], len(outlines), len(numbers),
-        sum(outline[1] for mine in outlines.values() for outline in mine), in_scope,
-    )  # fmt: skip
+    roster = Roster(
+        quiz=quiz,
+        counting=counting,
+        students=[row for _, row in students],
+        student_count=len(mine),
+        started=len(numbers),
+        completed=len(shares),
+    )
+    return roster, in_scope
+
+
+def class_roster(quiz: Quiz, class_id: int | None, counting: Counting) -> Roster:
+    """Who took the quiz in the class and which of their attempts count, in a fixed few queries."""
+    return _roster(quiz, class_id, Counting(counting))[0]
+
+
+def class_report(quiz: Quiz, class_id: int | None, counting: Counting) -> ClassReport:
+    """Everything the class page and the item statistics show, fetched here in a fixed few
+    queries whatever the class's size, so that reading the report later runs none."""
+    roster, in_scope = _roster(quiz, class_id, Counting(counting))
+    shown = [row.shown.id for row in roster.students if row.shown.complete]
+    if roster.counting is Counting.ALL:  # most of the class's answers: read them all, skip the rest
+        answers = _ANSWERS.join(Attempt).where(in_scope)
+    else:
+        answers = _ANSWERS.where(Answer.attempt_id.in_(shown))
+    # The database's rows carry AnswerRow's names already; copying 100,000 of them costs.
+    fetched = _rows(answers).all()
+    return ClassReport(**{f.name: getattr(roster, f.name) for f in fields(roster)}, answers=fetched)
 
 
 def responses(quiz: Quiz, class_id: int | None) -> tuple[dict[int, Quiz], Iterator[tuple]]:
@@ -295,15 +390,21 @@ def responses(quiz: Quiz, class_id: int | None) -> tuple[dict[int, Quiz], Iterat
             return
         rows = _rows(
             db.select(
-                Attempt.id, Attempt.student_key, Attempt.student_name, Attempt.quiz_version_id,
-                Answer.question_id, Answer.choice_id, Answer.is_correct, Answer.answered_at,
+                Attempt.id,
+                Attempt.student_key,
+                Attempt.student_name,
+                Attempt.quiz_version_id,
+                Answer.question_id,
+                Answer.choice_id,
+                Answer.is_correct,
+                Answer.answered_at,
             )
             # Attempts without answers still take their number, as on the class page.
             .outerjoin(Answer)
             .where(_in_scope(versions, class_id))
             .order_by(Attempt.started_at, Attempt.id, Answer.answered_at),
             yield_per=1000,
-        )  # fmt: skip
+        )
         numbers: Counter[str] = Counter()
         previous = None
         with rows:  # a server-side cursor on PostgreSQL: closed even if the download stops

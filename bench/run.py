@@ -30,14 +30,15 @@ from flask_wtf.csrf import generate_csrf
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+import factories  # noqa: E402
+
 from app import create_app  # noqa: E402
-from app.attempts import record_version, start_attempt  # noqa: E402
-from app.auth import create_instructor  # noqa: E402
+from app.attempts import start_attempt  # noqa: E402
 from app.bank import current_bank  # noqa: E402
 from app.extensions import db  # noqa: E402
-from app.models import Answer, Attempt, Class  # noqa: E402
+from app.models import Attempt  # noqa: E402
 
-from helpers import gunicorn  # noqa: E402
+from helpers import csrf_token, gunicorn  # noqa: E402
 
 STUDENTS, ATTEMPTS_EACH = 500, 25  # 500 x 25 attempts x 8 answers = 100,000 answers
 WORKERS = 2 * len(os.sched_getaffinity(0)) + 1
@@ -56,39 +57,21 @@ def seed(app) -> dict:
     rng = random.Random(2026)
     with app.app_context():
         db.create_all()
-        teacher = create_instructor("bench", "bench password")
-        class_ = Class(name="Benchmark class", join_code="BENCH2", instructor=teacher)
-        db.session.add(class_)
-        db.session.commit()
+        teacher = factories.instructor("bench", "bench password")
+        class_ = factories.class_(teacher, "Benchmark class", join_code="BENCH2")
         quiz = next(iter(current_bank().quizzes.values()))
-        version = record_version(quiz)
-        moment = datetime.now(UTC)
-        chosen = []  # per attempt: (choice id, right?) for each question
+        picks = []  # per attempt: a choice for each question
         for _ in range(STUDENTS * ATTEMPTS_EACH):
             skill = rng.random()
-            picks = []
+            mine = []
             for question in quiz.questions:
                 right = rng.random() < 0.3 + 0.6 * skill
                 wrong = [c for c in question.choices if not c.correct]
-                picks.append(((question.right_choice if right else rng.choice(wrong)).id, right))
-            chosen.append(picks)
-        attempts = [
-            {"token": f"seed{n:06d}", "quiz_version_id": version.id, "student_name":
-             f"Student {n % STUDENTS:03d}", "browser": "seed", "class_id": class_.id,
-             "started_at": moment, "answered": len(picks),
-             "points": sum(right for _, right in picks), "last_answer_at": moment}
-            for n, picks in enumerate(chosen)
-        ]  # fmt: skip
-        db.session.execute(db.insert(Attempt), attempts)
-        ids = db.session.scalars(db.select(Attempt.id).order_by(Attempt.id)).all()
-        answers = [
-            {"attempt_id": attempt_id, "question_id": question.id, "choice_id": choice,
-             "is_correct": right, "answered_at": moment}
-            for attempt_id, picks in zip(ids, chosen, strict=True)
-            for question, (choice, right) in zip(quiz.questions, picks, strict=True)
-        ]  # fmt: skip
-        db.session.execute(db.insert(Answer), answers)
-        db.session.commit()
+                mine.append((question.right_choice if right else rng.choice(wrong)).id)
+            picks.append(mine)
+        names = [f"Student {n % STUDENTS:03d}" for n in range(len(picks))]
+        # Through the statements answering runs, in one transaction: the tallies are the app's.
+        seeded = factories.attempts(quiz, picks, names=names, class_id=class_.id)
 
         # Fresh attempts for the answering scenario, each with its browser's id and session.
         signer = app.session_interface.get_signing_serializer(app)
@@ -109,8 +92,8 @@ def seed(app) -> dict:
             "class_id": class_.id,
             "posts": posts[1:],
             "question": (reader[0].rsplit("/", 1)[0] + "/1", reader[1]),
-            "results": f"/attempts/seed{STUDENTS * ATTEMPTS_EACH - 1:06d}/results",
-            "answers": len(answers),
+            "results": f"/attempts/{db.session.get(Attempt, seeded[-1]).token}/results",
+            "answers": len(picks) * len(quiz.questions),
         }
 
 
@@ -120,7 +103,7 @@ def login_cookie(base: str) -> str:
     opener = urllib.request.build_opener(jar)
     opener.addheaders = [("User-Agent", AGENT)]
     page = opener.open(f"{base}/login").read().decode()
-    token = re.search(r'name="csrf_token"[^>]*value="([^"]+)"', page).group(1)
+    token = csrf_token(page)
     form = {"csrf_token": token, "username": "bench", "password": "bench password"}
     opener.open(f"{base}/login", data=urllib.parse.urlencode(form).encode())
     return next(c.value for c in jar.cookiejar if c.name == "session")

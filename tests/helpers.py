@@ -86,7 +86,7 @@ class Student:
         """The session's CSRF token, read once from a form as a browser would get it."""
         if self._csrf is None:
             page = self.client.get(f"/quizzes/{SLUG}").get_data(as_text=True)
-            self._csrf = re.search(r'name="csrf_token"[^>]*value="([^"]+)"', page).group(1)
+            self._csrf = csrf_token(page)
         return self._csrf
 
     def post(self, url, **fields):
@@ -134,16 +134,26 @@ def queries(app):
 def login(client, username, password):
     """Log an instructor in through the form; returns the response."""
     page = client.get("/login").get_data(as_text=True)
-    token = re.search(r'name="csrf_token"[^>]*value="([^"]+)"', page).group(1)
+    token = csrf_token(page)
     return client.post(
         "/login", data={"csrf_token": token, "username": username, "password": password}
     )
 
 
+CSRF_FIELD = re.compile(r'name="csrf_token"[^>]*value="([^"]+)"')
+
+
+def csrf_token(html: str, missing: str | None = None) -> str:
+    """The CSRF token a page's form carries; `missing` if it carries none, else a failure."""
+    found = CSRF_FIELD.search(html)
+    if found is None and missing is None:
+        raise AssertionError("the page has no form with a CSRF token")
+    return found.group(1) if found else missing
+
+
 def form_token(client, url="/teach"):
     """The CSRF token from a page's form, for a client that is already logged in."""
-    page = client.get(url).get_data(as_text=True)
-    return re.search(r'name="csrf_token"[^>]*value="([^"]+)"', page).group(1)
+    return csrf_token(client.get(url).get_data(as_text=True))
 
 
 def server_database(tmp_path) -> str:

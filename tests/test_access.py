@@ -1,6 +1,5 @@
 """Who may see what: every instructor route walked as each kind of visitor, and the login rules."""
 
-import re
 from dataclasses import dataclass
 
 import pytest
@@ -11,13 +10,12 @@ from app.auth import create_instructor
 from app.extensions import db
 from app.models import Class
 
-from helpers import Student, text
+from helpers import Student, csrf_token, text
 
 pytestmark = pytest.mark.usefixtures("quick_passwords")
 
 PASSWORDS = {"owner": "owner password", "other": "other password", "boss": "boss password"}
 OWNER_CLASS, OTHER_CLASS = "Physics 101", "Chemistry 202"
-CSRF = re.compile(r'name="csrf_token"[^>]*value="([^"]+)"')
 
 ROLES = ("anonymous", "student", "other", "owner", "admin")
 ACCOUNT = {"other": "other", "owner": "owner", "admin": "boss"}
@@ -136,15 +134,14 @@ def world(app, quiz):
     return World(app, class_id, other_class_id, ada.token, grace.token, ada)
 
 
-def csrf_token(client):
+def session_token(client):
     """The session's CSRF token from a form: the login page, or the dashboard once logged in."""
-    page = client.get("/login", follow_redirects=True).get_data(as_text=True)
-    return CSRF.search(page).group(1)
+    return csrf_token(client.get("/login", follow_redirects=True).get_data(as_text=True))
 
 
 def log_in(client, username, password, url="/login", **kwargs):
     """Fill in and send the login form; returns the response."""
-    fields = {"username": username, "password": password, "csrf_token": csrf_token(client)}
+    fields = {"username": username, "password": password, "csrf_token": session_token(client)}
     return client.post(url, data=fields, **kwargs)
 
 
@@ -213,7 +210,7 @@ def test_instructor_routes_by_visitor(world, route, role):
     if route.method == "GET":
         response = client.get(url)
     else:
-        response = client.post(url, data={"csrf_token": csrf_token(client)})
+        response = client.post(url, data={"csrf_token": session_token(client)})
 
     # Grades and names, or the way to them: never kept by a shared computer's browser or a proxy.
     assert response.headers["Cache-Control"] == "no-store"
@@ -363,7 +360,7 @@ def test_logout_ends_every_copy_of_the_session(world):
     copy.set_cookie("session", cookie)
     assert copy.get("/teach").status_code == 200  # the copy works while the session lives
 
-    response = client.post("/logout", data={"csrf_token": csrf_token(client)})
+    response = client.post("/logout", data={"csrf_token": session_token(client)})
     assert response.status_code == 303
     assert response.headers["Location"] == "/login"
 

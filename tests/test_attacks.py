@@ -28,7 +28,17 @@ from app.extensions import db
 from app.forms import tidy, tidy_name
 from app.models import Answer, Attempt, Class, Instructor
 
-from helpers import POSTGRES_URL, SLUG, Student, form_token, login, make_app, shown, text
+from helpers import (
+    POSTGRES_URL,
+    SLUG,
+    Student,
+    csrf_token,
+    form_token,
+    login,
+    make_app,
+    shown,
+    text,
+)
 
 pytestmark = pytest.mark.usefixtures("quick_passwords")
 
@@ -197,7 +207,6 @@ STUDENT_NAMES = [tidy_name(p) for p in HOSTILE]
 SECRET = "test secret"  # helpers.make_app's SECRET_KEY: no page may ever print it
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 NUMBER = re.compile(r"-?\d+(\.\d+)?")
-CSRF = re.compile(r'name="csrf_token"[^>]*value="([^"]+)"')
 PASSWORD = "correct horse"
 
 # --- Reading pages and exports as a browser and a spreadsheet would ----------------------------
@@ -369,7 +378,7 @@ class Visitor(Student):
     def csrf(self):
         if self._csrf is None:
             page = self.client.get("/quizzes/hostile").get_data(as_text=True)
-            self._csrf = CSRF.search(page).group(1)
+            self._csrf = csrf_token(page)
         return self._csrf
 
 
@@ -857,9 +866,9 @@ def test_forged_posts_are_refused_and_change_nothing(scene, tally, rule):
     The same request with this session's token then goes through, so the token alone decided.
     """
     client, url, fields, token_page = _request_for(scene, rule)
-    own = CSRF.search(client.get(token_page, follow_redirects=True).get_data(as_text=True)).group(1)
+    own = csrf_token(client.get(token_page, follow_redirects=True).get_data(as_text=True))
     stranger = scene.app.test_client()
-    theirs = CSRF.search(stranger.get("/login").get_data(as_text=True)).group(1)
+    theirs = csrf_token(stranger.get("/login").get_data(as_text=True))
     tampered = own[:-2] + ("AA" if own[-2:] != "AA" else "BB")
     before = scene.state(client)
     forgeries = {
@@ -890,7 +899,7 @@ def test_https_forms_from_another_site_are_refused(scene, tally):
     """Over HTTPS, a form posted from another site's page is refused even with a valid token."""
     client = scene.app.test_client()
     page = client.get("/login", base_url="https://localhost").get_data(as_text=True)
-    token = CSRF.search(page).group(1)
+    token = csrf_token(page)
     fields = {"username": "teacher", "password": PASSWORD, "csrf_token": token}
     for referrer in ("https://evil.example/login", "http://localhost/login", None):
         headers = {"Referer": referrer} if referrer else {}
@@ -942,7 +951,7 @@ def test_login_next_never_leaves_the_site(scene, tally, how):
         client = scene.app.test_client()
         page = client.get("/login").get_data(as_text=True)
         fields = {"username": "teacher", "password": PASSWORD}
-        fields["csrf_token"] = CSRF.search(page).group(1)
+        fields["csrf_token"] = csrf_token(page)
         if how == "decoded":  # the app's `next` is exactly the target
             response = client.post("/login", data=fields, query_string={"next": target})
         else:  # as typed into the address bar: the server decodes the percent-escapes
@@ -1294,7 +1303,7 @@ def test_extra_fields_cannot_make_a_login_an_admin(scene):
     extra = {**MASS_FIELDS, "id": str(boss_id), "session_token": boss_token,
              "instructor_id": str(boss_id)}  # fmt: skip
     fields = {**extra, "username": "teacher", "password": PASSWORD}
-    fields["csrf_token"] = CSRF.search(page).group(1)
+    fields["csrf_token"] = csrf_token(page)
     assert client.post("/login?" + urlencode(extra), data=fields).status_code == 303
     dashboard = text(client.get("/teach"))
     assert "<h1>Your classes</h1>" in dashboard and "Attempts without a class" not in dashboard

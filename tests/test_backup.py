@@ -26,7 +26,7 @@ from app.config import PROJECT_ROOT
 from app.extensions import db
 from app.models import Answer, Attempt
 
-from helpers import POSTGRES_URL, SCHEMA, SLUG, Student, gunicorn, make_app
+from helpers import POSTGRES_URL, SCHEMA, SLUG, Student, csrf_token, gunicorn, make_app
 
 sqlite_only = pytest.mark.skipif(
     POSTGRES_URL is not None, reason="SQLite's backup; PostgreSQL uses pg_dump (docs/deploy.md)"
@@ -146,7 +146,7 @@ def take_first_question(base: str, name: str) -> str:
         urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar())
     )
     page = browser.open(f"{base}/quizzes/{SLUG}", timeout=30).read().decode()
-    csrf = re.search(r'name="csrf_token"[^>]*value="([^"]+)"', page).group(1)
+    csrf = csrf_token(page)
     form = urllib.parse.urlencode({"csrf_token": csrf, "name": name}).encode()
     with browser.open(f"{base}/quizzes/{SLUG}", data=form, timeout=30) as question:
         token = question.geturl().split("/")[-3]

@@ -45,6 +45,7 @@ from helpers import (
     SCHEMA,
     SLUG,
     Student,
+    csrf_token,
     form_token,
     free_port,
     gunicorn,
@@ -59,7 +60,6 @@ from helpers import (
 on_sqlite = pytest.mark.skipif(bool(POSTGRES_URL), reason="a fault of SQLite's files")
 on_postgres = pytest.mark.skipif(not POSTGRES_URL, reason="a fault of PostgreSQL's connection")
 
-CSRF = re.compile(r'name="csrf_token"[^>]*value="([^"]+)"')
 OUTAGE = "Quizwright is unavailable for a moment"
 REAL_BANK = PROJECT_ROOT / "questions.json"
 
@@ -682,7 +682,7 @@ def take_quiz(base: str, name: str, quiz, progress: Progress) -> dict:
     browser, rng = Browser(base, progress), random.Random(name)
     try:
         _, _, page = browser.open(f"/quizzes/{SLUG}")
-        token = CSRF.search(page).group(1)
+        token = csrf_token(page)
         status, url, _ = browser.open(f"/quizzes/{SLUG}", csrf_token=token, name=name)
         assert status == 200 and url.endswith("/questions/1"), (status, url)
         attempt = url.split("/")[-3]

@@ -13,25 +13,24 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from urllib.parse import quote_from_bytes
 
+import factories
 import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import insert, select
+from sqlalchemy import select
 
 from app import stats
-from app.attempts import record_version
 from app.auth import create_instructor
 from app.bank import BankError, build_quiz, current_bank, load_bank
 from app.cli import quiz_cli
 from app.config import PROJECT_ROOT
 from app.extensions import db, limiter
-from app.models import Answer, Attempt, Class, Instructor, QuizVersion
+from app.models import Class, Instructor
 
-from helpers import POSTGRES_URL, SCHEMA, SLUG, make_app, record_tables
+from helpers import POSTGRES_URL, SCHEMA, SLUG, csrf_token, make_app, record_tables
 
 pytestmark = pytest.mark.usefixtures("quick_passwords")
 
@@ -121,13 +120,9 @@ def fuzz_app(tmp_path, **config):
     return make_app(tmp_path, **config)
 
 
-CSRF_FIELD = re.compile(r'name="csrf_token"[^>]*value="([^"]+)"')
-
-
 def page_token(client, url) -> str:
     """The CSRF token a page's form carries; empty when CSRF protection is off."""
-    match = CSRF_FIELD.search(client.get(url).get_data(as_text=True))
-    return match.group(1) if match else ""
+    return csrf_token(client.get(url).get_data(as_text=True), missing="")
 
 
 def submit(client, url, **fields):
@@ -986,11 +981,10 @@ NOT_A_NUMBER = re.compile(r"\b(nan|inf|infinity)\b", re.IGNORECASE)
 
 @dataclass
 class Classroom:
-    """A logged-in instructor and the quiz versions made so far, by the questions they keep."""
+    """An app with a logged-in instructor, and how many classes it has seated."""
 
     app: object
     client: object
-    versions: dict
     classes: int = 0
 
 
@@ -998,29 +992,22 @@ class Classroom:
 def classroom(tmp_path):
     app = fuzz_app(tmp_path)
     with app.app_context():
-        create_instructor("teacher", "teacher password")
+        factories.instructor("teacher", "teacher password")
     client = app.test_client()
     response = submit(client, "/login", username="teacher", password="teacher password")
     assert response.status_code == 303
-    yield Classroom(app, client, {})
+    yield Classroom(app, client)
     with app.app_context():
         db.engine.dispose()
 
 
-def version_asking(classroom, quiz, kept: tuple[int, ...]) -> int:
-    """The stored quiz version that asks only the questions kept: an older edit of the bank."""
-    if kept not in classroom.versions:
-        if len(kept) == len(quiz.questions):
-            classroom.versions[kept] = record_version(quiz).id
-        else:
-            data = json.loads(quiz.snapshot)
-            data["questions"] = [data["questions"][j] for j in kept]
-            older = build_quiz(data)
-            version = QuizVersion(slug=quiz.slug, digest=older.version, snapshot=older.snapshot)
-            db.session.add(version)
-            db.session.commit()
-            classroom.versions[kept] = version.id
-    return classroom.versions[kept]
+def asking(quiz, kept: tuple[int, ...]):
+    """The quiz as an older edit of the bank that asked only the questions kept."""
+    if len(kept) == len(quiz.questions):
+        return quiz
+    data = json.loads(quiz.snapshot)
+    data["questions"] = [data["questions"][j] for j in kept]
+    return build_quiz(data)
 
 
 def seat_class(classroom, matrix) -> int:
@@ -1028,49 +1015,19 @@ def seat_class(classroom, matrix) -> int:
     version of the quiz did not ask; a row of only None is an attempt not yet answered."""
     with classroom.app.app_context():
         quiz = current_bank().quizzes[SLUG]
-        instructor_id = db.session.scalar(select(Instructor.id))
+        teacher = db.session.scalars(select(Instructor)).one()
         classroom.classes += 1
-        code = f"{classroom.classes:06d}"
-        seated = Class(name=f"Class {code}", join_code=code, instructor_id=instructor_id)
-        db.session.add(seated)
-        db.session.commit()
-        start = datetime(2026, 1, 1, tzinfo=UTC)
+        seated = factories.class_(teacher, join_code=f"{classroom.classes:06d}")
         for n, row in enumerate(matrix):
             asked = tuple(j for j, cell in enumerate(row) if cell is not None)
-            kept = asked or tuple(range(len(quiz.questions)))
-            moment = start + timedelta(minutes=n)
-            attempt = db.session.execute(
-                insert(Attempt).returning(Attempt.id),
-                {
-                    "token": f"{code}-{n}",
-                    "quiz_version_id": version_asking(classroom, quiz, kept),
-                    "student_name": f"Student {n}",
-                    "student_key": f"student {n}",
-                    "class_id": seated.id,
-                    "browser": "fuzz",
-                    "started_at": moment,
-                    "answered": len(asked),
-                    "points": sum(row[j] for j in asked),
-                    "last_answer_at": moment + timedelta(seconds=30) if asked else None,
-                },
-            ).scalar_one()
-            answers = []
-            for j in asked:
-                question = quiz.questions[j]
-                wrong = next(c for c in question.choices if not c.correct)
-                chosen = question.right_choice if row[j] else wrong
-                answers.append(
-                    {
-                        "attempt_id": attempt,
-                        "question_id": question.id,
-                        "choice_id": chosen.id,
-                        "is_correct": bool(row[j]),
-                        "answered_at": moment + timedelta(seconds=30),
-                    }
-                )
-            if answers:
-                db.session.execute(insert(Answer), answers)
-        db.session.commit()
+            taken = asking(quiz, asked or tuple(range(len(quiz.questions))))
+            marks = [row[j] for j in asked] if asked else [None] * len(quiz.questions)
+            factories.attempts(
+                taken,
+                [factories.right_or_wrong(taken, marks)],
+                names=[f"Student {n}"],
+                class_id=seated.id,
+            )
         return seated.id
 
 

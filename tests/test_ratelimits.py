@@ -1,6 +1,5 @@
 """Rate-limit counts in the app's database: atomic, one count for every worker, kept on restart."""
 
-import re
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -12,9 +11,7 @@ from app.auth import create_instructor
 from app.extensions import db
 from app.ratelimits import DatabaseStorage
 
-from helpers import gunicorn, make_app
-
-CSRF = re.compile(r'name="csrf_token"[^>]*value="([^"]+)"')
+from helpers import csrf_token, gunicorn, make_app
 
 
 @pytest.fixture
@@ -65,7 +62,7 @@ def try_password(base, address, password, start=None) -> int:
         start.wait()
     status, url, _ = browser.post(
         f"{base}/login",
-        csrf_token=CSRF.search(page).group(1),
+        csrf_token=csrf_token(page),
         username="teacher",
         password=password,
     )

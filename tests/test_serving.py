@@ -23,9 +23,8 @@ from app.extensions import db
 from app.grading import grade
 from app.models import Answer, Attempt
 
-from helpers import SLUG, gunicorn, make_app
+from helpers import SLUG, csrf_token, gunicorn, make_app
 
-CSRF = re.compile(r'name="csrf_token"[^>]*value="([^"]+)"')
 STUDENTS = 200
 
 
@@ -55,7 +54,7 @@ def take_quiz(servers: list[str], name: str, timeout=30) -> dict:
     browser, rng, turn = Browser(timeout), random.Random(name), iter(range(10**6))
     server = lambda: servers[next(turn) % len(servers)]  # noqa: E731
     _, page = browser.get(f"{server()}/quizzes/{SLUG}")
-    token = CSRF.search(page).group(1)
+    token = csrf_token(page)
     status, url, _ = browser.post(f"{server()}/quizzes/{SLUG}", csrf_token=token, name=name)
     assert status == 200 and "/questions/1" in url, (status, url)
     attempt = url.split("/")[-3]
@@ -124,7 +123,7 @@ def test_two_servers_share_one_database_and_one_redis(tmp_path, redis_url, quick
             browser = Browser()
             server = (a, b)[n % 2]
             _, page = browser.get(f"{server}/login")
-            token = CSRF.search(page).group(1)
+            token = csrf_token(page)
             status, _, _ = browser.post(
                 f"{server}/login", csrf_token=token, username="teacher", password="wrong"
             )
@@ -148,7 +147,7 @@ def test_stopping_the_server_finishes_the_answer_in_flight(tmp_path):
     with gunicorn(tmp_path, workers=1) as server:
         browser = Browser()
         _, page = browser.get(f"{server.url}/quizzes/{SLUG}")
-        token = CSRF.search(page).group(1)
+        token = csrf_token(page)
         _, url, page = browser.post(f"{server.url}/quizzes/{SLUG}", csrf_token=token, name="Ada")
         choice = re.findall(r'type="radio" value="([^"]+)"', page)[0]
         body = urllib.parse.urlencode({"csrf_token": token, "choice": choice}).encode()

@@ -7,14 +7,10 @@ from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).parent), str(Path(__file__).parent.parent)]
 
+import factories  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-from app.attempts import record_answer, start_attempt  # noqa: E402
-from app.auth import create_instructor  # noqa: E402
 from app.bank import current_bank  # noqa: E402
-from app.extensions import db  # noqa: E402
-from app.grading import grade  # noqa: E402
-from app.models import Class  # noqa: E402
 
 from conftest import CHROMIUM, CHROMIUM_ARGS, DESKTOP, PHONE, TEACHER  # noqa: E402
 from helpers import SLUG, gunicorn, make_app  # noqa: E402
@@ -32,20 +28,19 @@ def seed(app) -> None:
     """A class of 22 who have taken the quiz, the way a real class spreads out."""
     rng = random.Random(7)
     with app.app_context():
-        teacher = create_instructor(*TEACHER)
-        class_ = Class(name="Deep Learning, Autumn", join_code="K7M2QX", instructor=teacher)
-        db.session.add(class_)
-        db.session.commit()
+        teacher = factories.instructor(*TEACHER)
+        class_ = factories.class_(teacher, "Deep Learning, Autumn", join_code="K7M2QX")
         quiz = current_bank().quizzes[SLUG]
         for name in NAMES:
             skill = rng.random()
-            attempt = start_attempt(quiz, name, "seed", class_.id)
+            picks = []
             for number, question in enumerate(quiz.questions, 1):
                 hard = 0.35 if number in (4, 7) else 0
                 wrong = [c for c in question.choices if not c.correct]
                 choice = question.right_choice if rng.random() < 0.4 + 0.6 * skill - hard else (
                     wrong[0] if rng.random() < 0.6 else rng.choice(wrong))  # fmt: skip
-                record_answer(attempt, grade(question, choice.id))
+                picks.append(choice.id)
+            factories.attempt(quiz, name, answers=picks, class_id=class_.id, browser="seed")
 
 
 def main() -> None:

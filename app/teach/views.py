@@ -1,43 +1,27 @@
 """The instructor pages: classes, the class results page, attempt reviews and CSV exports."""
 
-import csv
 import functools
-import io
 import ipaddress
-import re
 import secrets
-import unicodedata
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 import segno
-from flask import (
-    Blueprint,
-    Response,
-    abort,
-    redirect,
-    render_template,
-    request,
-    stream_with_context,
-    url_for,
-)
+from flask import abort, redirect, render_template, request, url_for
 from flask_login import current_user, login_required
 from markupsafe import Markup
 from sqlalchemy import func
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import joinedload
 
-from . import reports
-from .attempts import attempt_or_404, progress, quiz_of, shown_choices
-from .auth import class_or_404, no_store, require_admin
-from .bank import Quiz, current_bank
-from .extensions import db
+from .. import reports
+from ..attempts import attempt_or_404, progress, quiz_of, shown_choices
+from ..auth import class_or_404, require_admin
+from ..bank import Quiz, current_bank
+from ..extensions import db
+from ..models import Attempt, Class
+from ..stats import FEW_ATTEMPTS
+from . import bp, exports
 from .forms import ClassForm, ReportForm
-from .models import Attempt, Class
-from .reports import COUNTING, ClassReport, class_report
-from .stats import FEW_ATTEMPTS
-
-bp = Blueprint("teach", __name__, url_prefix="/teach")
-bp.after_request(no_store)
 
 # No 0/O, 1/I/L, so a code read off a projector cannot be mistyped.
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
@@ -68,9 +52,9 @@ def _selection(class_id: int | None) -> tuple[Class | None, ReportForm, Quiz]:
     return scope, form, bank.quizzes.get(form.quiz.data) or bank.retired[form.quiz.data]
 
 
-def _report(class_id: int | None) -> tuple[Class | None, ReportForm, ClassReport]:
+def _report(class_id: int | None) -> tuple[Class | None, ReportForm, reports.ClassReport]:
     scope, form, quiz = _selection(class_id)
-    return scope, form, class_report(quiz, class_id, form.count.data)
+    return scope, form, reports.class_report(quiz, class_id, form.count.data)
 
 
 @bp.route("", methods=["GET", "POST"])
@@ -126,7 +110,6 @@ def class_page(class_id):
         qr=qr,
         loopback=loopback,
         refresh=REFRESH_SECONDS if refresh else None,
-        counting=COUNTING,
         few=FEW_ATTEMPTS,
         retired=report.quiz.slug not in current_bank().quizzes,
     )
@@ -197,73 +180,17 @@ def attempt_review(token):
     )
 
 
-def _cell(value):
-    """Neutralise text a spreadsheet would run as a formula (OWASP's CSV injection advice)."""
-    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + value
-    return value
-
-
-def _utc(moment) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ") if moment else ""
-
-
-def _csv(scope: Class | None, quiz: Quiz, kind: str, header: list, rows) -> Response:
-    """A UTF-8 CSV download, streamed; numbers stay numbers, formula-like text is defused."""
-
-    def chunks():
-        out = io.StringIO()
-        # The byte-order mark makes Excel read UTF-8 names correctly; other tools skip it.
-        out.write("\ufeff")
-        writer = csv.writer(out)
-        writer.writerow(header)
-        for row in rows:
-            writer.writerow([_cell(value) for value in row])
-            if out.tell() > 64_000:
-                yield out.getvalue()
-                out.seek(0)
-                out.truncate()
-        yield out.getvalue()
-
-    # No folders, control characters or leading dots can come from a class name, nor the
-    # invisible characters (bidi overrides, zero-width, line separators) that disguise a name:
-    # those become NUL first, and every control character then becomes "-".
-    name = "".join(
-        "\x00" if unicodedata.category(char) in ("Cf", "Zl", "Zp") else char
-        for char in (scope.name if scope else "no class")
-    )
-    name = re.sub(r'[\\/:*?"<>|\x00-\x1f\x7f-\x9f]+', "-", name)
-    filename = f"{name.strip(' .-') or 'class'}-{quiz.slug}-{kind}.csv"
-    ascii_name = re.sub(r"[^A-Za-z0-9.]+", "-", filename).strip("-.")
-    return Response(
-        stream_with_context(chunks()),
-        mimetype="text/csv",
-        headers={
-            "Content-Disposition": f'attachment; filename="{ascii_name}"; '
-            f"filename*=UTF-8''{quote(filename, safe='')}"
-        },
-    )
-
-
-def _number(value: float | None, digits: int) -> float | int | str:
-    """A figure for a spreadsheet: rounded, whole numbers without ".0", blank when undefined."""
-    if value is None:
-        return ""
-    rounded = round(value, digits)
-    return int(rounded) if rounded == int(rounded) else rounded
+def _download(scope: Class | None, quiz: Quiz, kind: str, table: exports.Table):
+    return exports.download(scope.name if scope else "no class", quiz.slug, kind, table)
 
 
 @bp.get("/no-class/gradebook.csv", defaults={"class_id": None})
 @bp.get("/classes/<int:class_id>/gradebook.csv")
 def gradebook(class_id):
     """One row per student: the counted attempt's score, or the mean when all count."""
-    scope, _, report = _report(class_id)
-    rows = [
-        [row.student, row.attempts, _number(row.score, 2), row.max_score, _number(row.percent, 1)]
-        for row in report.gradebook
-    ]
-    header = ["student", "attempts", "score", "max_score", "percent"]
-    return _csv(scope, report.quiz, "gradebook", header, rows)
+    scope, form, quiz = _selection(class_id)
+    roster = reports.class_roster(quiz, class_id, form.count.data)
+    return _download(scope, quiz, "gradebook", exports.gradebook(roster))
 
 
 @bp.get("/no-class/responses.csv", defaults={"class_id": None})
@@ -271,24 +198,10 @@ def gradebook(class_id):
 def responses(class_id):
     """One row per answer, every attempt, with the question and choice as the student saw them."""
     scope, _, quiz = _selection(class_id)
-    versions, answers = reports.responses(quiz, class_id)
-    prompts = {(v, q.id): q.prompt for v, quiz in versions.items() for q in quiz.questions}
-    texts = {
-        (v, q.id, c.id): c.text for v, quiz in versions.items() for q in quiz.questions
-        for c in q.choices
-    }  # fmt: skip
-    class_name = scope.name if scope else "No class"
-    rows = (
-        [
-            student, class_name, number, question_id, prompts[version, question_id], choice_id,
-            texts[version, question_id, choice_id], "true" if is_correct else "false",
-            _utc(answered_at),
-        ]
-        for student, number, version, question_id, choice_id, is_correct, answered_at in answers
-    )  # fmt: skip
-    header = ["student", "class", "attempt", "question", "question_text", "choice",
-              "choice_text", "correct", "answered_at"]  # fmt: skip
-    return _csv(scope, quiz, "responses", header, rows)
+    table = exports.responses(
+        scope.name if scope else "No class", *reports.responses(quiz, class_id)
+    )
+    return _download(scope, quiz, "responses", table)
 
 
 @bp.get("/no-class/items.csv", defaults={"class_id": None})
@@ -296,21 +209,4 @@ def responses(class_id):
 def item_statistics(class_id):
     """One row per question: facility, discrimination and how many chose each choice."""
     scope, _, report = _report(class_id)
-    most = max(len(item.question.choices) for item in report.items)
-    header = ["question", "question_text", "n", "facility", "discrimination", "right_choice"]
-    for k in range(1, most + 1):
-        header += [f"choice_{k}", f"choice_{k}_count"]
-    rows = []
-    for item in report.items:
-        row = [
-            item.question.id,
-            item.question.prompt,
-            item.n,
-            _number(item.facility, 3),
-            _number(item.discrimination, 3),
-            item.question.right_choice.id,
-        ]
-        for choice in item.question.choices:
-            row += [choice.id, item.counts[choice.id]]
-        rows.append(row)
-    return _csv(scope, report.quiz, "items", header, rows)
+    return _download(scope, report.quiz, "items", exports.item_statistics(report))

@@ -1,10 +1,10 @@
-"""Instructor accounts: log in, log out, and who may see a class."""
+"""Instructor accounts: log in, log out, passwords, and who may see a class."""
 
-import re
 from urllib.parse import urlsplit
 
 from flask import (
     Blueprint,
+    Flask,
     abort,
     current_app,
     flash,
@@ -17,9 +17,10 @@ from flask import (
 from flask_login import current_user, login_required, login_user, logout_user
 from werkzeug.security import check_password_hash, generate_password_hash
 
-from .extensions import db, limiter, login_manager
-from .forms import ChangePasswordForm, LoginForm
-from .models import PASSWORD_LENGTH, Class, Instructor, new_token, now
+from ..audit import audit
+from ..extensions import db, limiter, login_manager
+from ..forms import ChangePasswordForm, LoginForm
+from ..models import PASSWORD_LENGTH, Class, Instructor, new_token, now
 
 bp = Blueprint("auth", __name__)
 
@@ -29,6 +30,19 @@ ADDRESS_FAILURES = "30 per minute"
 USERNAME_FAILURES = "10 per minute"
 # Compared against when the username is unknown, so a wrong name takes as long as a wrong password.
 _NOBODY = generate_password_hash("not anyone's password")
+
+
+def init_app(app: Flask) -> None:
+    """Add the login pages and the account commands."""
+    from .commands import (
+        create_instructor_command,
+        disable_instructor_command,
+        set_password_command,
+    )
+
+    app.register_blueprint(bp)
+    for command in (create_instructor_command, set_password_command, disable_instructor_command):
+        app.cli.add_command(command)
 
 
 def normal_username(username: str) -> str:
@@ -102,16 +116,6 @@ def end_idle_login() -> None:
 def _minute() -> int:
     """Minutes since the epoch: the idle timeout's clock."""
     return int(now().timestamp() // 60)
-
-
-def audit(event: str, username: str | None = None) -> None:
-    """Log a security event with who and from where, so an admin can trace it."""
-    who = username if username is not None else getattr(current_user, "username", "anonymous")
-    # A username or path with a newline must not be able to write a fake log line.
-    clean = [re.sub(r"[\x00-\x1f\x7f]", "?", str(part)) for part in (who, request.path)]
-    current_app.logger.warning(
-        "%s: user=%r ip=%s path=%s", event, clean[0], request.remote_addr, clean[1]
-    )
 
 
 def class_or_404(class_id: int) -> Class:

@@ -1,0 +1,84 @@
+"""Test data made by the code users hit: accounts by create_instructor, attempts and answers by
+the recording functions in app/attempts.py, so a report test reads what production writes.
+
+Call them inside an app context.
+"""
+
+import secrets
+from collections.abc import Sequence
+
+from app.attempts import new_attempt, record_answer, record_version, start_attempt, store_answers
+from app.auth import create_instructor
+from app.bank import Quiz
+from app.extensions import db
+from app.grading import grade
+from app.models import Attempt, Class, Instructor, now
+from app.teach.views import CODE_ALPHABET
+
+Choices = Sequence[str | None]
+"""A choice id for each of a quiz's questions, in order; None leaves the question unanswered."""
+
+
+def instructor(username: str = "teacher", password: str = "correct horse", *, admin=False):
+    """An instructor account, made as `flask create-instructor` makes one."""
+    return create_instructor(username, password, is_admin=admin)
+
+
+def class_(teacher: Instructor, name: str = "Physics 101", join_code: str | None = None) -> Class:
+    """A class of the instructor's, with a join code of the app's alphabet unless one is given."""
+    made = Class(
+        name=name,
+        instructor_id=teacher.id,
+        join_code=join_code or "".join(secrets.choice(CODE_ALPHABET) for _ in range(6)),
+    )
+    db.session.add(made)
+    db.session.commit()
+    return made
+
+
+def attempt(
+    quiz: Quiz, name: str = "Ada", *, answers: Choices = (), class_id=None, browser="factory"
+) -> Attempt:
+    """An attempt started and answered one answer at a time, as the student pages do."""
+    started = start_attempt(quiz, name, browser, class_id)
+    for question, choice in zip(quiz.questions, answers, strict=False):
+        if choice is not None:
+            record_answer(started, grade(question, choice))
+    return started
+
+
+def attempts(
+    quiz: Quiz, answers: Sequence[Choices], *, names: Sequence[str], class_id=None, browser="seed"
+) -> list[int]:
+    """Many answered attempts in one transaction, through the same statements as attempt();
+    returns their ids in order."""
+    version = record_version(quiz)
+    made = [new_attempt(quiz, version, name, browser, class_id) for name in names]
+    db.session.add_all(made)
+    db.session.flush()
+    moment = now()
+    store_answers(
+        db.session.connection(),
+        [
+            (started.id, grade(question, choice), moment)
+            for started, choices in zip(made, answers, strict=True)
+            for question, choice in zip(quiz.questions, choices, strict=False)
+            if choice is not None
+        ],
+    )
+    ids = [started.id for started in made]
+    db.session.commit()
+    return ids
+
+
+def right_or_wrong(quiz: Quiz, marks: Sequence[bool | int | None]) -> list[str | None]:
+    """Choices that get the questions marked true right and the others wrong (its first wrong
+    choice); None stays unanswered."""
+    return [
+        None
+        if mark is None
+        else (
+            question.right_choice if mark else next(c for c in question.choices if not c.correct)
+        ).id
+        for question, mark in zip(quiz.questions, marks, strict=True)
+    ]

@@ -1,0 +1,112 @@
+"""The class report's arithmetic on plain values: no app, no database."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from app import stats
+from app.bank import build_quiz
+from app.reports import (
+    PICK,
+    AnswerRow,
+    AttemptRow,
+    ClassReport,
+    Counting,
+    StudentRow,
+)
+
+QUIZ = build_quiz(
+    {
+        "slug": "tiny",
+        "title": "Tiny",
+        "description": "Three questions.",
+        "questions": [
+            {
+                "id": f"q{n}",
+                "prompt": f"Question {n}?",
+                "choices": [
+                    {"id": "a", "text": "Right", "correct": True, "explanation": "Yes."},
+                    {"id": "b", "text": "Wrong", "correct": False, "explanation": "No."},
+                ],
+                "explanation": "Because.",
+                "references": [{"title": "A book", "url": "https://example.org/"}],
+            }
+            for n in (1, 2, 3)
+        ],
+    }
+)
+START = datetime(2026, 1, 1, tzinfo=UTC)
+# test_stats' SMALL in three questions: alpha = 3/2 * (1 - .72/1.04) = 0.46
+SMALL = [[1, 1, 1], [1, 1, 0], [1, 0, 1], [0, 1, 0], [0, 0, 0]]
+
+
+def report(marks: list[list[int]], counting=Counting.FIRST) -> ClassReport:
+    """A report of one completed attempt per student, right (1) or wrong (0) on each question."""
+    students, answers = [], []
+    for n, row in enumerate(marks):
+        attempt = AttemptRow(
+            id=n,
+            token=f"t{n}",
+            student=f"Student {n}",
+            started_at=START + timedelta(minutes=n),
+            last_answer_at=START + timedelta(minutes=n + 5),
+            answered=len(row),
+            points=sum(row),
+            quiz=QUIZ,
+            number=1,
+        )
+        students.append(StudentRow(name=f"Student {n}", attempts=1, shown=attempt))
+        for question, mark in zip(QUIZ.questions, row, strict=True):
+            answers.append(AnswerRow(n, question.id, "a" if mark else "b", bool(mark)))
+    return ClassReport(
+        quiz=QUIZ,
+        counting=counting,
+        students=students,
+        student_count=len(marks),
+        started=len(marks),
+        completed=len(marks),
+        answers=answers,
+    )
+
+
+def test_figures_come_from_the_values_given():
+    """Alpha, facility, choice counts, histogram and gradebook from rows built by hand."""
+    small = report(SMALL)
+    assert small.alpha == pytest.approx(stats.cronbach_alpha(SMALL)) == pytest.approx(0.4615, 1e-3)
+    assert [item.facility for item in small.items] == [0.6, 0.6, 0.4]
+    assert small.items[2].counts == {"a": 2, "b": 3}
+    assert small.items[2].flags == ["Most students chose “Wrong”"]
+    assert small.histogram == [1, 1, 2, 1]
+    assert [(row.student, row.score, row.percent) for row in small.gradebook][:2] == [
+        ("Student 0", 3, 100.0),
+        ("Student 1", 2, 66.7),
+    ]
+    assert small.summary.count == 5 and small.summary.mean == pytest.approx(1.6)
+
+
+def test_answers_of_attempts_that_do_not_count_are_left_out():
+    """An answer whose attempt is not among the counted ones changes no figure."""
+    small = report(SMALL)
+    stray = ClassReport(
+        **{**vars(small), "answers": [*small.answers, AnswerRow(99, "q1", "b", False)]}
+    )
+    assert stray.items[0].counts == small.items[0].counts == {"a": 3, "b": 2}
+
+
+SHARES = {1: 0.5, 2: 1.0, 3: 1.0}
+
+
+@pytest.mark.parametrize(
+    ("counting", "ids"),
+    [("first", [1]), ("best", [2]), ("latest", [3]), ("all", [1, 2, 3])],
+)
+def test_each_counting_rule_picks_its_attempts(counting, ids):
+    """First, best (the earliest of equals), latest and all, as Moodle's grading methods."""
+    assert PICK[Counting(counting)]([1, 2, 3], SHARES) == ids
+
+
+def test_an_unknown_counting_rule_is_an_error():
+    """Not a silent "best", as an unmatched string once was."""
+    assert set(PICK) == set(Counting)
+    with pytest.raises(ValueError):
+        Counting("highest")
