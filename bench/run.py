@@ -10,16 +10,13 @@ import platform
 import random
 import re
 import runpy
-import socket
 import sqlite3
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.parse
 import urllib.request
-from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -38,7 +35,7 @@ from app.bank import current_bank  # noqa: E402
 from app.extensions import db  # noqa: E402
 from app.models import Attempt  # noqa: E402
 
-from helpers import csrf_token, gunicorn  # noqa: E402
+from helpers import csrf_token, gunicorn, half_sent_requests  # noqa: E402
 
 STUDENTS, ATTEMPTS_EACH = 500, 25  # 500 x 25 attempts x 8 answers = 100,000 answers
 WORKERS = 2 * len(os.sched_getaffinity(0)) + 1
@@ -166,33 +163,6 @@ end
     return script
 
 
-@contextmanager
-def slow_clients(base: str, count: int = SLOW_CLIENTS):
-    """Hold `count` connections that each sent half a request, trickling a byte every 2 s."""
-    host, port = urllib.parse.urlsplit(base).netloc.split(":")
-    held = [socket.create_connection((host, int(port))) for _ in range(count)]
-    for connection in held:
-        connection.sendall(b"GET /livez HTTP/1.1\r\nHost: bench\r\nX-Slow: ")
-    done = threading.Event()
-
-    def trickle():
-        while not done.wait(2):
-            for connection in held:
-                with suppress(OSError):  # the server gave up on it, as it should
-                    connection.sendall(b"a")
-
-    thread = threading.Thread(target=trickle)
-    thread.start()
-    time.sleep(1)  # let the server accept them all before measuring
-    try:
-        yield
-    finally:
-        done.set()
-        thread.join()
-        for connection in held:
-            connection.close()
-
-
 def first_answer(base: str, path: str, deadline: float = 60) -> float:
     """Seconds until one ordinary request is answered; the deadline if it never is."""
     started = time.perf_counter()
@@ -260,7 +230,8 @@ def run(folder: Path, url: str, pg: str | None) -> None:
         for kind in ("gradebook", "responses", "items"):
             rows.append((f"{kind}.csv, 1 client", wrk(base, f"{class_page}/{kind}.csv",
                          connections=1, threads=1, cookie=teacher), None))  # fmt: skip
-        with slow_clients(base):
+        with half_sent_requests(base, SLOW_CLIENTS, every=2):
+            time.sleep(1)  # let the server accept them all before measuring
             waited = first_answer(base, "/livez")
             rows += [
                 (f"question page (GET), {SLOW_CLIENTS} slow clients held open",

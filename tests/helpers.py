@@ -5,10 +5,11 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.parse
 import urllib.request
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 
 from markupsafe import escape
@@ -211,3 +212,30 @@ def gunicorn(tmp_path, workers=4, **env):
         process.terminate()
         process.wait(timeout=30)
         log.close()
+
+
+@contextmanager
+def half_sent_requests(base: str, count: int, every: float = 1):
+    """Connections that each sent a request line and half a header, adding a byte every `every`
+    seconds: slow clients, as a weak network or an attacker makes them."""
+    port = int(base.rsplit(":", 1)[1])
+    held = [socket.create_connection(("127.0.0.1", port)) for _ in range(count)]
+    for connection in held:
+        connection.sendall(b"GET /livez HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
+    done = threading.Event()
+
+    def trickle():
+        while not done.wait(every):
+            for connection in held:
+                with suppress(OSError):  # a server may give up on a client this slow
+                    connection.sendall(b"a")
+
+    thread = threading.Thread(target=trickle)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+        for connection in held:
+            connection.close()

@@ -6,13 +6,12 @@ import random
 import re
 import signal
 import socket
-import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 
 import psutil
 import pytest
@@ -23,7 +22,7 @@ from app.extensions import db
 from app.grading import grade
 from app.models import Answer, Attempt
 
-from helpers import SLUG, csrf_token, gunicorn, make_app
+from helpers import SLUG, csrf_token, gunicorn, half_sent_requests, make_app
 
 STUDENTS = 200
 
@@ -180,32 +179,6 @@ def wait_for_refusal(port: int) -> bool:
             return True
         time.sleep(0.1)
     return False
-
-
-@contextmanager
-def half_sent_requests(base: str, count: int):
-    """Connections that each sent a request line and half a header, adding a byte a second."""
-    port = int(base.rsplit(":", 1)[1])
-    held = [socket.create_connection(("127.0.0.1", port)) for _ in range(count)]
-    for connection in held:
-        connection.sendall(b"GET /livez HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
-    done = threading.Event()
-
-    def trickle():
-        while not done.wait(1):
-            for connection in held:
-                with suppress(OSError):  # a server may give up on a client this slow
-                    connection.sendall(b"a")
-
-    thread = threading.Thread(target=trickle)
-    thread.start()
-    try:
-        yield
-    finally:
-        done.set()
-        thread.join()
-        for connection in held:
-            connection.close()
 
 
 def test_a_body_that_stops_arriving_is_dropped(tmp_path):
