@@ -3,7 +3,6 @@
 import gc
 import ipaddress
 import os
-import signal
 import socket
 
 wsgi_app = "wsgi:app"
@@ -64,15 +63,18 @@ BODY_SECONDS = 10
 BODY_LARGEST = 64 * 1024  # the app's MAX_CONTENT_LENGTH: a larger body is refused unread
 
 
+def post_fork(server, worker):
+    """Ctrl-C reaches the workers too: stop as on SIGTERM, finishing the answers in flight. The
+    quick stop exits from a greenlet, which gevent reports with a frightening traceback. Set
+    before the worker installs its signal handlers, so that one still booting obeys it too."""
+    worker.handle_quit = worker.handle_exit
+
+
 def post_worker_init(worker):
     """Read each request's body in time before the app sees it, then freeze what the worker
     has loaded: the app lives as long as the worker, so the garbage collector need not walk it
     again on every collection (a tenth of the class page's time)."""
     worker.wsgi = body_in_time(worker.wsgi)
-    # Ctrl-C reaches the workers too. Stop as on SIGTERM, finishing the answers in flight: the
-    # quick stop exits from a greenlet, which gevent reports with a frightening traceback.
-    signal.signal(signal.SIGINT, worker.handle_exit)
-    signal.signal(signal.SIGQUIT, worker.handle_exit)
     gc.collect()  # first free what loading left behind: frozen garbage would stay for good
     gc.freeze()
 
