@@ -3,13 +3,14 @@
 import json
 import re
 
-from app.auth import create_instructor
+import factories
+
 from app.bank import current_bank
 from app.config import PROJECT_ROOT
 from app.extensions import db
-from app.models import Attempt, Class, QuizVersion
+from app.models import Attempt, QuizVersion
 
-from helpers import SLUG, Student, form_token, login, make_app, shown, text
+from helpers import SLUG, Student, login, make_app, shown, text
 
 
 def radio_order(page):
@@ -129,14 +130,11 @@ def test_a_removed_quiz_keeps_its_history(tmp_path, quick_passwords):
     both.write_text(json.dumps(second))
     app = make_app(tmp_path, QUESTIONS_PATH=str(both))
     with app.app_context():
-        create_instructor("teacher", "correct horse")
+        year_9 = factories.class_(factories.instructor(), "Year 9")
+        class_id, code = year_9.id, year_9.join_code
+        retired = current_bank().quizzes["retired-quiz"]
     teacher = app.test_client()
     login(teacher, "teacher", "correct horse")
-    page = teacher.post("/teach", data={"csrf_token": form_token(teacher), "name": "Year 9"})
-    class_id = int(page.location.rsplit("/", 1)[1])
-    with app.app_context():
-        code = db.session.get(Class, class_id).join_code
-        retired = current_bank().quizzes["retired-quiz"]
     student = Student(app.test_client())
     student.start(name="Ada", slug="retired-quiz", class_code=code)
     for number, question in enumerate(retired.questions, 1):
