@@ -12,7 +12,15 @@ from sqlalchemy.orm import joinedload
 from .bank import Choice, Question, Quiz, current_bank, quiz_from_snapshot
 from .extensions import db
 from .grading import Feedback, Score, grade, score
-from .models import Answer, Attempt, QuizVersion, now
+from .models import (
+    Answer,
+    Assignment,
+    Attempt,
+    QuizVersion,
+    RosterStudent,
+    now,
+    student_key,
+)
 
 
 def record_version(quiz: Quiz) -> QuizVersion:
@@ -30,21 +38,37 @@ def record_version(quiz: Quiz) -> QuizVersion:
 
 
 def new_attempt(
-    quiz: Quiz, version: QuizVersion, student_name: str, browser: str, class_id: int | None = None
+    quiz: Quiz,
+    version: QuizVersion,
+    student_name: str,
+    browser: str,
+    class_id: int | None = None,
+    *,
+    assignment: Assignment | None = None,
+    roster_student: RosterStudent | None = None,
 ) -> Attempt:
-    """An attempt not yet stored, with the order its choices will be shown in fixed."""
+    """An attempt not yet stored, with the order its choices will be shown in and, under a time
+    limit, the moment it ends fixed."""
     shuffle = random.SystemRandom().sample
     order = (
         {q.id: shuffle([c.id for c in q.choices], len(q.choices)) for q in quiz.questions}
         if quiz.shuffle_choices
         else None
     )
+    started = now()
+    limit = assignment.time_limit_minutes if assignment else None
     return Attempt(
         quiz_version=version,
-        student_name=student_name,
+        student_name=roster_student.name if roster_student else student_name,
+        # Roster students are told apart by record: two may share a name.
+        student_key=roster_student.student_key if roster_student else student_key(student_name),
         browser=browser,
         class_id=class_id,
+        assignment=assignment,
+        roster_student=roster_student,
         choice_order=order,
+        started_at=started,
+        ends_at=started + timedelta(minutes=limit) if limit else None,
     )
 
 

@@ -3,9 +3,20 @@
 import secrets
 import unicodedata
 from datetime import UTC, datetime
+from enum import StrEnum
 
 from flask_login import UserMixin
-from sqlalchemy import JSON, DateTime, ForeignKey, Index, String, Text, UniqueConstraint, true
+from sqlalchemy import (
+    JSON,
+    CheckConstraint,
+    DateTime,
+    ForeignKey,
+    Index,
+    String,
+    Text,
+    UniqueConstraint,
+    true,
+)
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from .extensions import db
@@ -78,6 +89,8 @@ class Instructor(UserMixin, db.Model):
     session_token: Mapped[str] = mapped_column(String(43), unique=True, default=new_token)
     # A disabled instructor cannot log in (Flask-Login reads is_active); their classes stay.
     is_active: Mapped[bool] = mapped_column(default=True, server_default=true())
+    # An IANA name ("Europe/Berlin"): assignment dates are entered and shown in it, stored in UTC.
+    time_zone: Mapped[str] = mapped_column(String(64), default="UTC", server_default="UTC")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
 
     classes: Mapped[list["Class"]] = relationship(back_populates="instructor")
@@ -96,9 +109,123 @@ class Class(db.Model):
     join_code: Mapped[str] = mapped_column(String(6), unique=True)
     instructor_id: Mapped[int] = mapped_column(ForeignKey("instructors.id"), index=True)
     is_open: Mapped[bool] = mapped_column(default=True)
+    # An archived class is read-only and hidden from "Your classes"; its join link stops working.
+    archived_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
 
     instructor: Mapped[Instructor] = relationship(back_populates="classes")
+    assignments: Mapped[list["Assignment"]] = relationship(
+        back_populates="class_", order_by="Assignment.id", cascade="all, delete-orphan"
+    )
+
+
+class Role(StrEnum):
+    """What a shared class lets another instructor do; the owner and admins may do everything."""
+
+    VIEW = "view"
+    MANAGE = "manage"
+    OWN = "own"
+
+
+class ClassShare(db.Model):
+    """A class shared with another instructor, who may view it or also manage it."""
+
+    __tablename__ = "class_shares"
+    __table_args__ = (CheckConstraint("role IN ('view', 'manage')", name="known_share_role"),)
+
+    class_id: Mapped[int] = mapped_column(
+        ForeignKey("classes.id", ondelete="CASCADE"), primary_key=True
+    )
+    instructor_id: Mapped[int] = mapped_column(
+        ForeignKey("instructors.id", ondelete="CASCADE"), primary_key=True, index=True
+    )
+    role: Mapped[str] = mapped_column(String(8))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+
+class FeedbackWhen(StrEnum):
+    """When an assignment's students see verdicts, explanations and scores."""
+
+    EACH_ANSWER = "each-answer"
+    AFTER_ATTEMPT = "after-attempt"
+    AFTER_CLOSE = "after-close"
+
+
+class Assignment(db.Model):
+    """A quiz a class is set, with its window, time and attempt limits and feedback rule."""
+
+    __tablename__ = "assignments"
+    # One assignment per quiz and class: the join link then knows which rules a start follows.
+    __table_args__ = (
+        UniqueConstraint("class_id", "quiz_slug"),
+        CheckConstraint("closes_at IS NULL OR opens_at IS NULL OR closes_at > opens_at",
+                        name="closes_after_opens"),
+        CheckConstraint("time_limit_minutes IS NULL OR time_limit_minutes BETWEEN 1 AND 1440",
+                        name="time_limit_within_a_day"),
+        CheckConstraint("attempts_allowed IS NULL OR attempts_allowed BETWEEN 1 AND 100",
+                        name="attempts_allowed_1_to_100"),
+        CheckConstraint("grade_from IN ('first', 'best', 'latest', 'all')",
+                        name="known_grade_from"),
+        CheckConstraint("feedback IN ('each-answer', 'after-attempt', 'after-close')",
+                        name="known_feedback"),
+    )  # fmt: skip
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    class_id: Mapped[int] = mapped_column(ForeignKey("classes.id", ondelete="CASCADE"))
+    quiz_slug: Mapped[str] = mapped_column(String(64))
+    opens_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    closes_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    time_limit_minutes: Mapped[int | None]
+    # None: as many attempts as the student likes.
+    attempts_allowed: Mapped[int | None]
+    # A reports.Counting value: which attempts the gradebook uses ("all" is their average).
+    grade_from: Mapped[str] = mapped_column(String(8), default="first")
+    feedback: Mapped[str] = mapped_column(String(16), default=FeedbackWhen.EACH_ANSWER.value)
+    # Set by "Release feedback"; held feedback is also released once the quiz closes.
+    feedback_released_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+    class_: Mapped[Class] = relationship(back_populates="assignments")
+
+
+class RosterStudent(db.Model):
+    """A student on a class's roster, who starts attempts with a personal sign-in code."""
+
+    __tablename__ = "roster_students"
+    __table_args__ = (UniqueConstraint("class_id", "student_number"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    class_id: Mapped[int] = mapped_column(ForeignKey("classes.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(80))
+    # The student id or email the instructor gave, if any: the gradebook's key for the LMS.
+    student_number: Mapped[str | None] = mapped_column(String(254))
+    # 8 characters without look-alikes; a new code replaces it, and the old one stops working.
+    sign_in_code: Mapped[str] = mapped_column(String(8), unique=True)
+    # Removed students keep their attempts, which reports mark as removed.
+    removed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+    @property
+    def student_key(self) -> str:
+        """Their attempts' student key: roster students are told apart by record, not name."""
+        return roster_key(self.id)
+
+
+def roster_key(roster_student_id: int) -> str:
+    """The student key of a roster student's attempts; no typed name can produce it."""
+    return f"#roster:{roster_student_id}"
+
+
+class MergedStudent(db.Model):
+    """Within a class, a student key that counts as another student: "Dana  Diaz" as "Dana Diaz"."""
+
+    __tablename__ = "merged_students"
+
+    class_id: Mapped[int] = mapped_column(
+        ForeignKey("classes.id", ondelete="CASCADE"), primary_key=True
+    )
+    student_key: Mapped[str] = mapped_column(String(240), primary_key=True)
+    into_key: Mapped[str] = mapped_column(String(240))
 
 
 class Attempt(db.Model):
@@ -108,6 +235,7 @@ class Attempt(db.Model):
     # A class report reads one class's attempts at one quiz in start order: this covers it.
     __table_args__ = (
         Index("ix_attempts_class_report", "class_id", "quiz_version_id", "started_at"),
+        UniqueConstraint("assignment_id", "student_key", "seat"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -129,9 +257,30 @@ class Attempt(db.Model):
     answered: Mapped[int] = mapped_column(default=0, server_default="0")
     points: Mapped[int] = mapped_column(default=0, server_default="0")
     last_answer_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # The assignment it was started under; removing the assignment keeps the attempt.
+    assignment_id: Mapped[int | None] = mapped_column(
+        ForeignKey("assignments.id", ondelete="SET NULL"), index=True
+    )
+    roster_student_id: Mapped[int | None] = mapped_column(
+        ForeignKey("roster_students.id", ondelete="SET NULL"), index=True
+    )
+    # Which of the assignment's allowed attempts this is (1..attempts_allowed): the unique
+    # constraint lets exactly that many starts through, however many race. None when unlimited
+    # or voided.
+    seat: Mapped[int | None]
+    # When the time limit runs out, fixed at the start; None without a time limit.
+    ends_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # "Finish attempt", the last answer or the time running out: nothing can be answered after.
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # A voided attempt leaves statistics, gradebook and attempt limits, and can be restored.
+    voided_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    voided_by_id: Mapped[int | None] = mapped_column(ForeignKey("instructors.id"))
 
     quiz_version: Mapped[QuizVersion] = relationship()
     class_: Mapped[Class | None] = relationship()
+    assignment: Mapped["Assignment | None"] = relationship()
+    roster_student: Mapped["RosterStudent | None"] = relationship()
+    voided_by: Mapped[Instructor | None] = relationship()
     answers: Mapped[list["Answer"]] = relationship(
         back_populates="attempt", order_by="Answer.answered_at"
     )

@@ -20,7 +20,7 @@ from werkzeug.security import check_password_hash, generate_password_hash
 from ..audit import audit
 from ..extensions import db, limiter, login_manager
 from ..forms import ChangePasswordForm, LoginForm
-from ..models import PASSWORD_LENGTH, Class, Instructor, new_token, now
+from ..models import PASSWORD_LENGTH, Class, ClassShare, Instructor, Role, new_token, now
 
 bp = Blueprint("auth", __name__)
 
@@ -118,10 +118,24 @@ def _minute() -> int:
     return int(now().timestamp() // 60)
 
 
-def class_or_404(class_id: int) -> Class:
-    """A class the logged-in instructor may see: their own, or any for an admin."""
+_RANK = {Role.VIEW: 1, Role.MANAGE: 2, Role.OWN: 3}
+
+
+def role_in(found: Class) -> Role | None:
+    """What the logged-in instructor may do with a class: everything as its owner or an admin,
+    what it was shared with them for, or nothing."""
+    if current_user.is_admin or found.instructor_id == current_user.id:
+        return Role.OWN
+    share = db.session.get(ClassShare, (found.id, current_user.id))
+    return Role(share.role) if share else None
+
+
+def class_or_404(class_id: int, need: Role = Role.VIEW) -> Class:
+    """A class the logged-in instructor may see and, as `need` says, change; others get a 404,
+    so that a class's existence is not given away."""
     found = db.session.get(Class, class_id)
-    if found is None or not (current_user.is_admin or found.instructor_id == current_user.id):
+    role = role_in(found) if found is not None else None
+    if role is None or _RANK[role] < _RANK[need]:
         audit("access denied")
         abort(404, description="There is no class of yours at this address.")
     return found
