@@ -315,11 +315,13 @@ def results(token):
     is_owner = _owns(attempt)
     as_instructor = not is_owner and not state.open_to_anyone and _teaches(attempt)
     if not (is_owner or state.open_to_anyone or as_instructor):
-        abort(
-            403,
-            description="The review of this attempt is not open yet: it opens when the "
-            "instructor releases feedback or the quiz closes.",
+        page = render_template(
+            "errors.html",
+            code=403,
+            title="This review is not open yet",
+            message="It opens when the instructor releases feedback or the quiz closes.",
         )
+        return page, 403
     return render_template(
         "quiz/results.html",
         attempt=attempt,

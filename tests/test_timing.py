@@ -369,9 +369,13 @@ def test_feedback_after_the_close_is_held_until_the_close_or_a_release(
 
     with app.app_context():
         factories.instructor("stranger")
+        factories.instructor("boss", admin=True)
     other = app.test_client()
     login(other, "stranger", "correct horse")
     assert other.get(student.results_url).status_code == 403
+    admin = app.test_client()
+    login(admin, "boss", "correct horse")
+    assert "Ada scored <strong>4 out of 8</strong>" in text(admin.get(student.results_url))
     teacher = app.test_client()
     login(teacher, "teacher", "correct horse")
     as_teacher = text(teacher.get(student.results_url))
