@@ -8,8 +8,9 @@ from datetime import UTC, datetime, timedelta
 import factories
 import pytest
 
-from app.attempts import utc
+from app.attempts import attempt_or_404, finish_attempt, record_answer, utc
 from app.extensions import db
+from app.grading import grade
 from app.models import Answer, Assignment, Attempt, Class, FeedbackWhen
 from app.rules import ANSWER_GRACE, CLOSE_GRACE
 
@@ -250,6 +251,27 @@ def test_the_last_answer_finishes_the_attempt(app, client, quiz, course):
     assert client.get(last.location).location == student.results_url
     attempt = stored_attempt(app)
     assert attempt.finished_at == attempt.last_answer_at
+
+
+def test_an_answer_read_before_a_finish_is_refused_by_the_database(app, quiz, course):
+    """The gap the page cannot close: the answer's request read the attempt unfinished, then
+    another tab finished it. The tally's WHERE finished_at IS NULL refuses the answer."""
+    timed = assign(app, quiz, course, time_limit_minutes=30)
+    with app.app_context():
+        token = factories.assigned_attempt(
+            quiz, db.session.get(Assignment, timed), browser=BROWSER
+        ).token
+    question = quiz.questions[0]
+    with app.app_context():
+        stale = attempt_or_404(token)
+        with app.app_context():  # another request, with a session of its own
+            assert finish_attempt(attempt_or_404(token))
+        assert stale.finished_at is None
+        assert record_answer(stale, grade(question, question.right_choice.id)) is False
+    attempt = stored_attempt(app)
+    assert (attempt.answered, attempt.points, attempt.last_answer_at) == (0, 0, None)
+    with app.app_context():
+        assert db.session.scalars(db.select(Answer)).all() == []
 
 
 def race(app, client, student, browser, *posts) -> list[int]:
