@@ -2,13 +2,14 @@
 
 import random
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from flask import abort
-from sqlalchemy import Connection, Row, bindparam
+from sqlalchemy import Connection, Row, bindparam, case
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import joinedload
 
+from . import rules
 from .bank import Choice, Question, Quiz, current_bank, quiz_from_snapshot
 from .extensions import db
 from .grading import Feedback, Score, grade, score
@@ -16,6 +17,7 @@ from .models import (
     Answer,
     Assignment,
     Attempt,
+    FeedbackWhen,
     QuizVersion,
     RosterStudent,
     now,
@@ -88,38 +90,72 @@ def start_attempt(
 # Plain rows, not attempts: the home page of a returning student is as busy as any page.
 _BY_BROWSER = (
     db.select(
-        Attempt.token, Attempt.student_name, Attempt.answered, QuizVersion.slug, QuizVersion.digest
+        Attempt.token,
+        Attempt.student_name,
+        Attempt.answered,
+        Attempt.finished_at,
+        Attempt.ends_at,
+        Assignment.closes_at,
+        QuizVersion.slug,
+        QuizVersion.digest,
     )
     .join(Attempt.quiz_version)
+    .outerjoin(Attempt.assignment)
     .where(Attempt.browser == bindparam("browser"))
     .order_by(Attempt.started_at.desc())
 )
 
 
 def unfinished_attempts(browser: str, quizzes: list[Quiz]) -> list[Row]:
-    """This browser's attempts at the current version of these quizzes that still have
-    questions to answer, newest first: token, student_name, answered and slug."""
+    """This browser's attempts at the current version of these quizzes that can still be
+    answered, newest first: token, student_name, answered and slug."""
     sizes = {(quiz.slug, quiz.version): len(quiz.questions) for quiz in quizzes}
-    rows = db.session.execute(_BY_BROWSER, {"browser": browser})
-    return [row for row in rows if row.answered < sizes.get((row.slug, row.digest), 0)]
+    moment = now()
+    return [
+        row
+        for row in db.session.execute(_BY_BROWSER, {"browser": browser})
+        if (row.slug, row.digest) in sizes
+        and not rules.attempt_finished(
+            moment,
+            row.finished_at,
+            row.answered,
+            sizes[row.slug, row.digest],
+            rules.answer_deadline(utc(row.ends_at), utc(row.closes_at)),
+        )
+    ]
 
 
 # Built once: answering is the busiest write, and building its statements cost as much as
 # running them.
 _ADD_ANSWER = Answer.__table__.insert()
+_ATTEMPTS = Attempt.__table__
+_MOMENT = bindparam("moment", type_=_ATTEMPTS.c.last_answer_at.type)
+# Only an attempt not yet finished moves: a "Finish attempt" or a timed-out answer that got in
+# first leaves this matching no row, and the answer is rolled back with it. The last answer
+# finishes the attempt in the same statement.
 _TALLY = (
-    Attempt.__table__.update()
-    .where(Attempt.__table__.c.id == bindparam("attempt"))
+    _ATTEMPTS.update()
+    .where(_ATTEMPTS.c.id == bindparam("attempt"), _ATTEMPTS.c.finished_at.is_(None))
     .values(
-        answered=Attempt.__table__.c.answered + 1,
-        points=Attempt.__table__.c.points + bindparam("point"),
-        last_answer_at=bindparam("moment"),
+        answered=_ATTEMPTS.c.answered + 1,
+        points=_ATTEMPTS.c.points + bindparam("point"),
+        last_answer_at=_MOMENT,
+        finished_at=case((_ATTEMPTS.c.answered + 1 >= bindparam("questions"), _MOMENT)),
     )
+)
+_FINISH = (
+    _ATTEMPTS.update()
+    .where(_ATTEMPTS.c.id == bindparam("attempt"), _ATTEMPTS.c.finished_at.is_(None))
+    .values(finished_at=_MOMENT)
 )
 
 
-def store_answers(connection: Connection, answers: list[tuple[int, Feedback, datetime]]) -> None:
-    """Add answers (attempt id, verdict, when) and move their attempts' tallies, uncommitted.
+def store_answers(
+    connection: Connection, answers: list[tuple[int, Feedback, datetime]], questions: int
+) -> int:
+    """Add answers (attempt id, verdict, when) to attempts at a quiz of this many questions and
+    move their tallies, uncommitted; returns how many tallies moved, which is fewer than the
+    answers when an attempt was already finished (exact for one answer).
 
     The unique constraint speaks at the INSERT, before the tallies move.
     """
@@ -136,20 +172,38 @@ def store_answers(connection: Connection, answers: list[tuple[int, Feedback, dat
             for attempt_id, feedback, moment in answers
         ],
     )
-    connection.execute(
+    moved = connection.execute(
         _TALLY,
         [
-            {"attempt": attempt_id, "point": int(feedback.correct), "moment": moment}
+            {
+                "attempt": attempt_id,
+                "point": int(feedback.correct),
+                "moment": moment,
+                "questions": questions,
+            }
             for attempt_id, feedback, moment in answers
         ],
     )
+    return moved.rowcount
 
 
-def record_answer(attempt: Attempt, feedback: Feedback) -> None:
-    """Store and lock an answer; if the question was answered meanwhile, the first answer stands."""
+def record_answer(attempt: Attempt, feedback: Feedback) -> bool:
+    """Store and lock an answer while the attempt may still be answered; if the question was
+    answered meanwhile, the first answer stands. False when the attempt was over: finished, or
+    past its deadline, in which case it is finished now and scored on what was answered."""
+    moment = now()
+    deadline = answer_deadline(attempt)
+    if not rules.may_answer(moment, utc(attempt.finished_at), deadline):
+        if deadline is not None and moment > deadline:
+            finish_attempt(attempt, deadline)
+        return False
+    questions = len(quiz_of(attempt).questions)
     try:
         # Plain statements on the session's connection: the page redirects, so no ORM objects.
-        store_answers(db.session.connection(), [(attempt.id, feedback, now())])
+        moved = store_answers(db.session.connection(), [(attempt.id, feedback, moment)], questions)
+        if not moved:  # finished meanwhile by the student's other tab
+            db.session.rollback()
+            return False
         db.session.commit()
     except IntegrityError:
         db.session.rollback()
@@ -159,13 +213,30 @@ def record_answer(attempt: Attempt, feedback: Feedback) -> None:
         )
         if db.session.scalar(already) is None:
             raise
+    return True
+
+
+def finish_attempt(attempt: Attempt, moment: datetime | None = None) -> bool:
+    """Mark an attempt finished at this moment (by default now) unless it already was, in one
+    conditional statement that a racing answer cannot slip past; whether this call finished it."""
+    finished = db.session.connection().execute(
+        _FINISH, {"attempt": attempt.id, "moment": moment or now()}
+    )
+    db.session.commit()
+    return finished.rowcount == 1
 
 
 # One query, built once: every student page starts here.
 _BY_TOKEN = (
     db.select(Attempt)
     .where(Attempt.token == bindparam("token"))
-    .options(joinedload(Attempt.quiz_version), joinedload(Attempt.answers))
+    .options(
+        joinedload(Attempt.quiz_version),
+        joinedload(Attempt.answers),
+        # The rules it follows and the class whose state the results page tells.
+        joinedload(Attempt.assignment),
+        joinedload(Attempt.class_),
+    )
 )
 
 
@@ -221,4 +292,57 @@ def progress(attempt: Attempt, quiz: Quiz) -> Progress:
         score=score([answer.is_correct for answer in answers.values()], len(quiz.questions)),
         next_number=unanswered[0] if unanswered else None,
         time_taken=None if unanswered or last is None else last - attempt.started_at,
+    )
+
+
+def utc(moment: datetime | None) -> datetime | None:
+    """A stored moment as UTC: SQLite hands it back without its zone."""
+    if moment is None or moment.tzinfo is not None:
+        return moment
+    return moment.replace(tzinfo=UTC)
+
+
+def answer_deadline(attempt: Attempt) -> datetime | None:
+    """The last moment this attempt takes an answer, under its assignment's rules."""
+    closes_at = attempt.assignment.closes_at if attempt.assignment else None
+    return rules.answer_deadline(utc(attempt.ends_at), utc(closes_at))
+
+
+@dataclass(frozen=True)
+class Standing:
+    """Where an attempt stands under its assignment's rules at one moment."""
+
+    deadline: datetime | None
+    """The last moment an answer is saved; None when nothing ends the attempt."""
+    ending: rules.Ending
+    finished: bool
+    feedback_shown: bool
+    """Whether its student may see verdicts, explanations, right answers and the score."""
+    open_to_anyone: bool
+    """Whether its results link shows the review to whoever has the link."""
+    finishable: bool
+    """Whether "Finish attempt" is offered: under a time limit or feedback held until the end."""
+    seconds_left: int | None
+    """Whole seconds until the time limit ends, for the countdown; None without a time limit."""
+
+
+def standing(attempt: Attempt, quiz: Quiz) -> Standing:
+    """Ask the rules about this attempt now, from what attempt_or_404 loaded (no query)."""
+    moment = now()
+    assignment = attempt.assignment
+    when = FeedbackWhen(assignment.feedback) if assignment else FeedbackWhen.EACH_ANSWER
+    closes_at = utc(assignment.closes_at) if assignment else None
+    released_at = utc(assignment.feedback_released_at) if assignment else None
+    finished_at, ends_at = utc(attempt.finished_at), utc(attempt.ends_at)
+    answered, questions = len(attempt.answers), len(quiz.questions)
+    deadline = rules.answer_deadline(ends_at, closes_at)
+    finished = rules.attempt_finished(moment, finished_at, answered, questions, deadline)
+    return Standing(
+        deadline=deadline,
+        ending=rules.how_it_ended(moment, finished_at, answered, questions, ends_at, closes_at),
+        finished=finished,
+        feedback_shown=rules.feedback_visible(when, finished, moment, closes_at, released_at),
+        open_to_anyone=rules.review_open_to_anyone(when, finished, moment, closes_at, released_at),
+        finishable=ends_at is not None or when != FeedbackWhen.EACH_ANSWER,
+        seconds_left=None if ends_at is None else max(0, int((ends_at - moment).total_seconds())),
     )

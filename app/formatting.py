@@ -23,6 +23,18 @@ def when(moment: datetime) -> Markup:
     return Markup(f'<time datetime="{moment:%Y-%m-%dT%H:%MZ}">{moment:%-d %b %Y, %H:%M} UTC</time>')
 
 
+def clock(moment: datetime) -> Markup:
+    """The hour and minute of a moment today, in UTC, that static/local-time.js restates in the
+    reader's zone: <time class="clock" datetime="2026-11-29T17:40:05Z">17:40 UTC</time>."""
+    if moment.tzinfo is None:  # SQLite hands back the stored UTC time without its zone
+        moment = moment.replace(tzinfo=UTC)
+    moment = moment.astimezone(UTC)
+    return Markup(
+        f'<time class="clock" datetime="{moment:%Y-%m-%dT%H:%M:%SZ}">{moment:%H:%M} UTC</time>'
+    )
+
+
 def init_app(app):
     app.add_template_filter(duration)
     app.add_template_filter(when)
+    app.add_template_filter(clock)

@@ -10,6 +10,7 @@ from flask import (
     abort,
     after_this_request,
     current_app,
+    flash,
     g,
     redirect,
     render_template,
@@ -17,23 +18,29 @@ from flask import (
     session,
     url_for,
 )
+from flask_login import current_user
 from flask_wtf import FlaskForm
 
 from .attempts import (
+    Standing,
     attempt_or_404,
+    finish_attempt,
     progress,
     quiz_of,
     record_answer,
     shown_choices,
+    standing,
     start_attempt,
     unfinished_attempts,
 )
 from .audit import audit
+from .auth import role_in
 from .bank import Quiz, current_bank, quiz_or_404
 from .extensions import limiter
 from .forms import AnswerForm, StartForm, find_class
 from .grading import grade
 from .models import Attempt
+from .rules import Ending
 
 bp = Blueprint("quiz", __name__)
 
@@ -197,7 +204,8 @@ def _browser_or_address() -> str:
 # Generous: a whole class may share one school address, so count per browser.
 @limiter.limit("60 per minute", methods=["POST"], key_func=_browser_or_address)
 def question(token, number):
-    """Ask one question; once it is answered, show the feedback instead."""
+    """Ask one question; once it is answered, show the feedback, or that the answer is saved
+    while the assignment holds feedback back."""
     attempt = attempt_or_404(token)
     quiz = quiz_of(attempt)
     if not 1 <= number <= len(quiz.questions):
@@ -208,14 +216,36 @@ def question(token, number):
     question = quiz.questions[number - 1]
     choices = shown_choices(attempt, question)
     so_far = progress(attempt, quiz)
-    feedback = so_far.feedback.get(question.id)
+    state = standing(attempt, quiz)
+    answer = next((a for a in attempt.answers if a.question_id == question.id), None)
     here = url_for(".question", token=token, number=number)
-    form = None if feedback else AnswerForm(choices)
-    if request.method == "POST" and feedback:
+    if request.method == "POST" and answer:
         return redirect(here, 303)  # answered already: the first answer stands
+    if answer is None and state.finished:
+        if request.method == "POST":
+            if state.deadline is not None and attempt.finished_at is None:
+                finish_attempt(attempt, state.deadline)
+            return _over(attempt, state)
+        return redirect(url_for(".results", token=token), 303)
+    form = None if answer else AnswerForm(choices)
     if form and form.validate_on_submit():
-        record_answer(attempt, grade(question, form.choice.data))
-        return redirect(here, 303)
+        if not record_answer(attempt, grade(question, form.choice.data)):
+            return _over(attempt, standing(attempt_or_404(token), quiz))
+        if state.feedback_shown:
+            return redirect(here, 303)
+        # Held feedback: nothing to read here, so straight on to the next open question.
+        flash(f"Your answer to question {number} is saved.")
+        following = next(
+            (
+                n
+                for n, q in enumerate(quiz.questions, 1)
+                if n > number and q.id not in so_far.feedback
+            ),
+            None,
+        )
+        if following is None:
+            return redirect(url_for(".resume", token=token), 303)
+        return redirect(url_for(".question", token=token, number=following), 303)
     page = render_template(
         "quiz/question.html",
         attempt=attempt,
@@ -224,37 +254,85 @@ def question(token, number):
         question=question,
         choices=choices,
         answered=len(so_far.feedback),
-        feedback=feedback,
+        next_number=so_far.next_number,
+        feedback=so_far.feedback.get(question.id) if state.feedback_shown else None,
+        chosen=question.choice(answer.choice_id) if answer else None,
+        state=state,
         form=form,
     )
     return page, (_status(form) if form else 200)
 
 
+def _over(attempt: Attempt, state: Standing):
+    """The page for an answer that came too late: nothing saved, and why."""
+    page = render_template("quiz/over.html", attempt=attempt, state=state, Ending=Ending)
+    return page, 409
+
+
+@bp.post("/attempts/<token>/finish")
+def finish(token):
+    """End an attempt before its time: nothing more can be answered, and it is scored on what
+    was answered."""
+    attempt = attempt_or_404(token)
+    if not _owns(attempt):
+        audit("access denied")
+        abort(403, description="Only the browser that started this attempt can finish it.")
+    finish_attempt(attempt)
+    return redirect(url_for(".results", token=token), 303)
+
+
 @bp.get("/attempts/<token>/continue")
 def resume(token):
-    """Back to the first question this attempt has not answered, or to its results."""
+    """Back to the first question this attempt has not answered, or to its results once it is
+    over."""
     attempt = attempt_or_404(token)
     if not _owns(attempt):
         audit("access denied")
         abort(403, description="Only the browser that started this attempt can continue it.")
-    number = progress(attempt, quiz_of(attempt)).next_number
-    if number is None:
+    quiz = quiz_of(attempt)
+    number = progress(attempt, quiz).next_number
+    if number is None or standing(attempt, quiz).finished:
         return redirect(url_for(".results", token=token), 303)
     return redirect(url_for(".question", token=token, number=number), 303)
 
 
+def _teaches(attempt: Attempt) -> bool:
+    """Whether the logged-in instructor may see the attempt's class."""
+    return (
+        current_user.is_authenticated
+        and attempt.class_ is not None
+        and role_in(attempt.class_) is not None
+    )
+
+
 @bp.get("/attempts/<token>/results")
 def results(token):
-    """Score and review an attempt; anyone with the link may read it."""
+    """Score and review an attempt: for anyone with the link, unless its assignment holds
+    feedback back, when only its own browser and its class's instructors may open it."""
     attempt = attempt_or_404(token)
     quiz = quiz_of(attempt)
+    state = standing(attempt, quiz)
+    is_owner = _owns(attempt)
+    as_instructor = not is_owner and not state.open_to_anyone and _teaches(attempt)
+    if not (is_owner or state.open_to_anyone or as_instructor):
+        page = render_template(
+            "errors.html",
+            code=403,
+            title="This review is not open yet",
+            message="It opens when the instructor releases feedback or the quiz closes.",
+        )
+        return page, 403
     return render_template(
         "quiz/results.html",
         attempt=attempt,
         quiz=quiz,
         progress=progress(attempt, quiz),
         choices={question.id: shown_choices(attempt, question) for question in quiz.questions},
-        is_owner=_owns(attempt),
+        is_owner=is_owner,
+        state=state,
+        feedback_shown=state.feedback_shown or as_instructor,
+        as_instructor=as_instructor,
+        Ending=Ending,
         offered=quiz.slug in current_bank().quizzes,
     )
 

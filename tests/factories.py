@@ -12,7 +12,7 @@ from app.auth import create_instructor
 from app.bank import Quiz
 from app.extensions import db
 from app.grading import grade
-from app.models import Attempt, Class, Instructor, now
+from app.models import Assignment, Attempt, Class, Instructor, now
 from app.teach.views import CODE_ALPHABET
 
 Choices = Sequence[str | None]
@@ -65,10 +65,36 @@ def attempts(
             for question, choice in zip(quiz.questions, choices, strict=False)
             if choice is not None
         ],
+        len(quiz.questions),
     )
     ids = [started.id for started in made]
     db.session.commit()
     return ids
+
+
+def assignment_row(made_for: Class, quiz: Quiz, **settings) -> Assignment:
+    """A quiz assigned to a class with these settings (opens_at, closes_at, time_limit_minutes,
+    attempts_allowed, grade_from, feedback, feedback_released_at), stored as it is."""
+    assigned = Assignment(class_id=made_for.id, quiz_slug=quiz.slug, **settings)
+    db.session.add(assigned)
+    db.session.commit()
+    return assigned
+
+
+def assigned_attempt(
+    quiz: Quiz, assignment: Assignment, name: str = "Ada", *, answers: Choices = (), browser: str
+) -> Attempt:
+    """An attempt started under an assignment, its end fixed from the time limit as a start
+    does, then answered one answer at a time as the student pages do."""
+    started = new_attempt(
+        quiz, record_version(quiz), name, browser, assignment.class_id, assignment=assignment
+    )
+    db.session.add(started)
+    db.session.commit()
+    for question, choice in zip(quiz.questions, answers, strict=False):
+        if choice is not None:
+            record_answer(started, grade(question, choice))
+    return started
 
 
 def right_or_wrong(quiz: Quiz, marks: Sequence[bool | int | None]) -> list[str | None]:

@@ -219,8 +219,12 @@ APP_TAGS = frozenset({
     "option", "ol", "time", "line",
 })  # fmt: skip
 """Every element the templates draw; anything else in a page was injected."""
-OWN_SCRIPT = ("script", [("src", "/static/local-time.js"), ("defer", None)])
-"""The one script the pages load, from this site; any other script was injected."""
+OWN_SCRIPTS = (
+    ("script", [("src", "/static/local-time.js"), ("defer", None)]),
+    ("script", [("src", "/static/countdown.js"), ("defer", None)]),
+)
+"""The scripts the pages load, from this site (the countdown on timed attempts only); any other
+script was injected."""
 URL_ATTRIBUTES = frozenset({"href", "src", "action", "formaction", "xlink:href", "data", "poster"})
 
 
@@ -232,7 +236,7 @@ class LiveMarkup(HTMLParser):
         self.problems = []
 
     def handle_starttag(self, tag, attrs):
-        if (tag, attrs) == OWN_SCRIPT:
+        if (tag, attrs) in OWN_SCRIPTS:
             return
         if tag not in APP_TAGS:
             self.problems.append(f"<{tag}>")
@@ -802,7 +806,9 @@ class Scene:
         """Everything a forged request could change, and whether this browser is logged in."""
         with self.app.app_context():
             rows = (
-                db.session.scalars(db.select(Attempt.token).order_by(Attempt.id)).all(),
+                db.session.execute(
+                    db.select(Attempt.token, Attempt.finished_at).order_by(Attempt.id)
+                ).all(),
                 db.session.scalars(db.select(Answer.choice_id).order_by(Answer.id)).all(),
                 db.session.execute(db.select(Class.id, Class.name, Class.is_open)).all(),
                 db.session.execute(db.select(Instructor.id, Instructor.session_token)).all(),
@@ -832,6 +838,8 @@ def _request_for(scene, rule):
         return student.client, url, {"choice": "recompute"}, url
     if rule == "/attempts/<token>/retake":
         return student.client, f"/attempts/{student.token}/retake", {}, student.results_url
+    if rule == "/attempts/<token>/finish":
+        return student.client, f"/attempts/{student.token}/finish", {}, student.results_url
     if rule == "/login":
         fresh.get("/login")
         return fresh, "/login", {"username": "teacher", "password": PASSWORD}, "/login"
@@ -995,6 +1003,7 @@ STUDENT_ROUTES = {
     # A shared results link may be read by anyone, by design (README, Taking a quiz).
     ("quiz.results", "GET"): (200, 200, 200, 200, 200),
     ("quiz.retake", "POST"): (303, 403, 403, 403, 403),
+    ("quiz.finish", "POST"): (303, 403, 403, 403, 403),
     ("quiz.resume", "GET"): (303, 403, 403, 403, 403),
 }  # fmt: skip
 VISITORS = ("classmate", "anonymous", "instructor", "admin", "owner")  # the owner acts last
@@ -1043,6 +1052,7 @@ def test_only_the_starting_browser_acts_on_an_attempt(scene, tally, route):
         "quiz.question": f"/attempts/{token}/questions/1",
         "quiz.results": f"/attempts/{token}/results",
         "quiz.retake": f"/attempts/{token}/retake",
+        "quiz.finish": f"/attempts/{token}/finish",
         "quiz.resume": f"/attempts/{token}/continue",
     }[endpoint]
     for who in VISITORS:

@@ -14,7 +14,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import joinedload
 
 from .. import reports
-from ..attempts import attempt_or_404, progress, quiz_of, shown_choices
+from ..attempts import attempt_or_404, progress, quiz_of, shown_choices, standing
 from ..auth import class_or_404, require_admin
 from ..bank import Quiz, current_bank
 from ..extensions import db
@@ -175,6 +175,7 @@ def attempt_review(token):
         attempt=attempt,
         quiz=quiz,
         progress=progress(attempt, quiz),
+        state=standing(attempt, quiz),
         choices={question.id: shown_choices(attempt, question) for question in quiz.questions},
         retired=quiz.slug not in current_bank().quizzes,
     )

@@ -1,0 +1,38 @@
+// The time left on a timed attempt. It counts from the seconds the server gave with the page,
+// not from the computer's clock, which may be wrong by minutes.
+const clock = document.querySelector("[data-seconds-left]");
+if (clock) {
+  const left = clock.querySelector(".countdown");
+  const status = clock.querySelector("[role=status]");
+  const end = performance.now() + Number(clock.dataset.secondsLeft) * 1000;
+  // A screen reader hears the time at these marks only: every second would drown the question.
+  const marks = [30 * 60, 15 * 60, 10 * 60, 5 * 60, 2 * 60, 60, 30, 0];
+  const secondsLeft = () => Math.max(0, Math.ceil((end - performance.now()) / 1000));
+  let lastMark = marks.filter((mark) => mark >= secondsLeft()).pop() ?? Infinity;
+
+  const inWords = (seconds) => {
+    if (seconds === 0) return "Time is up. Your saved answers count.";
+    if (seconds < 60) return `${seconds} seconds left.`;
+    const minutes = Math.round(seconds / 60);
+    return `${minutes} minute${minutes === 1 ? "" : "s"} left.`;
+  };
+  const onDial = (seconds) => {
+    const hours = Math.floor(seconds / 3600);
+    const minutes = Math.floor((seconds % 3600) / 60);
+    const rest = String(seconds % 60).padStart(2, "0");
+    return hours ? `${hours}:${String(minutes).padStart(2, "0")}:${rest}` : `${minutes}:${rest}`;
+  };
+
+  const tick = () => {
+    const seconds = secondsLeft();
+    left.textContent = seconds ? `${onDial(seconds)} left` : "Time is up";
+    const mark = marks.filter((each) => each < lastMark && seconds <= each).pop();
+    if (mark !== undefined) {
+      lastMark = mark;
+      status.textContent = inWords(seconds);
+    }
+    if (seconds) setTimeout(tick, 1000 - ((end - performance.now()) % 1000));
+  };
+  left.hidden = false;
+  tick();
+}
