@@ -100,11 +100,12 @@ def to_quiz(source: Source, slug: str, title: str | None, description: str | Non
     for question, qid, where in zip(
         source.questions, _question_ids(source.questions), source.places, strict=True
     ):
+        missing, unexplained = [], []
         choices = []
         for index, choice in enumerate(question.choices):
             explanation = choice.explanation
             if not explanation.strip():
-                gaps.append(Gap(where, f'choice "{choice.text[:40]}" has no explanation'))
+                unexplained.append(str(index + 1))
                 explanation = f"{PLACEHOLDER} why this choice is right or wrong."
             chosen_id = _choice_id(index, choice.id)
             choices.append(
@@ -114,16 +115,23 @@ def to_quiz(source: Source, slug: str, title: str | None, description: str | Non
         if len({c["id"] for c in choices}) < len(choices):  # a source's own ids may repeat
             for index, choice in enumerate(choices):
                 choice["id"] = _choice_id(index, "")
+        if unexplained:
+            numbers = ", ".join(unexplained)
+            missing.append(
+                f"feedback on {'choice' if len(unexplained) == 1 else 'choices'} {numbers}"
+            )
         explanation = question.explanation
         if not explanation.strip():
-            gaps.append(Gap(where, "no general feedback to serve as the explanation"))
+            missing.append("general feedback (the explanation)")
             explanation = f"{PLACEHOLDER} the explanation shown after any answer."
         references = [{"title": r.title, "url": r.url} for r in question.references]
         if not references:
-            gaps.append(Gap(where, "no reference (an https:// link in the general feedback)"))
+            missing.append("a source (an https:// link in the general feedback)")
             references = [
                 {"title": f"{PLACEHOLDER} a source for this question", "url": PLACEHOLDER_URL}
             ]
+        if missing:
+            gaps.append(Gap(where, f'question "{qid}" has no {"; no ".join(missing)}'))
         questions.append(
             {"id": qid, "prompt": question.prompt, "choices": choices,
              "explanation": explanation, "references": references}
@@ -271,7 +279,7 @@ def new_quiz(bank_path: Path, slug: str) -> dict:
     if any(q.get("slug") == slug for q in bank["quizzes"]):
         raise BankError([f'{bank_path}: a quiz "{slug}" exists already; choose another slug'])
     bank["quizzes"].append(skeleton(slug))
-    found = problems(bank)
+    found = [p for p in problems(bank) if not p.endswith(UNFILLED)]
     if found:
         raise BankError([f"{bank_path}: {problem}" for problem in found])
     return bank
