@@ -60,13 +60,13 @@ def _check_after_writing(path: Path) -> None:
     try:
         bank, _ = _checked_quietly(path)
     except BankError as error:
-        for problem in error.errors:
-            click.echo(problem, err=True)
         if not all(problem.endswith(UNFILLED) for problem in error.errors):
+            for problem in error.errors:
+                click.echo(problem, err=True)
             raise click.exceptions.Exit(1) from None
         click.echo(
-            f"{path}: `flask quiz check` refuses this bank, and `make reload` will not publish it, "
-            f"until these {len(error.errors)} placeholders are written.",
+            f"{path}: `flask quiz check` lists {len(error.errors)} placeholders, and refuses this "
+            "bank (`make reload` will not publish it) until they are written.",
             err=True,
         )
         return

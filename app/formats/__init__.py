@@ -20,7 +20,6 @@ from .common import MAX_BYTES, FormatError, Skip, Source, read_limited
 
 FORMATS = {"gift": gift, "moodle-xml": moodle_xml, "aiken": aiken, "qti": qti}
 """Each format's name on the command line and its module."""
-SUFFIXES = {".gift": "gift", ".txt": "aiken", ".xml": "moodle-xml", ".zip": "qti"}
 EXTENSIONS = {
     "gift": "gift.txt", "moodle-xml": "moodle.xml", "aiken": "aiken.txt", "qti": "qti.zip",
 }  # fmt: skip
@@ -49,16 +48,16 @@ class Imported:
     gaps: list[Gap] = field(default_factory=list)
 
 
-def guess_format(path: Path, data: bytes) -> str:
-    """The format a file is in, from its name, or for .xml and .txt from its first bytes."""
+def guess_format(data: bytes) -> str:
+    """The format a file is in, from its first bytes: --format says it when this guesses wrong."""
     if data.startswith(b"PK"):
         return "qti"
-    head = data[:4096].decode("utf-8", "replace")
-    if "<questestinterop" in head or "<manifest" in head:
-        return "qti"
-    if path.suffix.lower() == ".txt" and re.search(rb"[{}]", data[:65536]):
-        return "gift"
-    return SUFFIXES.get(path.suffix.lower(), "gift")
+    head = data[:4096].removeprefix(b"\xef\xbb\xbf").lstrip()
+    if head.startswith(b"<"):
+        return "qti" if b"<questestinterop" in head else "moodle-xml"
+    if re.search(rb"^ANSWER:", data, re.M) and not re.search(rb"(?<!\\)[{}]", data):
+        return "aiken"
+    return "gift"
 
 
 def slugify(text: str, limit: int = 64) -> str:
@@ -131,7 +130,7 @@ def to_quiz(source: Source, slug: str, title: str | None, description: str | Non
                 {"title": f"{PLACEHOLDER} a source for this question", "url": PLACEHOLDER_URL}
             ]
         if missing:
-            gaps.append(Gap(where, f'question "{qid}" has no {"; no ".join(missing)}'))
+            gaps.append(Gap(where, f'question "{qid}" lacks {"; ".join(missing)}'))
         questions.append(
             {"id": qid, "prompt": question.prompt, "choices": choices,
              "explanation": explanation, "references": references}
@@ -149,7 +148,7 @@ def to_quiz(source: Source, slug: str, title: str | None, description: str | Non
 def parse_file(path: Path, format_name: str | None = None) -> tuple[str, Source]:
     """Read and parse a source file; FormatError lists every located problem."""
     data = read_limited(path)
-    name = format_name or guess_format(path, data)
+    name = format_name or guess_format(data)
     return name, FORMATS[name].parse(data, str(path))
 
 
