@@ -16,6 +16,7 @@ from .common import (
     check_size,
     decode,
     from_html,
+    html_sources,
     sources_line,
     split_sources,
 )
@@ -175,7 +176,12 @@ def _question(where: str, raw: str) -> Question:
         raise _Skip("no answer is right")
     if not prompt:
         raise FormatError([f"{where}: the question has no text before its answers"])
-    explanation, references = split_sources(_text(general, markup)[0])
+    if markup == "html":
+        explanation, references, media = html_sources(_unescape(general.strip()))
+        if media:
+            raise _Skip("its general feedback shows media, which the bank cannot")
+    else:
+        explanation, references = split_sources(_text(general, markup)[0])
     return Question(
         id=title, prompt=prompt, choices=tuple(choices), explanation=explanation,
         references=references,

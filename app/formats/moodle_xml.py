@@ -53,7 +53,7 @@ class _Skip(Exception):
 def _question(where: str, element: Element) -> Question:
     kind = element.get("type", "")
     if kind != "multichoice":
-        raise _Skip(f"a {kind or 'untyped'} question, not multiple choice")
+        raise _Skip(f"of type {kind or 'none'}, not multiple choice")
     single = _child(element, "single")
     if single is not None and (single.text or "").strip().lower() not in TRUE:
         raise _Skip("several answers may be chosen (<single>false</single>)")

@@ -148,7 +148,7 @@ def _metadata(item: Element) -> dict[str, str]:
 def _question(where: str, item: Element) -> Question:
     kind = _metadata(item).get("question_type", "multiple_choice_question")
     if kind != "multiple_choice_question":
-        raise _Skip(f"a {kind}, not a multiple_choice_question")
+        raise _Skip(f"of type {kind}, not multiple_choice_question")
     presentation = _find(item, "presentation")
     if presentation is None:
         raise FormatError([f"{where}: no <presentation>"])
