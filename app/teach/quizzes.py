@@ -38,7 +38,7 @@ def preview(slug):
     )
 
 
-@bp.get("/quizzes/<slug>/download/<any(moodle-xml, qti, gift):format_name>")
+@bp.get("/quizzes/<slug>/download/<any('moodle-xml', qti, gift):format_name>")
 def download(slug, format_name):
     """The quiz as a file another LMS imports, with every choice's feedback."""
     quiz = _quiz_or_404(slug)
