@@ -5,8 +5,10 @@ too. Packages are read in memory, never unpacked to disk, and checked for zip bo
 names (zip slip)."""
 
 import io
+import lzma
 import re
 import zipfile
+import zlib
 from xml.etree import ElementTree
 from xml.etree.ElementTree import Element
 
@@ -76,7 +78,8 @@ def _package(data: bytes, source: str) -> list[tuple[str, bytes, bytes | None]]:
         files = _safe_members(archive, source)
     except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError) as error:
         raise FormatError([f"{source}: not a readable zip package: {error}"]) from None
-    except (ValueError, OSError, RuntimeError) as error:  # bad CRC, encrypted members
+    # A bad CRC, an encrypted member, or damaged compressed data (found by test_formats_attacks).
+    except (ValueError, OSError, RuntimeError, zlib.error, lzma.LZMAError) as error:
         raise FormatError([f"{source}: a file in the package cannot be read: {error}"]) from None
     names = []
     if "imsmanifest.xml" in files:
