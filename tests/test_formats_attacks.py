@@ -106,6 +106,16 @@ def test_zip_slip_names_are_refused(tmp_path, name):
     assert not (tmp_path / "evil.xml").exists() and not list(tmp_path.rglob("evil.xml"))
 
 
+def test_a_member_with_no_name_is_refused():
+    """Found by fuzzing: zipfile itself fails on an empty name."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as package:
+        package.writestr(zipfile.ZipInfo(""), b"<questestinterop/>")
+    with pytest.raises(FormatError) as raised:
+        qti.parse(buffer.getvalue(), "nameless.zip")
+    assert raised.value.errors[0].startswith("nameless.zip: '': unsafe file name")
+
+
 def test_a_zip_bomb_is_refused_before_it_is_unpacked():
     """60 MB of zeros squeezed into a few kilobytes: refused by its ratio."""
     buffer = io.BytesIO()

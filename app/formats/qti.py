@@ -46,7 +46,7 @@ def _safe_members(archive: zipfile.ZipFile, source: str) -> dict[str, bytes]:
         f"{source}: {info.filename!r}: unsafe file name (an absolute path or '..' would write "
         "outside the package)"
         for info in members
-        if UNSAFE_NAME.search(info.filename)
+        if UNSAFE_NAME.search(info.filename) or not info.filename
     ]
     if errors:
         raise FormatError(errors)
