@@ -1,6 +1,7 @@
 """`flask quiz import`, `export` and `new`, as an author at a terminal runs them."""
 
 import json
+import re
 import shutil
 
 import pytest
@@ -223,3 +224,14 @@ def test_new_starts_a_bank_where_there_is_none(tmp_path):
     assert quiz_command("new", "first-quiz", "--into", path).exit_code == 0
     assert list(load_bank(path).quizzes) == ["first-quiz"]
     assert path.read_text(encoding="utf-8").startswith('{\n  "$schema"')
+
+
+def test_the_readme_commands_name_real_commands_and_options():
+    """Every `flask quiz ...` line in README names a command and options that exist."""
+    readme = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
+    used = re.findall(r"flask (?:--app wsgi )?quiz ([a-z-]+)([^\n`#]*)", readme)
+    assert {"import", "export", "new", "check", "reload"} <= {name for name, _ in used}
+    for name, rest in used:
+        command = quiz_cli.commands[name]
+        known = {option for param in command.params for option in param.opts}
+        assert set(re.findall(r"--[a-z-]+", rest)) <= known, (name, rest)
