@@ -145,11 +145,10 @@ def to_quiz(source: Source, slug: str, title: str | None, description: str | Non
     return Imported(quiz=quiz, skipped=list(source.skipped), gaps=gaps)
 
 
-def parse_file(path: Path, format_name: str | None = None) -> tuple[str, Source]:
+def parse_file(path: Path, format_name: str | None = None) -> Source:
     """Read and parse a source file; FormatError lists every located problem."""
     data = read_limited(path)
-    name = format_name or guess_format(data)
-    return name, FORMATS[name].parse(data, str(path))
+    return FORMATS[format_name or guess_format(data)].parse(data, str(path))
 
 
 def import_quiz(
@@ -164,7 +163,7 @@ def import_quiz(
 ) -> tuple[Imported, dict]:
     """A source file as a new quiz in the bank at bank_path, and the whole bank it makes; raises
     FormatError, or BankError when the result would not pass `quiz check`. Writes nothing."""
-    _, source = parse_file(path, format_name)
+    source = parse_file(path, format_name)
     slug = slug or slugify(source.title or path.stem) or "imported-quiz"
     imported = to_quiz(source, slug, title, description)
     if not imported.quiz["questions"]:

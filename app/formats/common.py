@@ -3,7 +3,7 @@ files (size, UTF-8, hardened XML) and the HTML that LMS formats keep text in."""
 
 import html
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 from xml.etree.ElementTree import Element, ParseError
@@ -43,7 +43,6 @@ class Source:
     title: str | None = None
     description: str | None = None
     shuffle_choices: bool = False
-    notes: tuple[str, ...] = field(default=())
 
 
 def read_limited(path: Path, limit: int = MAX_BYTES) -> bytes:
