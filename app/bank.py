@@ -21,6 +21,10 @@ TYPE_WORDS = {
     "number": "a number",
     "null": "null",
 }
+# What `flask quiz import --allow-gaps` writes where the source had nothing: never served.
+PLACEHOLDER = "TO WRITE:"
+PLACEHOLDER_URL = "https://to-write.invalid/"
+UNFILLED = "still a placeholder from `flask quiz import --allow-gaps`: write it"
 PARSED_TYPES = {
     dict: "object", list: "array", str: "string", bool: "boolean",
     int: "integer", float: "number", type(None): "null",
@@ -147,7 +151,8 @@ def problems(data) -> list[str]:
         _locate(path, data, "contains half a surrogate pair (\\ud800 to \\udfff)")
         for path in _not_unicode(data)
     ]
-    return unique + _duplicates(data) + halves
+    unfilled = [_locate(path, data, UNFILLED) for path in _placeholders(data)]
+    return unique + _duplicates(data) + halves + unfilled
 
 
 def build_quiz(data: dict) -> Quiz:
@@ -271,6 +276,16 @@ def _not_unicode(data, path=()) -> list[str]:
     if isinstance(data, dict | list):
         children = data.items() if isinstance(data, dict) else enumerate(data)
         return [where for key, value in children for where in _not_unicode(value, (*path, key))]
+    return []
+
+
+def _placeholders(data, path=()) -> list[list]:
+    """Where an import left text for the author to write, so an unfinished quiz is never served."""
+    if isinstance(data, str):
+        return [list(path)] if data.startswith((PLACEHOLDER, PLACEHOLDER_URL)) else []
+    if isinstance(data, dict | list):
+        children = data.items() if isinstance(data, dict) else enumerate(data)
+        return [where for key, value in children for where in _placeholders(value, (*path, key))]
     return []
 
 

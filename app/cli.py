@@ -1,6 +1,7 @@
-"""Command-line tools for the whole app: `flask quiz check` and `reload`, `flask backup` and
-`restore`; instructor accounts have theirs in auth."""
+"""Command-line tools for the whole app: `flask quiz check`, `reload`, `import`, `export` and
+`new`, `flask backup` and `restore`; instructor accounts have theirs in auth."""
 
+import json
 import os
 import sqlite3
 from pathlib import Path
@@ -9,8 +10,8 @@ import click
 from flask import Flask, current_app
 from flask.cli import AppGroup, with_appcontext
 
-from . import backups
-from .bank import Bank, BankError, load_bank, plural
+from . import backups, formats
+from .bank import UNFILLED, Bank, BankError, load_bank, plural
 from .config import PROJECT_ROOT, questions_path
 from .evidence import Evidence, evidence_for
 from .extensions import db
@@ -44,6 +45,136 @@ def check(path):
     click.echo(f"{path}: OK, {quizzes}, {plural(questions, 'question', 'questions')}")
     for name, evidence in measured.items():
         click.echo(f"evidence/{name}.json: OK, {len(evidence.runs)} runs, {evidence.measured_on}")
+
+
+def _refuse(error: BankError) -> None:
+    """Exit 1 listing every located problem: nothing was written."""
+    for problem in error.errors:
+        click.echo(problem, err=True)
+    click.echo("Nothing was written.", err=True)
+    raise click.exceptions.Exit(1)
+
+
+def _check_after_writing(path: Path) -> None:
+    """`quiz check` on the bank just written; placeholders are reported as what to write next."""
+    try:
+        bank, _ = _checked_quietly(path)
+    except BankError as error:
+        if not all(problem.endswith(UNFILLED) for problem in error.errors):
+            for problem in error.errors:
+                click.echo(problem, err=True)
+            raise click.exceptions.Exit(1) from None
+        click.echo(
+            f"{path}: `flask quiz check` lists {len(error.errors)} placeholders, and refuses this "
+            "bank (`make reload` will not publish it) until they are written.",
+            err=True,
+        )
+        return
+    questions = sum(len(quiz.questions) for quiz in bank.quizzes.values())
+    click.echo(
+        f"{path}: OK, {plural(len(bank.quizzes), 'quiz', 'quizzes')}, "
+        f"{plural(questions, 'question', 'questions')}. `make reload` publishes it."
+    )
+
+
+def _checked_quietly(path) -> tuple[Bank, dict[str, Evidence]]:
+    bank = load_bank(path)
+    return bank, evidence_for(bank)
+
+
+BANK_OPTION = click.option(
+    "--into",
+    "bank_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The bank file to add to (default: the configured one, QUESTIONS_PATH).",
+)
+
+
+@quiz_cli.command("import", with_appcontext=False)
+@click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--format", "format_name", type=click.Choice(list(formats.FORMATS)),
+    help="The source's format (default: guessed from its name and first bytes).",
+)  # fmt: skip
+@click.option("--slug", help="The new quiz's address (default: from its title).")
+@click.option("--title", help="The new quiz's title (default: the source's, if it has one).")
+@click.option("--description", help="What the quiz covers, shown before starting.")
+@BANK_OPTION
+@click.option(
+    "--allow-gaps", is_flag=True,
+    help="Write placeholders for what the source lacks; the bank is refused until they are "
+    "written.",
+)  # fmt: skip
+@click.option("--dry-run", is_flag=True, help="Print the quiz's JSON instead of writing it.")
+def import_command(source, format_name, slug, title, description, bank_path, allow_gaps, dry_run):
+    """Add the multiple-choice questions of a GIFT, Moodle XML, Aiken or QTI file to the bank
+    as a new quiz; list what was skipped and what the bank still needs, each located."""
+    bank_path = bank_path or Path(questions_path())
+    try:
+        imported, bank = formats.import_quiz(
+            source, bank_path, format_name=format_name, slug=slug, title=title,
+            description=description, allow_gaps=allow_gaps,
+        )  # fmt: skip
+    except BankError as error:
+        _refuse(error)
+    for skip in imported.skipped:
+        click.echo(str(skip), err=True)
+    for gap in imported.gaps:
+        click.echo(f"{gap}: a placeholder to write", err=True)
+    quiz = imported.quiz
+    counted = plural(len(quiz["questions"]), "question", "questions")
+    skipped = plural(len(imported.skipped), "question", "questions")
+    if dry_run:
+        click.echo(json.dumps(quiz, indent=2, ensure_ascii=False))
+        click.echo(f"Dry run: {counted} would be quiz \"{quiz['slug']}\", {skipped} skipped; "
+                   "nothing was written.", err=True)  # fmt: skip
+        return
+    formats.write_bank(bank_path, bank)
+    done = f'Imported {counted} from {source} into {bank_path} as quiz "{quiz["slug"]}"'
+    click.echo(f"{done}; {skipped} skipped.")
+    _check_after_writing(bank_path)
+
+
+@quiz_cli.command("export", with_appcontext=False)
+@click.argument("slug")
+@click.option("--format", "format_name", required=True, type=click.Choice(list(formats.FORMATS)))
+@click.argument("target", metavar="FILE", type=click.File("wb", atomic=True))
+@click.option(
+    "--bank", "bank_path", type=click.Path(dir_okay=False, path_type=Path),
+    help="The bank file to read (default: the configured one, QUESTIONS_PATH).",
+)  # fmt: skip
+def export_command(slug, format_name, target, bank_path):
+    """Write one quiz of the bank in a format another system imports (FILE - for stdout)."""
+    bank_path = bank_path or Path(questions_path())
+    bank, _ = _checked(bank_path)
+    if slug not in bank.quizzes:
+        known = ", ".join(bank.quizzes)
+        raise click.ClickException(f'{bank_path} has no quiz "{slug}"; it has {known}.')
+    try:
+        data = formats.export_quiz(bank.quizzes[slug], format_name)
+    except BankError as error:
+        _refuse(error)
+    target.write(data)
+    if dropped := formats.dropped(format_name):
+        click.echo(f"{format_name} has no room for {', '.join(dropped)}: they are not in "
+                   f"{target.name}.", err=True)  # fmt: skip
+    click.echo(f"Wrote {slug} as {format_name} to {target.name}.", err=True)
+
+
+@quiz_cli.command("new", with_appcontext=False)
+@click.argument("slug")
+@BANK_OPTION
+def new_command(slug, bank_path):
+    """Add a skeleton quiz to the bank: one complete example question to rewrite."""
+    bank_path = bank_path or Path(questions_path())
+    try:
+        bank = formats.new_quiz(bank_path, slug)
+    except BankError as error:
+        _refuse(error)
+    formats.write_bank(bank_path, bank)
+    click.echo(f'Added quiz "{slug}" to {bank_path} with one example question: rewrite it, then '
+               "`flask quiz check`.")  # fmt: skip
+    _check_after_writing(bank_path)
 
 
 @quiz_cli.command("reload")

@@ -57,16 +57,14 @@ def attempts(
     db.session.add_all(made)
     db.session.flush()
     moment = now()
-    store_answers(
-        db.session.connection(),
-        [
-            (started.id, grade(question, choice), moment)
-            for started, choices in zip(made, answers, strict=True)
-            for question, choice in zip(quiz.questions, choices, strict=False)
-            if choice is not None
-        ],
-        len(quiz.questions),
-    )
+    answered = [
+        (started.id, grade(question, choice), moment)
+        for started, choices in zip(made, answers, strict=True)
+        for question, choice in zip(quiz.questions, choices, strict=False)
+        if choice is not None
+    ]
+    if answered:  # SQLAlchemy deprecates executing a statement with an empty list of rows
+        store_answers(db.session.connection(), answered, len(quiz.questions))
     ids = [started.id for started in made]
     db.session.commit()
     return ids

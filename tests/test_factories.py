@@ -26,3 +26,10 @@ def test_bulk_attempts_store_what_answering_one_by_one_stores(app, quiz):
         [bulk] = factories.attempts(quiz, [picks], names=["Grace"])
         assert stored(one_by_one.id) == stored(bulk) != (0, 0, False, [])
         assert stored(bulk)[:2] == (6, 4)
+
+
+def test_bulk_attempts_with_no_answer_yet(app, quiz):
+    """Attempts only started, as the class-page fuzz makes them, are stored unanswered."""
+    with app.app_context():
+        (started,) = factories.attempts(quiz, [[None] * len(quiz.questions)], names=["Bo"])
+        assert stored(started) == (0, 0, False, [])

@@ -309,6 +309,7 @@ def build_world(tmp_path, csrf: bool, tally) -> World:
             "class_id": class_ids,
             "filename": ["quizwright.css"],
             "name": ["checkpointing"],  # a measurement's page, script and numbers
+            "format_name": ["moodle-xml", "qti", "gift"],  # a quiz's downloads
         },
         values=[
             SLUG,

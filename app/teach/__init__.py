@@ -1,4 +1,5 @@
-"""Teaching: an instructor's classes, the class results page, attempt reviews and CSV exports."""
+"""Teaching: an instructor's classes, the class results page, attempt reviews, CSV exports, and
+quiz previews and downloads."""
 
 from flask import Blueprint, Flask
 
@@ -10,6 +11,6 @@ bp.after_request(no_store)
 
 def init_app(app: Flask) -> None:
     """Add the instructor pages."""
-    from . import views  # noqa: F401 - its routes join bp
+    from . import quizzes, views  # noqa: F401 - their routes join bp
 
     app.register_blueprint(bp)

@@ -74,7 +74,10 @@ def dashboard():
             .group_by(Attempt.class_id)
         ).all()
     )
-    page = render_template("teach/dashboard.html", classes=classes, attempts=attempts, form=form)
+    page = render_template(
+        "teach/dashboard.html", classes=classes, attempts=attempts, form=form,
+        quizzes=current_bank().quizzes.values(),
+    )  # fmt: skip
     return page, 400 if form.errors else 200
 
 

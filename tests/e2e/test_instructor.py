@@ -129,6 +129,9 @@ def test_no_page_scrolls_sideways_on_a_phone(browse, quiz):
     teacher.goto(class_url)
     teacher.get_by_role("link", name=re.compile("Attempt 1")).click()
     fits(teacher, "attempt review")
+    teacher.goto(class_url)
+    teacher.get_by_role("link", name=re.compile("^Preview")).click()
+    fits(teacher, "quiz preview")
 
 
 @pytest.mark.parametrize("script", [True, False], ids=["with JavaScript", "without"])

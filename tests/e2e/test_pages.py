@@ -1,5 +1,7 @@
 """Every page, light and dark: nothing serious for axe, nothing from elsewhere, all small."""
 
+import re
+
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import expect
@@ -9,6 +11,8 @@ from student import answer, start
 from test_instructor import create_class, log_in
 
 PAGE_BUDGET = 50 * 1024
+# An instructor's preview holds the whole quiz, every explanation and one measurement in full.
+PREVIEW_BUDGET = 64 * 1024
 axe = Axe()
 
 
@@ -29,7 +33,7 @@ class Inspector:
         page.on("request", outside)
         return page
 
-    def check(self, page, name):
+    def check(self, page, name, budget=PAGE_BUDGET):
         self.checked.append(name)
         violations = axe.run(page).response["violations"]
         for violation in violations:
@@ -39,7 +43,7 @@ class Inspector:
         if not self.stylesheet:
             self.stylesheet = len(page.request.get("/static/quizwright.css").body())
         weight = len(page.content().encode()) + self.stylesheet
-        if weight > PAGE_BUDGET:
+        if weight > budget:
             self.problems.append(f"{name}: {weight} bytes of HTML and CSS")
 
 
@@ -100,6 +104,9 @@ def test_every_page_is_accessible_local_and_light(browse, quiz, server, scheme):
     teacher.goto(class_url)
     teacher.get_by_role("link", name="Attempt 1").click()
     inspect.check(teacher, "attempt review")
+    teacher.goto(class_url)
+    teacher.get_by_role("link", name=re.compile("^Preview")).click()
+    inspect.check(teacher, "quiz preview", budget=PREVIEW_BUDGET)
 
-    assert len(inspect.checked) == 17
+    assert len(inspect.checked) == 18
     assert inspect.problems == [], "\n".join(inspect.problems)

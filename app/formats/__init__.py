@@ -1,0 +1,283 @@
+"""Quiz formats other systems speak: GIFT, Moodle XML, Aiken and QTI 1.2, both ways.
+
+Each format is a module with `parse(data, source) -> Source` and `write(quiz) -> bytes` over the
+bank's dataclasses; the rest of the app reaches them only through this front door, which turns a
+parsed source into a bank quiz, lists what it had to skip and what the author must still write,
+and fills placeholders that the bank refuses to serve (app/bank.py, PLACEHOLDER).
+"""
+
+import json
+import os
+import re
+import tempfile
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..bank import PLACEHOLDER, PLACEHOLDER_URL, UNFILLED, BankError, Question, Quiz, problems
+from . import aiken, gift, moodle_xml, qti
+from .common import MAX_BYTES, FormatError, Skip, Source, read_limited
+
+FORMATS = {"gift": gift, "moodle-xml": moodle_xml, "aiken": aiken, "qti": qti}
+"""Each format's name on the command line and its module."""
+EXTENSIONS = {
+    "gift": "gift.txt", "moodle-xml": "moodle.xml", "aiken": "aiken.txt", "qti": "qti.zip",
+}  # fmt: skip
+"""The file name ending each export gets: LMS upload forms look at it."""
+
+__all__ = ["FORMATS", "MAX_BYTES", "FormatError", "Imported", "Skip", "Source", "read_limited"]
+
+
+@dataclass(frozen=True)
+class Gap:
+    """Something the bank needs that the source did not have."""
+
+    where: str
+    what: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.what}"
+
+
+@dataclass
+class Imported:
+    """A source turned into one bank quiz, with what was skipped and what is still missing."""
+
+    quiz: dict
+    skipped: list[Skip] = field(default_factory=list)
+    gaps: list[Gap] = field(default_factory=list)
+
+
+def guess_format(data: bytes) -> str:
+    """The format a file is in, from its first bytes: --format says it when this guesses wrong."""
+    if data.startswith(b"PK"):
+        return "qti"
+    head = data[:4096].removeprefix(b"\xef\xbb\xbf").lstrip()
+    if head.startswith(b"<"):
+        return "qti" if b"<questestinterop" in head else "moodle-xml"
+    if re.search(rb"^ANSWER:", data, re.M) and not re.search(rb"(?<!\\)[{}]", data):
+        return "aiken"
+    return "gift"
+
+
+def slugify(text: str, limit: int = 64) -> str:
+    """Lower-case ASCII words joined by '-', as bank slugs and ids are."""
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    words = re.findall(r"[a-z0-9]+", ascii_text.lower())
+    slug = "-".join(words)[:limit].strip("-")
+    return slug
+
+
+def _question_ids(questions: tuple[Question, ...]) -> list[str]:
+    """Each question's id: its name in the source made an id, else q1, q2, ..., all distinct."""
+    ids, seen = [], set()
+    for number, question in enumerate(questions, 1):
+        base = slugify(question.id, 60) or f"q{number}"
+        candidate, n = base, 2
+        while candidate in seen:
+            candidate, n = f"{base}-{n}", n + 1
+        seen.add(candidate)
+        ids.append(candidate)
+    return ids
+
+
+def _choice_id(index: int, given: str) -> str:
+    if re.fullmatch(r"[A-Za-z0-9_-]{1,64}", given):
+        return given
+    return "abcdefghijklmnopqrstuvwxyz"[index] if index < 26 else f"choice-{index + 1}"
+
+
+def to_quiz(source: Source, slug: str, title: str | None, description: str | None) -> Imported:
+    """The bank's JSON for a parsed source, each gap listed and filled with a placeholder."""
+    gaps: list[Gap] = []
+    questions = []
+    title = title or source.title or slug
+    description = description or source.description
+    if not description:
+        gaps.append(Gap("quiz", "no description (--description)"))
+        description = f"{PLACEHOLDER} what this quiz is about."
+    for question, qid, where in zip(
+        source.questions, _question_ids(source.questions), source.places, strict=True
+    ):
+        missing, unexplained = [], []
+        choices = []
+        for index, choice in enumerate(question.choices):
+            explanation = choice.explanation
+            if not explanation.strip():
+                unexplained.append(str(index + 1))
+                explanation = f"{PLACEHOLDER} why this choice is right or wrong."
+            chosen_id = _choice_id(index, choice.id)
+            choices.append(
+                {"id": chosen_id, "text": choice.text, "correct": choice.correct,
+                 "explanation": explanation}
+            )  # fmt: skip
+        if len({c["id"] for c in choices}) < len(choices):  # a source's own ids may repeat
+            for index, choice in enumerate(choices):
+                choice["id"] = _choice_id(index, "")
+        if unexplained:
+            numbers = ", ".join(unexplained)
+            missing.append(
+                f"feedback on {'choice' if len(unexplained) == 1 else 'choices'} {numbers}"
+            )
+        explanation = question.explanation
+        if not explanation.strip():
+            missing.append("general feedback (the explanation)")
+            explanation = f"{PLACEHOLDER} the explanation shown after any answer."
+        references = [{"title": r.title, "url": r.url} for r in question.references]
+        if not references:
+            missing.append("a source (an https:// link in the general feedback)")
+            references = [
+                {"title": f"{PLACEHOLDER} a source for this question", "url": PLACEHOLDER_URL}
+            ]
+        if missing:
+            gaps.append(Gap(where, f'question "{qid}" lacks {"; ".join(missing)}'))
+        questions.append(
+            {"id": qid, "prompt": question.prompt, "choices": choices,
+             "explanation": explanation, "references": references}
+        )  # fmt: skip
+    quiz = {
+        "slug": slug,
+        "title": title[:200],
+        "description": description,
+        "shuffle_choices": source.shuffle_choices,
+        "questions": questions,
+    }
+    return Imported(quiz=quiz, skipped=list(source.skipped), gaps=gaps)
+
+
+def parse_file(path: Path, format_name: str | None = None) -> Source:
+    """Read and parse a source file; FormatError lists every located problem."""
+    data = read_limited(path)
+    return FORMATS[format_name or guess_format(data)].parse(data, str(path))
+
+
+def import_quiz(
+    path: Path,
+    bank_path: Path,
+    *,
+    format_name: str | None = None,
+    slug: str | None = None,
+    title: str | None = None,
+    description: str | None = None,
+    allow_gaps: bool = False,
+) -> tuple[Imported, dict]:
+    """A source file as a new quiz in the bank at bank_path, and the whole bank it makes; raises
+    FormatError, or BankError when the result would not pass `quiz check`. Writes nothing."""
+    source = parse_file(path, format_name)
+    slug = slug or slugify(source.title or path.stem) or "imported-quiz"
+    imported = to_quiz(source, slug, title, description)
+    if not imported.quiz["questions"]:
+        raise FormatError(
+            [f"{path}: no question could be imported"] + [str(skip) for skip in imported.skipped]
+        )
+    if imported.gaps and not allow_gaps:
+        raise FormatError(
+            [f"{gap}" for gap in imported.gaps]
+            + [
+                f"{path}: the bank needs these; write them in the source, or import with "
+                "--allow-gaps to fill placeholders that `quiz check` refuses until written"
+            ]
+        )
+    bank = _read_bank(bank_path)
+    if any(q.get("slug") == slug for q in bank["quizzes"]):
+        raise BankError([f'{bank_path}: a quiz "{slug}" exists already; choose another --slug'])
+    bank["quizzes"].append(imported.quiz)
+    found = [p for p in problems(bank) if not p.endswith(UNFILLED)]
+    if found:
+        raise BankError([f"{bank_path}: {problem}" for problem in found])
+    return imported, bank
+
+
+def _read_bank(bank_path: Path) -> dict:
+    """The bank file's JSON, or a new bank if there is no file yet."""
+    if not bank_path.exists():
+        return {"$schema": "./app/questions.schema.json", "quizzes": []}
+    try:
+        data = json.loads(bank_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise BankError([f"{bank_path}: cannot be read as a question bank: {error}"]) from None
+    if not isinstance(data, dict) or not isinstance(data.get("quizzes"), list):
+        raise BankError([f'{bank_path}: not a question bank (no "quizzes" list)'])
+    return data
+
+
+def write_bank(bank_path: Path, bank: dict) -> None:
+    """Replace the bank file whole, so a crash never leaves half a file."""
+    text = json.dumps(bank, indent=2, ensure_ascii=False) + "\n"
+    folder = bank_path.resolve().parent
+    handle, temporary = tempfile.mkstemp(dir=folder, prefix=".questions-", suffix=".json")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(text)
+        if bank_path.exists():
+            os.chmod(temporary, bank_path.stat().st_mode & 0o777)
+        else:
+            os.chmod(temporary, 0o644)
+        os.replace(temporary, bank_path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def export_quiz(quiz: Quiz, format_name: str) -> bytes:
+    """The quiz in a format another system imports."""
+    return FORMATS[format_name].write(quiz)
+
+
+def dropped(format_name: str) -> tuple[str, ...]:
+    """What an export in this format cannot carry."""
+    return FORMATS[format_name].DROPS
+
+
+def skeleton(slug: str) -> dict:
+    """A new quiz with one complete example question, that passes `quiz check` as it is."""
+    title = " ".join(word.capitalize() for word in slug.split("-"))
+    return {
+        "slug": slug,
+        "title": title,
+        "description": f"Replace this with what {title} covers; students read it before starting.",
+        "shuffle_choices": True,
+        "questions": [
+            {
+                "id": "example",
+                "prompt": "Which file holds this quiz's questions?",
+                "choices": [
+                    {
+                        "id": "bank",
+                        "text": "The question bank, questions.json",
+                        "correct": True,
+                        "explanation": "Right: every quiz lives in the bank file, and `flask quiz "
+                        "reload` publishes it.",
+                    },
+                    {
+                        "id": "database",
+                        "text": "The database",
+                        "correct": False,
+                        "explanation": "The database keeps attempts and published versions; you "
+                        "write questions in the bank file.",
+                    },
+                ],  # fmt: skip
+                "explanation": "Replace this example with your own question: a prompt, two or "
+                "more choices with exactly one correct, why each choice is right or wrong, a "
+                "general explanation and at least one https:// source.",
+                "references": [
+                    {
+                        "title": "Replace with a source students can read",
+                        "url": "https://en.wikipedia.org/wiki/Multiple_choice",
+                    }
+                ],  # fmt: skip
+            }
+        ],
+    }
+
+
+def new_quiz(bank_path: Path, slug: str) -> dict:
+    """The bank with a skeleton quiz added at slug; BankError if it would not pass the check."""
+    bank = _read_bank(bank_path)
+    if any(q.get("slug") == slug for q in bank["quizzes"]):
+        raise BankError([f'{bank_path}: a quiz "{slug}" exists already; choose another slug'])
+    bank["quizzes"].append(skeleton(slug))
+    found = [p for p in problems(bank) if not p.endswith(UNFILLED)]
+    if found:
+        raise BankError([f"{bank_path}: {problem}" for problem in found])
+    return bank

@@ -1,0 +1,217 @@
+"""What every format shares: the parsed source, located problems, safe reading of untrusted
+files (size, UTF-8, hardened XML) and the HTML that LMS formats keep text in."""
+
+import html
+import re
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import Path
+from xml.etree.ElementTree import Element, ParseError
+
+import defusedxml.ElementTree
+from defusedxml import DefusedXmlException
+
+from ..bank import BankError, Question, Reference
+
+MAX_BYTES = 50 * 1000 * 1000
+"""No source, nor everything unpacked from a package, may be larger: 50 MB."""
+
+
+class FormatError(BankError):
+    """A source that cannot be imported; `errors` holds every problem, each located."""
+
+
+@dataclass(frozen=True)
+class Skip:
+    """A question the bank cannot hold, where it is in the source, and why."""
+
+    where: str
+    why: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: skipped, {self.why}"
+
+
+@dataclass(frozen=True)
+class Source:
+    """What a file held: questions in the bank's shape (empty text where the source had none),
+    each with its place in the file, and the questions skipped."""
+
+    questions: tuple[Question, ...]
+    places: tuple[str, ...]
+    skipped: tuple[Skip, ...] = ()
+    title: str | None = None
+    description: str | None = None
+    shuffle_choices: bool = False
+
+
+def read_limited(path: Path, limit: int = MAX_BYTES) -> bytes:
+    """A file's bytes, refusing one larger than the limit without reading it all."""
+    try:
+        with open(path, "rb") as file:
+            data = file.read(limit + 1)
+    except OSError as error:
+        raise FormatError([f"{path}: cannot be read: {error.strerror}"]) from None
+    if len(data) > limit:
+        raise FormatError([f"{path}: larger than {limit // 1_000_000} MB; nothing was read"])
+    return data
+
+
+def check_size(data: bytes, source: str, limit: int = MAX_BYTES) -> None:
+    """Refuse data over the limit (a caller that did not come through read_limited)."""
+    if len(data) > limit:
+        raise FormatError([f"{source}: larger than {limit // 1_000_000} MB"])
+
+
+def decode(data: bytes, source: str) -> str:
+    """UTF-8 text (a byte-order mark is fine), or an error naming the line of the first bad byte."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+        raise FormatError(
+            [f"{source}:{line}:{column}: not UTF-8 text (byte 0x{data[error.start]:02x}); "
+             "save the file as UTF-8 and try again"]
+        ) from None  # fmt: skip
+
+
+DECLARED = re.compile(rb"""^\s*<\?xml[^>]*encoding\s*=\s*["']([A-Za-z0-9._-]+)["']""")
+
+
+def parse_xml(data: bytes, source: str) -> Element:
+    """Parse untrusted XML with no DTD, entities or network; a located error otherwise."""
+    check_size(data, source)
+    decode(data, source)
+    declared = DECLARED.match(data.removeprefix(b"\xef\xbb\xbf"))
+    if declared and declared.group(1).lower().replace(b"_", b"-") not in (b"utf-8", b"utf8"):
+        raise FormatError(
+            [f"{source}:1: declares the encoding {declared.group(1).decode()}; save it as UTF-8"]
+        )
+    try:
+        return defusedxml.ElementTree.fromstring(
+            data, forbid_dtd=True, forbid_entities=True, forbid_external=True
+        )
+    except ParseError as error:
+        line, column = error.position
+        message = str(error).split(":")[0]
+        where = f"{source}:{line}:{column + 1}"
+        raise FormatError([f"{where}: not well-formed XML: {message}"]) from None
+    except DefusedXmlException as error:
+        raise FormatError(
+            [f"{source}: refused: {type(error).__name__} ({error}); a quiz file needs no DTD "
+             "or entities"]
+        ) from None  # fmt: skip
+
+
+def local(tag: str) -> str:
+    """An element's name without its namespace."""
+    return tag.rsplit("}", 1)[-1]
+
+
+class _Text(HTMLParser):
+    """Plain text from an LMS's HTML: paragraphs and line breaks kept, links and images noted."""
+
+    BLOCKS = {"p", "div", "li", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "tr"}
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self.links: list[tuple[str, str]] = []
+        self.media: list[str] = []
+        self._href: str | None = None
+        self._link_text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        attributes = dict(attrs)
+        if tag == "br":
+            self.parts.append("\n")
+        elif tag in self.BLOCKS:
+            self.parts.append("\n\n")
+        elif tag in ("img", "video", "audio", "object", "embed", "iframe", "svg", "math"):
+            self.media.append(tag)
+        elif tag == "a" and attributes.get("href"):
+            self._href, self._link_text = attributes["href"], []
+
+    def handle_endtag(self, tag):
+        if tag in self.BLOCKS:
+            self.parts.append("\n\n")
+        elif tag == "a" and self._href is not None:
+            self.links.append((" ".join("".join(self._link_text).split()), self._href))
+            self._href = None
+
+    def handle_data(self, data):
+        text = re.sub(r"\s+", " ", data)
+        self.parts.append(text)
+        if self._href is not None:
+            self._link_text.append(text)
+
+
+@dataclass(frozen=True)
+class Html:
+    text: str
+    links: tuple[tuple[str, str], ...]
+    media: tuple[str, ...]
+
+
+def from_html(markup: str) -> Html:
+    """The text a student would read in a piece of HTML, its links and any media in it."""
+    parser = _Text()
+    parser.feed(markup)
+    parser.close()
+    text = "".join(parser.parts)
+    lines = [line.strip() for line in text.split("\n")]
+    text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+    return Html(text, tuple(parser.links), tuple(parser.media))
+
+
+def to_html(text: str) -> str:
+    """Plain text as HTML: escaped, paragraphs as <p>, single line breaks as <br>."""
+    paragraphs = [part for part in text.split("\n\n") if part.strip()]
+    return "".join(
+        "<p>" + "<br>\n".join(html.escape(line, quote=False) for line in part.split("\n")) + "</p>"
+        for part in paragraphs
+    )
+
+
+SOURCES = "Sources:"
+ENTRY = re.compile(r"\s*(.*?)\s*<(https://[^>\s]+)>\s*;?")
+
+
+def sources_line(references: tuple[Reference, ...]) -> str:
+    """The references as one line of text: "Sources: Title <https://...>; ..."."""
+    return f"{SOURCES} " + "; ".join(f"{r.title} <{r.url}>" for r in references)
+
+
+def split_sources(text: str) -> tuple[str, tuple[Reference, ...]]:
+    """General feedback text and the references its last "Sources:" line lists, if any."""
+    head, _, last = text.rstrip().rpartition("\n")
+    if not last.startswith(SOURCES):
+        if not text.lstrip().startswith(SOURCES) or head:
+            return text.strip(), ()
+        head, last = "", text.strip()
+    entries = ENTRY.findall(last.removeprefix(SOURCES))
+    if not entries:
+        return text.strip(), ()
+    return head.strip(), tuple(Reference(title or url, url) for title, url in entries)
+
+
+def html_sources(markup: str) -> tuple[str, tuple[Reference, ...], tuple[str, ...]]:
+    """HTML general feedback as explanation, references (its https links) and media found."""
+    found = from_html(markup)
+    explanation, references = split_sources(found.text)
+    if not references:
+        references = tuple(
+            Reference(title or url, url) for title, url in found.links if url.startswith("https://")
+        )
+    return explanation, references, found.media
+
+
+def sources_html(references: tuple[Reference, ...]) -> str:
+    """The references as an HTML paragraph of links that split_sources reads back."""
+    links = "; ".join(
+        f'{html.escape(r.title, quote=False)} &lt;<a href="{html.escape(r.url)}">'
+        f"{html.escape(r.url, quote=False)}</a>&gt;"
+        for r in references
+    )
+    return f"<p>{SOURCES} {links}</p>"

@@ -1,0 +1,229 @@
+"""Moodle's GIFT text format: `::title:: prompt {=right #why ~wrong #why ####explanation}`.
+
+Follows Moodle's description of GIFT: questions apart by blank lines, `//` comment lines,
+`$CATEGORY:` lines, `[html]`/`[moodle]`/`[plain]`/`[markdown]` text formats, the escapes
+\\~ \\= \\# \\{ \\} \\: \\\\ and \\n, `%weight%` answers and the missing-word form (text after
+the answers). Only single-answer multiple choice becomes a bank question.
+"""
+
+import re
+
+from ..bank import Choice, Question, Quiz
+from .common import (
+    FormatError,
+    Skip,
+    Source,
+    check_size,
+    decode,
+    from_html,
+    html_sources,
+    sources_line,
+    split_sources,
+)
+
+DROPS = ("the quiz's description", "whether choices are shuffled")
+SPECIAL = "~=#{}:"
+ESCAPE = re.compile(r"\\(.)", re.S)
+WEIGHT = re.compile(r"^%(-?\d+(?:\.\d+)?)%")
+FORMAT = re.compile(r"^\[(html|moodle|plain|markdown)\]", re.I)
+
+
+def _unescape(text: str) -> str:
+    return ESCAPE.sub(lambda m: "\n" if m.group(1) == "n" else m.group(1), text)
+
+
+def _escape(text: str) -> str:
+    text = text.replace("\\", "\\\\")
+    for mark in SPECIAL:
+        text = text.replace(mark, "\\" + mark)
+    return text.replace("\r\n", "\n").replace("\n", "\\n")
+
+
+def _find(text: str, mark: str, start: int = 0) -> int:
+    """The index of the first unescaped mark at or after start, or -1."""
+    index = start
+    while index < len(text):
+        if text[index] == "\\":
+            index += 2
+            continue
+        if text.startswith(mark, index):
+            return index
+        index += 1
+    return -1
+
+
+def _split_answers(block: str) -> list[str]:
+    """The answers of an answer block, each still starting with its = or ~."""
+    answers, index, start = [], 0, None
+    while index < len(block):
+        if block[index] == "\\":
+            index += 2
+            continue
+        if block[index] in "=~":
+            if start is not None:
+                answers.append(block[start:index])
+            start = index
+        index += 1
+    if start is not None:
+        answers.append(block[start:])
+    return answers
+
+
+def _blocks(text: str) -> tuple[list[tuple[int, str]], str | None]:
+    """The questions' text, each with its first line's number, and the last category named."""
+    blocks, lines, first, category = [], [], 0, None
+    for number, line in enumerate(text.split("\n"), 1):
+        stripped = line.strip()
+        if stripped.startswith("//"):
+            continue
+        if stripped.startswith("$CATEGORY:"):
+            category = stripped.removeprefix("$CATEGORY:").strip().rstrip("/").rsplit("/", 1)[-1]
+            continue
+        if not stripped:
+            if lines:
+                blocks.append((first, "\n".join(lines)))
+                lines = []
+            continue
+        if not lines:
+            first = number
+        lines.append(line)
+    if lines:
+        blocks.append((first, "\n".join(lines)))
+    return blocks, category or None
+
+
+def _text(raw: str, markup: str) -> tuple[str, tuple[str, ...]]:
+    """Source text as plain text, and the media it shows (which the bank cannot)."""
+    text = _unescape(raw.strip())
+    if markup == "html":
+        found = from_html(text)
+        return found.text, found.media
+    return "\n".join(line.strip() for line in text.split("\n")).strip(), ()
+
+
+class _Skip(Exception):
+    """This question is not one the bank can hold."""
+
+
+def _question(where: str, raw: str) -> Question:
+    """One GIFT question as a bank question; _Skip or FormatError otherwise."""
+    title = ""
+    if raw.startswith("::"):
+        end = _find(raw, "::", 2)
+        if end < 0:
+            raise FormatError([f"{where}: the title opened with :: is never closed"])
+        title, raw = _unescape(raw[2:end]).strip(), raw[end + 2 :].lstrip()
+    markup = "moodle"
+    if found := FORMAT.match(raw):
+        markup, raw = found.group(1).lower(), raw[found.end() :]
+    opening, stray = _find(raw, "{"), _find(raw, "}")
+    if 0 <= stray < opening or (opening < 0 <= stray):
+        raise FormatError([f"{where}: a }} closes no {{ (write \\}} for a brace in text)"])
+    if opening < 0:
+        raise _Skip("a description with no answers")
+    closing = _find(raw, "}", opening)
+    if closing < 0:
+        raise FormatError([f"{where}: the {{ of the answers is never closed by }}"])
+    if 0 <= _find(raw, "{", opening + 1) < closing:
+        raise FormatError([f"{where}: a {{ inside the answers (write \\{{ for a brace in text)"])
+    after = raw[closing + 1 :]
+    if _find(after, "{") >= 0 or _find(after, "}") >= 0:
+        raise FormatError([f"{where}: more than one answer block, or an unescaped brace after it"])
+    before_text, media = _text(raw[:opening], markup)
+    after_text, after_media = _text(after, markup)
+    prompt = f"{before_text} _____ {after_text}".strip() if after_text else before_text
+    block = raw[opening + 1 : closing].strip()
+    if media or after_media:
+        raise _Skip(f"it shows media ({', '.join(media + after_media)}), which the bank cannot")
+    if not block:
+        raise _Skip("an essay question")
+    if block.startswith("#"):
+        raise _Skip("a numerical question")
+    if re.fullmatch(r"(T|F|TRUE|FALSE)\s*(#.*)?", block, re.S | re.I):
+        raise _Skip("a true/false question")
+    general_at = _find(block, "####")
+    general = ""
+    if general_at >= 0:
+        general, block = block[general_at + 4 :], block[:general_at]
+    answers = _split_answers(block)
+    if not answers or block[: block.find(answers[0][0])].strip():
+        raise FormatError([f"{where}: the answers must each start with = or ~"])
+    if any(_find(answer, "->") >= 0 for answer in answers):
+        raise _Skip("a matching question")
+    if all(answer.startswith("=") for answer in answers):
+        raise _Skip("a short-answer question (every answer is right)")
+    choices = []
+    for index, answer in enumerate(answers):
+        body = answer[1:].strip()
+        weight = 100.0 if answer.startswith("=") else 0.0
+        if found := WEIGHT.match(body):
+            weight, body = float(found.group(1)), body[found.end() :]
+        hash_at = _find(body, "#")
+        feedback = body[hash_at + 1 :] if hash_at >= 0 else ""
+        text = _text(body[:hash_at] if hash_at >= 0 else body, markup)
+        why = _text(feedback, markup)
+        if text[1] or why[1]:
+            raise _Skip("an answer shows media, which the bank cannot")
+        if weight not in (0.0, 100.0):
+            raise _Skip(f"partial credit ({weight:g}%) on an answer")
+        if not text[0]:
+            raise FormatError([f"{where}: answer {index + 1} has no text"])
+        choices.append(Choice(id="", text=text[0], correct=weight == 100.0, explanation=why[0]))
+    right = sum(choice.correct for choice in choices)
+    if right > 1:
+        raise _Skip(f"{right} right answers; a bank question has exactly one")
+    if right == 0:
+        raise _Skip("no answer is right")
+    if not prompt:
+        raise FormatError([f"{where}: the question has no text before its answers"])
+    if markup == "html":
+        explanation, references, media = html_sources(_unescape(general.strip()))
+        if media:
+            raise _Skip("its general feedback shows media, which the bank cannot")
+    else:
+        explanation, references = split_sources(_text(general, markup)[0])
+    return Question(
+        id=title, prompt=prompt, choices=tuple(choices), explanation=explanation,
+        references=references,
+    )  # fmt: skip
+
+
+def parse(data: bytes, source: str) -> Source:
+    """The multiple-choice questions in a GIFT file; FormatError lists every malformed one."""
+    check_size(data, source)
+    text = decode(data, source).replace("\r\n", "\n").replace("\r", "\n")
+    blocks, category = _blocks(text)
+    questions, places, skipped, errors = [], [], [], []
+    for line, raw in blocks:
+        where = f"{source}:{line}"
+        try:
+            question = _question(where, raw)
+        except _Skip as why:
+            skipped.append(Skip(where, str(why)))
+            continue
+        except FormatError as error:
+            errors += error.errors
+            continue
+        questions.append(question)
+        places.append(where)
+    if errors:
+        raise FormatError(errors)
+    return Source(tuple(questions), tuple(places), tuple(skipped), title=category)
+
+
+def write(quiz: Quiz) -> bytes:
+    """The quiz as GIFT, each choice with its explanation and the general feedback last."""
+    lines = [
+        f"// {quiz.title}: exported from Quizwright",
+        f"$CATEGORY: $course$/top/{quiz.title.replace('/', '-')}",
+        "",
+    ]
+    for question in quiz.questions:
+        lines.append(f"::{_escape(question.id)}::[moodle]{_escape(question.prompt)} {{")
+        for choice in question.choices:
+            mark = "=" if choice.correct else "~"
+            lines.append(f"\t{mark}{_escape(choice.text)}#{_escape(choice.explanation)}")
+        general = f"{question.explanation}\n\n{sources_line(question.references)}"
+        lines.append(f"\t####{_escape(general)}")
+        lines += ["}", ""]
+    return "\n".join(lines).encode()

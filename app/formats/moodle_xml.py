@@ -1,0 +1,190 @@
+"""Moodle XML: `<quiz>` of `<question type="multichoice">` with per-answer `<feedback>` and
+`<generalfeedback>`, as Moodle's question bank exports and imports it."""
+
+from xml.etree.ElementTree import Element
+
+from ..bank import Choice, Question, Quiz
+from .common import (
+    FormatError,
+    Skip,
+    Source,
+    from_html,
+    html_sources,
+    local,
+    parse_xml,
+    sources_html,
+    to_html,
+)
+
+DROPS = ()
+TRUE = {"true", "1"}
+
+
+def _child(element: Element, name: str) -> Element | None:
+    return next((child for child in element if local(child.tag) == name), None)
+
+
+def _children(element: Element, name: str) -> list[Element]:
+    return [child for child in element if local(child.tag) == name]
+
+
+def _raw(element: Element | None) -> tuple[str, str, bool]:
+    """A text field's markup, its format, and whether it carries files (images)."""
+    if element is None:
+        return "", "html", False
+    text = _child(element, "text")
+    has_files = bool(_children(element, "file"))
+    return (text.text or "") if text is not None else "", element.get("format", "html"), has_files
+
+
+def _plain(element: Element | None) -> tuple[str, tuple[str, ...]]:
+    """A text field as plain text, and the media it shows."""
+    markup, form, has_files = _raw(element)
+    if form == "html":
+        found = from_html(markup)
+        return found.text, found.media + (("file",) if has_files else ())
+    return markup.strip(), ("file",) if has_files else ()
+
+
+class _Skip(Exception):
+    """This question is not one the bank can hold."""
+
+
+def _question(where: str, element: Element) -> Question:
+    kind = element.get("type", "")
+    if kind != "multichoice":
+        raise _Skip(f"of type {kind or 'none'}, not multiple choice")
+    single = _child(element, "single")
+    if single is not None and (single.text or "").strip().lower() not in TRUE:
+        raise _Skip("several answers may be chosen (<single>false</single>)")
+    prompt, media = _plain(_child(element, "questiontext"))
+    if media:
+        raise _Skip(f"its text shows media ({', '.join(media)}), which the bank cannot")
+    if not prompt:
+        raise FormatError([f"{where}/questiontext: no question text"])
+    choices = []
+    for number, answer in enumerate(_children(element, "answer"), 1):
+        try:
+            fraction = float(answer.get("fraction", "0"))
+        except ValueError:
+            raise FormatError(
+                [f'{where}/answer[{number}]: fraction "{answer.get("fraction")}" is not a number']
+            ) from None
+        if fraction not in (0.0, 100.0):
+            raise _Skip(f"partial credit ({fraction:g}%) on answer {number}")
+        text, media = _plain(answer)
+        why, why_media = _plain(_child(answer, "feedback"))
+        if media or why_media:
+            raise _Skip(f"answer {number} shows media, which the bank cannot")
+        if not text:
+            raise FormatError([f"{where}/answer[{number}]: no answer text"])
+        choices.append(Choice(id="", text=text, correct=fraction == 100.0, explanation=why))
+    right = sum(choice.correct for choice in choices)
+    if right != 1:
+        raise _Skip(f"{right} answers are worth 100%; a bank question has exactly one right")
+    if len(choices) < 2:
+        raise _Skip("fewer than two answers")
+    markup, form, _ = _raw(_child(element, "generalfeedback"))
+    if form == "html":
+        explanation, references, media = html_sources(markup)
+    else:
+        explanation, references, media = html_sources(to_html(markup))
+    if media:
+        raise _Skip("its general feedback shows media, which the bank cannot")
+    name = _child(element, "name")
+    title = (name.findtext("{*}text") or "") if name is not None else ""
+    return Question(
+        id=title, prompt=prompt, choices=tuple(choices), explanation=explanation,
+        references=references,
+    )  # fmt: skip
+
+
+def parse(data: bytes, source: str) -> Source:
+    """The multiple-choice questions in a Moodle XML file; FormatError lists every bad one."""
+    root = parse_xml(data, source)
+    if local(root.tag) != "quiz":
+        raise FormatError([f"{source}: /{local(root.tag)}: a Moodle XML file's root is <quiz>"])
+    questions, places, skipped, errors = [], [], [], []
+    title = description = None
+    shuffles = []
+    for number, element in enumerate(_children(root, "question"), 1):
+        where = f"{source}: /quiz/question[{number}]"
+        if element.get("type") == "category":
+            path = element.findtext("{*}category/{*}text") or ""
+            title = title or path.rstrip("/").rsplit("/", 1)[-1].strip() or None
+            description = description or _plain(_child(element, "info"))[0] or None
+            continue
+        try:
+            question = _question(where, element)
+        except _Skip as why:
+            skipped.append(Skip(where, str(why)))
+            continue
+        except FormatError as error:
+            errors += error.errors
+            continue
+        questions.append(question)
+        places.append(where)
+        shuffle = _child(element, "shuffleanswers")
+        shuffles.append(shuffle is None or (shuffle.text or "").strip().lower() in TRUE)
+    if errors:
+        raise FormatError(errors)
+    return Source(
+        tuple(questions), tuple(places), tuple(skipped), title=title, description=description,
+        shuffle_choices=bool(shuffles) and all(shuffles),
+    )  # fmt: skip
+
+
+def _cdata(markup: str) -> str:
+    # "]]>" would end the section early: split it across two sections.
+    return "<![CDATA[" + markup.replace("]]>", "]]]]><![CDATA[>") + "]]>"
+
+
+def _attribute(text: str) -> str:
+    return (
+        text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+    )
+
+
+def _field(name: str, markup: str, indent: str = "    ", **extra: str) -> str:
+    attributes = "".join(f' {key}="{_attribute(value)}"' for key, value in extra.items())
+    return f'{indent}<{name} format="html"{attributes}><text>{_cdata(markup)}</text>'
+
+
+def write(quiz: Quiz) -> bytes:
+    """The quiz as Moodle XML: a category named after it, then one multichoice per question."""
+    shuffle = "true" if quiz.shuffle_choices else "false"
+    out = [
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        "<quiz>",
+        '  <question type="category">',
+        f"    <category><text>{_cdata('$course$/top/' + quiz.title.replace('/', '-'))}"
+        "</text></category>",
+        _field("info", to_html(quiz.description)) + "</info>",
+        "  </question>",
+    ]
+    for question in quiz.questions:
+        general = to_html(question.explanation) + sources_html(question.references)
+        out += [
+            '  <question type="multichoice">',
+            f"    <name><text>{_cdata(question.id)}</text></name>",
+            _field("questiontext", to_html(question.prompt)) + "</questiontext>",
+            _field("generalfeedback", general) + "</generalfeedback>",
+            "    <defaultgrade>1</defaultgrade>",
+            "    <penalty>0</penalty>",
+            "    <hidden>0</hidden>",
+            f"    <idnumber>{_cdata(question.id)}</idnumber>",
+            "    <single>true</single>",
+            f"    <shuffleanswers>{shuffle}</shuffleanswers>",
+            "    <answernumbering>abc</answernumbering>",
+            "    <showstandardinstruction>0</showstandardinstruction>",
+        ]
+        for choice in question.choices:
+            fraction = "100" if choice.correct else "0"
+            out += [
+                _field("answer", to_html(choice.text), fraction=fraction),
+                _field("feedback", to_html(choice.explanation), indent="      ") + "</feedback>",
+                "    </answer>",
+            ]
+        out.append("  </question>")
+    out.append("</quiz>\n")
+    return "\n".join(out).encode()

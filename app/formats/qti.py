@@ -1,0 +1,381 @@
+"""IMS QTI 1.2 as Canvas exports and imports it: a zip package whose imsmanifest.xml names an
+assessment (`<questestinterop>`) of `multiple_choice_question` items, each choice's feedback in
+an `<itemfeedback>` and the general feedback in `general_fb`. A bare assessment XML file is read
+too. Packages are read in memory, never unpacked to disk, and checked for zip bombs and unsafe
+names (zip slip)."""
+
+import io
+import lzma
+import re
+import zipfile
+import zlib
+from xml.etree import ElementTree
+from xml.etree.ElementTree import Element
+
+from ..bank import Choice, Question, Quiz
+from .common import (
+    MAX_BYTES,
+    FormatError,
+    Skip,
+    Source,
+    check_size,
+    from_html,
+    html_sources,
+    local,
+    parse_xml,
+    sources_html,
+    to_html,
+)
+
+DROPS = ()
+MAX_ENTRIES = 10_000
+MAX_RATIO = 200
+"""No honest XML compresses this well; a zip bomb does."""
+QTI = "http://www.imsglobal.org/xsd/ims_qtiasiv1p2"
+MANIFEST = "http://www.imsglobal.org/xsd/imsccv1p1/imscp_v1p1"
+CANVAS = "http://canvas.instructure.com/xsd/cccv1p0"
+UNSAFE_NAME = re.compile(r"(^[/\\])|(^[A-Za-z]:)|((^|[/\\])\.\.([/\\]|$))|\x00")
+
+
+def _safe_members(archive: zipfile.ZipFile, source: str) -> dict[str, bytes]:
+    """Every file in a package, read within the size limits; FormatError for an unsafe one."""
+    members = archive.infolist()
+    if len(members) > MAX_ENTRIES:
+        raise FormatError([f"{source}: holds {len(members)} files, more than {MAX_ENTRIES}"])
+    errors = [
+        f"{source}: {info.filename!r}: unsafe file name (an absolute path or '..' would write "
+        "outside the package)"
+        for info in members
+        if UNSAFE_NAME.search(info.filename) or not info.filename
+    ]
+    if errors:
+        raise FormatError(errors)
+    files, total = {}, 0
+    for info in members:
+        if info.is_dir():
+            continue
+        if info.file_size > MAX_RATIO * max(info.compress_size, 1) and info.file_size > 1_000_000:
+            raise FormatError(
+                [f"{source}: {info.filename}: unpacks {info.file_size:,} bytes from "
+                 f"{info.compress_size:,} (a zip bomb?)"]
+            )  # fmt: skip
+        with archive.open(info) as member:
+            # The header's size may lie: read no more than what is left of the limit.
+            data = member.read(MAX_BYTES - total + 1)
+        total += len(data)
+        if total > MAX_BYTES:
+            raise FormatError(
+                [f"{source}: unpacks to more than {MAX_BYTES // 1_000_000} MB (a zip bomb?)"]
+            )
+        files[info.filename] = data
+    return files
+
+
+def _package(data: bytes, source: str) -> list[tuple[str, bytes, bytes | None]]:
+    """Each assessment XML in a package, with its name and its Canvas settings file if any."""
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+        files = _safe_members(archive, source)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError) as error:
+        raise FormatError([f"{source}: not a readable zip package: {error}"]) from None
+    # A bad CRC, an encrypted member, or damaged compressed data (found by test_formats_attacks).
+    except (ValueError, OSError, RuntimeError, zlib.error, lzma.LZMAError) as error:
+        raise FormatError([f"{source}: a file in the package cannot be read: {error}"]) from None
+    names = []
+    if "imsmanifest.xml" in files:
+        manifest = parse_xml(files["imsmanifest.xml"], f"{source}/imsmanifest.xml")
+        for resource in manifest.iter():
+            if local(resource.tag) == "resource" and resource.get("type", "").startswith(
+                "imsqti_xml"
+            ):
+                hrefs = [resource.get("href")] + [
+                    f.get("href") for f in resource if local(f.tag) == "file"
+                ]
+                names += [href for href in hrefs if href and href.endswith(".xml")]
+        missing = [name for name in names if name not in files]
+        if missing:
+            raise FormatError(
+                [f"{source}/imsmanifest.xml: names {name}, which the package lacks"
+                 for name in missing]
+            )  # fmt: skip
+    else:
+        names = [n for n in files if n.endswith(".xml") and b"questestinterop" in files[n]]
+    names = list(dict.fromkeys(names))
+    if not names:
+        raise FormatError([f"{source}: no QTI assessment (imsqti_xmlv1p2) in the package"])
+    found = []
+    for name in names:
+        meta = name.rsplit("/", 1)[0] + "/assessment_meta.xml" if "/" in name else None
+        found.append((f"{source}/{name}", files[name], files.get(meta) if meta else None))
+    return found
+
+
+def _find(element: Element, name: str) -> Element | None:
+    return next((e for e in element.iter() if local(e.tag) == name), None)
+
+
+def _all(element: Element, name: str) -> list[Element]:
+    return [e for e in element.iter() if local(e.tag) == name]
+
+
+def _mattext(element: Element | None) -> tuple[str, tuple[str, ...]]:
+    """The text of every mattext in an element, as plain text, and the media it shows."""
+    if element is None:
+        return "", ()
+    parts, media = [], []
+    for material in _all(element, "mattext"):
+        markup = material.text or ""
+        if material.get("texttype", "text/plain") == "text/html":
+            found = from_html(markup)
+            parts.append(found.text)
+            media += found.media
+        else:
+            parts.append(markup.strip())
+    media += [local(e.tag) for e in element.iter() if local(e.tag) in ("matimage", "mataudio")]
+    return "\n\n".join(part for part in parts if part), tuple(media)
+
+
+class _Skip(Exception):
+    """This item is not one the bank can hold."""
+
+
+def _metadata(item: Element) -> dict[str, str]:
+    return {
+        (field.findtext("{*}fieldlabel") or field.findtext("fieldlabel") or ""): (
+            field.findtext("{*}fieldentry") or field.findtext("fieldentry") or ""
+        )
+        for field in _all(item, "qtimetadatafield")
+    }
+
+
+def _question(where: str, item: Element) -> Question:
+    kind = _metadata(item).get("question_type", "multiple_choice_question")
+    if kind != "multiple_choice_question":
+        raise _Skip(f"of type {kind}, not multiple_choice_question")
+    presentation = _find(item, "presentation")
+    if presentation is None:
+        raise FormatError([f"{where}: no <presentation>"])
+    responses = _all(presentation, "response_lid")
+    if len(responses) != 1:
+        raise _Skip("not one choice response (fill-in, essay or several parts)")
+    if responses[0].get("rcardinality", "Single") != "Single":
+        raise _Skip("several answers may be chosen (rcardinality Multiple)")
+    prompt_parts = [e for e in presentation if local(e.tag) in ("material", "flow")]
+    prompt, media = "", []
+    for part in prompt_parts:
+        text, shown = _mattext(part) if local(part.tag) == "material" else ("", ())
+        prompt, media = (prompt + "\n\n" + text).strip(), media + list(shown)
+    if media:
+        raise _Skip(f"its text shows media ({', '.join(media)}), which the bank cannot")
+    if not prompt:
+        raise FormatError([f"{where}/presentation: no question text"])
+    labels = _all(responses[0], "response_label")
+    decvar = _find(item, "decvar")
+    top = float(decvar.get("maxvalue", "100")) if decvar is not None else 100.0
+    scores: dict[str, float] = {}
+    feedback: dict[str, str] = {}
+    general = None
+    for condition in _all(item, "respcondition"):
+        conditionvar = _find(condition, "conditionvar")
+        negated = {id(e) for n in _all(condition, "not") for e in n.iter()}
+        equal = [e for e in _all(condition, "varequal") if id(e) not in negated]
+        setvars = _all(condition, "setvar")
+        links = [e.get("linkrefid") for e in _all(condition, "displayfeedback")]
+        if conditionvar is not None and _find(conditionvar, "other") is not None:
+            general = general or (links[0] if links and not setvars else None)
+            continue
+        if len(equal) > 1 and setvars:
+            raise _Skip("a combination of answers scores, not one choice")
+        if len(equal) != 1:
+            continue
+        ident = (equal[0].text or "").strip()
+        for setvar in setvars:
+            try:
+                scores[ident] = scores.get(ident, 0) + float(setvar.text or 0)
+            except ValueError:
+                raise FormatError([f"{where}: score {setvar.text!r} is not a number"]) from None
+        for link in links:
+            if link not in ("correct_fb", "general_incorrect_fb"):
+                feedback.setdefault(ident, link)
+    texts = {e.get("ident"): _mattext(e) for e in _all(item, "itemfeedback")}
+    if "general_fb" in texts:
+        general = "general_fb"
+    partial = [score for score in scores.values() if 0 < score < top]
+    if partial:
+        raise _Skip(f"partial credit ({partial[0]:g} of {top:g}) on an answer")
+    choices = []
+    for number, label in enumerate(labels, 1):
+        ident = label.get("ident", "")
+        text, shown = _mattext(label)
+        why, why_shown = texts.get(feedback.get(ident), ("", ()))
+        if shown or why_shown:
+            raise _Skip(f"answer {number} shows media, which the bank cannot")
+        if not text:
+            raise FormatError([f"{where}/response_label[{number}]: no answer text"])
+        correct = scores.get(ident, 0) >= top
+        choices.append(Choice(id=ident, text=text, correct=correct, explanation=why))
+    right = sum(choice.correct for choice in choices)
+    if right != 1:
+        raise _Skip(f"{right} answers score full marks; a bank question has exactly one right")
+    explanation, references, general_media = "", (), ()
+    if general in texts:
+        item_feedback = next(e for e in _all(item, "itemfeedback") if e.get("ident") == general)
+        markup = "".join(to_html(m.text or "") if m.get("texttype") != "text/html" else
+                         (m.text or "") for m in _all(item_feedback, "mattext"))  # fmt: skip
+        explanation, references, general_media = html_sources(markup)
+    if general_media:
+        raise _Skip("its general feedback shows media, which the bank cannot")
+    title = item.get("title", "")
+    return Question(
+        id="" if title.strip().lower() in ("", "question") else title,
+        prompt=prompt, choices=tuple(choices), explanation=explanation, references=references,
+    )  # fmt: skip
+
+
+def _assessment(name: str, data: bytes, meta: bytes | None):
+    root = parse_xml(data, name)
+    if local(root.tag) != "questestinterop":
+        found = local(root.tag)
+        raise FormatError([f"{name}: /{found}: a QTI 1.2 file's root is <questestinterop>"])
+    assessment = _find(root, "assessment")
+    title = assessment.get("title") if assessment is not None else None
+    description, shuffle = None, False
+    if meta is not None:
+        settings = parse_xml(meta, name.rsplit("/", 1)[0] + "/assessment_meta.xml")
+        title = settings.findtext("{*}title") or title
+        description = from_html(settings.findtext("{*}description") or "").text or None
+        shuffle = (settings.findtext("{*}shuffle_answers") or "").strip() == "true"
+    return root, title, description, shuffle
+
+
+def parse(data: bytes, source: str) -> Source:
+    """The multiple-choice items of a QTI package or assessment file; FormatError lists every
+    malformed one."""
+    check_size(data, source)
+    found = _package(data, source) if data.startswith(b"PK") else [(source, data, None)]
+    questions, places, skipped, errors = [], [], [], []
+    title = description = None
+    shuffle = False
+    for name, xml, meta in found:
+        root, title_here, description_here, shuffle = _assessment(name, xml, meta)
+        title, description = title or title_here, description or description_here
+        for number, item in enumerate(_all(root, "item"), 1):
+            where = f"{name}: item[{number}] ident={item.get('ident', '?')!r}"
+            try:
+                question = _question(where, item)
+            except _Skip as why:
+                skipped.append(Skip(where, str(why)))
+                continue
+            except FormatError as error:
+                errors += error.errors
+                continue
+            questions.append(question)
+            places.append(where)
+    if errors:
+        raise FormatError(errors)
+    return Source(
+        tuple(questions), tuple(places), tuple(skipped), title=title, description=description,
+        shuffle_choices=shuffle,
+    )  # fmt: skip
+
+
+def _sub(parent: Element, tag: str, text: str | None = None, **attributes: str) -> Element:
+    element = ElementTree.SubElement(parent, tag, attributes)
+    element.text = text
+    return element
+
+
+def _material(parent: Element, html: str) -> None:
+    _sub(_sub(parent, "material"), "mattext", html, texttype="text/html")
+
+
+def _item(section: Element, question: Question) -> None:
+    item = _sub(section, "item", ident=question.id, title=question.id)
+    fields = _sub(_sub(item, "itemmetadata"), "qtimetadata")
+    for label, entry in (
+        ("question_type", "multiple_choice_question"),
+        ("points_possible", "1.0"),
+        ("original_answer_ids", ",".join(c.id for c in question.choices)),
+    ):
+        field = _sub(fields, "qtimetadatafield")
+        _sub(field, "fieldlabel", label)
+        _sub(field, "fieldentry", entry)
+    presentation = _sub(item, "presentation")
+    _material(presentation, to_html(question.prompt))
+    response = _sub(presentation, "response_lid", ident="response1", rcardinality="Single")
+    render = _sub(response, "render_choice")
+    for choice in question.choices:
+        label = _sub(render, "response_label", ident=choice.id)
+        _sub(_sub(label, "material"), "mattext", choice.text, texttype="text/plain")
+    processing = _sub(item, "resprocessing")
+    _sub(_sub(processing, "outcomes"), "decvar", maxvalue="100", minvalue="0", varname="SCORE",
+         vartype="Decimal")  # fmt: skip
+    # "continue" is a Python keyword, hence the dict.
+    general = _sub(processing, "respcondition", **{"continue": "Yes"})
+    _sub(_sub(general, "conditionvar"), "other")
+    _sub(general, "displayfeedback", feedbacktype="Response", linkrefid="general_fb")
+    for choice in question.choices:
+        condition = _sub(processing, "respcondition", **{"continue": "Yes"})
+        _sub(_sub(condition, "conditionvar"), "varequal", choice.id, respident="response1")
+        _sub(condition, "displayfeedback", feedbacktype="Response", linkrefid=f"{choice.id}_fb")
+    right = _sub(processing, "respcondition", **{"continue": "No"})
+    _sub(_sub(right, "conditionvar"), "varequal", question.right_choice.id, respident="response1")
+    _sub(right, "setvar", "100", action="Set", varname="SCORE")
+    feedback = _sub(item, "itemfeedback", ident="general_fb")
+    general_feedback = to_html(question.explanation) + sources_html(question.references)
+    _material(_sub(feedback, "flow_mat"), general_feedback)
+    for choice in question.choices:
+        feedback = _sub(item, "itemfeedback", ident=f"{choice.id}_fb")
+        _material(_sub(feedback, "flow_mat"), to_html(choice.explanation))
+
+
+def _xml(root: Element) -> bytes:
+    ElementTree.indent(root)
+    return ElementTree.tostring(root, encoding="utf-8", xml_declaration=True)
+
+
+def write(quiz: Quiz) -> bytes:
+    """The quiz as a QTI 1.2 package (zip) that Canvas imports with every choice's feedback."""
+    ident = f"quizwright-{quiz.slug}"
+    root = Element("questestinterop", xmlns=QTI)
+    assessment = _sub(root, "assessment", ident=ident, title=quiz.title)
+    fields = _sub(_sub(assessment, "qtimetadata"), "qtimetadatafield")
+    _sub(fields, "fieldlabel", "cc_maxattempts")
+    _sub(fields, "fieldentry", "1")
+    section = _sub(assessment, "section", ident="root_section")
+    for question in quiz.questions:
+        _item(section, question)
+    meta = Element("quiz", identifier=ident, xmlns=CANVAS)
+    _sub(meta, "title", quiz.title)
+    _sub(meta, "description", to_html(quiz.description))
+    _sub(meta, "shuffle_answers", "true" if quiz.shuffle_choices else "false")
+    _sub(meta, "scoring_policy", "keep_highest")
+    _sub(meta, "quiz_type", "assignment")
+    _sub(meta, "points_possible", f"{len(quiz.questions)}.0")
+    _sub(meta, "allowed_attempts", "1")
+    manifest = Element("manifest", identifier=f"{ident}-manifest", xmlns=MANIFEST)
+    metadata = _sub(manifest, "metadata")
+    _sub(metadata, "schema", "IMS Content")
+    _sub(metadata, "schemaversion", "1.1.3")
+    _sub(manifest, "organizations")
+    resources = _sub(manifest, "resources")
+    resource = _sub(resources, "resource", identifier=ident, type="imsqti_xmlv1p2")
+    _sub(resource, "file", href=f"{ident}/{ident}.xml")
+    _sub(resource, "dependency", identifierref=f"{ident}-meta")
+    meta_resource = _sub(
+        resources, "resource", identifier=f"{ident}-meta",
+        type="associatedcontent/imscc_xmlv1p1/learning-application-resource",
+        href=f"{ident}/assessment_meta.xml",
+    )  # fmt: skip
+    _sub(meta_resource, "file", href=f"{ident}/assessment_meta.xml")
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as package:
+        for name, element in (
+            ("imsmanifest.xml", manifest),
+            (f"{ident}/{ident}.xml", root),
+            (f"{ident}/assessment_meta.xml", meta),
+        ):
+            info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            package.writestr(info, _xml(element))
+    return buffer.getvalue()

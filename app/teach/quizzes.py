@@ -1,0 +1,51 @@
+"""An instructor's view of the quizzes themselves: a preview with every answer and explanation,
+and downloads in the formats other systems import (app/formats)."""
+
+from flask import Response, abort, render_template
+
+from .. import formats
+from ..audit import audit
+from ..bank import Quiz, current_bank
+from . import bp
+
+MEDIA_TYPES = {
+    "moodle-xml": "application/xml",
+    "qti": "application/zip",
+    "gift": "text/plain; charset=utf-8",
+}
+"""The formats the pages offer (teach/_quizzes.html); Aiken, which loses every explanation,
+stays on the command line, where it says so."""
+
+
+def _quiz_or_404(slug: str) -> Quiz:
+    """An offered quiz, or one no longer offered: both may still be read by instructors."""
+    bank = current_bank()
+    quiz = bank.quizzes.get(slug) or bank.retired.get(slug)
+    if quiz is None:
+        abort(404, description="There is no quiz at this address.")
+    return quiz
+
+
+@bp.get("/quizzes/<slug>/preview")
+def preview(slug):
+    """Every question with its choices, the key and every explanation, as students see the
+    feedback; no attempt is made and nothing is counted."""
+    quiz = _quiz_or_404(slug)
+    return render_template(
+        "teach/preview.html",
+        quiz=quiz,
+        offered=quiz.slug in current_bank().quizzes,
+    )
+
+
+@bp.get("/quizzes/<slug>/download/<any('moodle-xml', qti, gift):format_name>")
+def download(slug, format_name):
+    """The quiz as a file another LMS imports, with every choice's feedback."""
+    quiz = _quiz_or_404(slug)
+    audit(f"quiz {quiz.slug} exported as {format_name}")
+    name = f"{quiz.slug}.{formats.EXTENSIONS[format_name]}"
+    return Response(
+        formats.export_quiz(quiz, format_name),
+        mimetype=MEDIA_TYPES[format_name],
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )

@@ -1,0 +1,371 @@
+"""Quiz formats: hand-written files in each format read as their authors meant, and the seed quiz
+comes back from every export as it went in."""
+
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from app import formats
+from app.bank import UNFILLED, BankError, Reference, build_quiz, load_bank, problems
+from app.config import PROJECT_ROOT
+from app.formats import aiken, gift, moodle_xml, qti
+
+FIXTURES = Path(__file__).with_name("fixtures") / "formats"
+SEED = load_bank(PROJECT_ROOT / "questions.json").quizzes["gradient-checkpointing"]
+
+
+def canvas_package() -> bytes:
+    """The hand-written Canvas export, zipped as Canvas ships it."""
+    folder = FIXTURES / "canvas-qti"
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as package:
+        for path in sorted(folder.rglob("*.xml")):
+            package.write(path, path.relative_to(folder).as_posix())
+    return buffer.getvalue()
+
+
+def summary(source: formats.Source) -> list[tuple]:
+    """Each question as (prompt, [(choice, right, feedback)], explanation, references)."""
+    return [
+        (
+            q.prompt,
+            [(c.text, c.correct, c.explanation) for c in q.choices],
+            q.explanation,
+            [(r.title, r.url) for r in q.references],
+        )
+        for q in source.questions
+    ]
+
+
+MITOCHONDRION = ("Mitochondrion", "https://en.wikipedia.org/wiki/Mitochondrion")
+
+
+def test_gift_reads_every_feature_of_the_format():
+    """Titles, comments, escapes, multi-line text, [html] and [markdown], per-answer and
+    general feedback, Unicode and the missing-word form, each as its author meant."""
+    source = gift.parse((FIXTURES / "features.gift").read_bytes(), "features.gift")
+    assert source.title == "Cells and Energy"
+    assert [q.id for q in source.questions] == [
+        "mitochondria", "escapes", "multi line", "html", "markdown", "unicode", "",
+    ]  # fmt: skip
+    assert summary(source) == [
+        ("Which organelle makes most of a cell's ATP?",
+         [("The mitochondrion", True, "Right: oxidative phosphorylation happens on its inner "
+           "membrane."),
+          ("The ribosome", False, "Ribosomes build proteins; they use ATP rather than make it."),
+          ("The nucleus", False, "The nucleus keeps the DNA.")],
+         "Cellular respiration ends in the mitochondria.", [MITOCHONDRION]),
+        ("Which is written with GIFT's escapes: 1 = 1, {braces}, a ~tilde, a #hash and a colon: "
+         "here?",
+         [("All of them: = { } ~ #", True, "Each mark is preceded by a backslash."),
+          ("None", False, "Wrong.")],
+         "A backslash is written \\ too.", []),
+        ("This prompt runs\nover two lines.",
+         [("Wrong one", False, "No."), ("Right one", True, "Yes.")], "", []),
+        ("Water is H2O & salt is NaCl.\n\nWhich is a compound?",
+         [("Both", True, "Both combine elements."), ("Neither", False, "They are.")],
+         "See Chemical compound.",
+         [("Chemical compound", "https://en.wikipedia.org/wiki/Chemical_compound")]),
+        ("Which is **bold** in Markdown?",
+         [("Two asterisks", True, "Yes."), ("One underscore", False, "That is italic.")], "", []),
+        ("Ünïcödé: which Greek letter is π?",
+         [("pi", True, "π ≈ 3.14159"), ("mu", False, "μ is mu."), ("日本語", False, "Not Greek.")],
+         "", []),
+        ("The missing word: a cell's _____ keeps its contents inside.",
+         [("membrane", True, "It surrounds the cell."), ("wall", False, "Animal cells have none.")],
+         "", []),
+    ]  # fmt: skip
+    assert [str(skip) for skip in source.skipped] == [
+        "features.gift:38: skipped, a true/false question",
+        "features.gift:40: skipped, a short-answer question (every answer is right)",
+        "features.gift:42: skipped, a numerical question",
+        "features.gift:44: skipped, an essay question",
+        "features.gift:46: skipped, a matching question",
+        "features.gift:48: skipped, partial credit (50%) on an answer",
+        "features.gift:50: skipped, 2 right answers; a bank question has exactly one",
+        "features.gift:52: skipped, a description with no answers",
+    ]
+    assert source.places[:2] == ("features.gift:5", "features.gift:13")
+
+
+def test_moodle_xml_reads_cdata_html_plain_text_and_feedback():
+    """CDATA and escaped HTML, plain_text, each answer's <feedback>, <generalfeedback> with
+    its links as sources, the category as title and its info as description."""
+    source = moodle_xml.parse((FIXTURES / "features.xml").read_bytes(), "features.xml")
+    assert (source.title, source.description, source.shuffle_choices) == (
+        "Cells", "Questions about cells.", True,
+    )  # fmt: skip
+    assert [q.id for q in source.questions] == ["Mitochondria", "Unicode, plain text"]
+    assert summary(source) == [
+        ("Which organelle makes most of a cell's ATP?",
+         [("The mitochondrion", True, "Right: on its inner membrane."),
+          ("The ribosome", False, "Ribosomes build proteins."),
+          ("The nucleus & its DNA", False, "")],
+         "Cellular respiration ends there.\n\nRead Mitochondrion.", [MITOCHONDRION]),
+        ("Ünïcödé & plain text: which Greek letter is π?\nIt runs over two lines.",
+         [("pi <π>", True, "π ≈ 3.14159"), ("日本語", False, "Not Greek.")],
+         "π is pi; μ is mu.", []),
+    ]  # fmt: skip
+    assert source.places == ("features.xml: /quiz/question[2]", "features.xml: /quiz/question[3]")
+    assert [str(skip) for skip in source.skipped] == [
+        "features.xml: /quiz/question[4]: skipped, several answers may be chosen "
+        "(<single>false</single>)",
+        "features.xml: /quiz/question[5]: skipped, partial credit (33.3333%) on answer 2",
+        "features.xml: /quiz/question[6]: skipped, its text shows media (img, file), which the "
+        "bank cannot",
+        "features.xml: /quiz/question[7]: skipped, of type truefalse, not multiple choice",
+        "features.xml: /quiz/question[8]: skipped, of type shortanswer, not multiple choice",
+        "features.xml: /quiz/question[9]: skipped, of type essay, not multiple choice",
+        "features.xml: /quiz/question[10]: skipped, of type description, not multiple choice",
+    ]
+
+
+def test_qti_reads_a_canvas_package_with_item_feedback():
+    """Canvas's package: the manifest leads to the assessment, itemfeedback to each choice's
+    feedback and general_fb to the explanation; Canvas's answer ids are kept."""
+    source = qti.parse(canvas_package(), "canvas.zip")
+    assert (source.title, source.description, source.shuffle_choices) == (
+        "Cells & Energy (Canvas)", "A quiz exported from Canvas.", True,
+    )  # fmt: skip
+    assert [[c.id for c in q.choices] for q in source.questions] == [["6158", "2473", "9931"]]
+    assert summary(source) == [
+        ("Which organelle makes most of a cell's ATP?",
+         [("The mitochondrion", True, "Right: on its inner membrane."),
+          ("The ribosome", False, "Ribosomes build proteins."),
+          ("日本語 & π", False, "Not an organelle.")],
+         "Cellular respiration ends there.\n\nRead Mitochondrion.", [MITOCHONDRION]),
+    ]  # fmt: skip
+    where = "canvas.zip/g1a2b3c/g1a2b3c.xml: item"
+    assert [str(skip) for skip in source.skipped] == [
+        f"{where}[2] ident='i0002': skipped, of type true_false_question, not "
+        "multiple_choice_question",
+        f"{where}[3] ident='i0003': skipped, of type multiple_answers_question, not "
+        "multiple_choice_question",
+        f"{where}[4] ident='i0004': skipped, of type essay_question, not multiple_choice_question",
+        f"{where}[5] ident='i0005': skipped, partial credit (50 of 100) on an answer",
+        f"{where}[6] ident='i0006': skipped, its text shows media (img), which the bank cannot",
+    ]
+
+
+def test_qti_reads_a_bare_assessment_file_too():
+    """An assessment XML without its package reads the same items."""
+    data = (FIXTURES / "canvas-qti" / "g1a2b3c" / "g1a2b3c.xml").read_bytes()
+    source = qti.parse(data, "g1a2b3c.xml")
+    assert source.title == "Cells & Energy (Canvas)"
+    assert summary(source) == summary(qti.parse(canvas_package(), "canvas.zip"))
+
+
+def test_aiken_reads_questions_choices_and_keys():
+    """Both choice styles, a question over two lines, questions with no blank line between,
+    Unicode, a byte-order mark and Windows line ends."""
+    source = aiken.parse((FIXTURES / "features.aiken").read_bytes(), "features.aiken")
+    assert summary(source) == [
+        ("What is the capital of France?",
+         [("Berlin", False, ""), ("Paris", True, ""), ("Madrid", False, "")], "", []),
+        ("Which unit measures force?\nIt is named after a physicist.",
+         [("Newton", True, ""), ("Joule", False, "")], "", []),
+        ("Ünïcödé: which letter is π?", [("pi", True, ""), ("rho", False, "")], "", []),
+    ]  # fmt: skip
+    assert source.places == ("features.aiken:1", "features.aiken:7", "features.aiken:12")
+    crlf = aiken.parse((FIXTURES / "bom-crlf.aiken").read_bytes(), "bom-crlf.aiken")
+    assert summary(crlf) == [
+        ("With a byte-order mark and Windows line ends?", [("Yes", True, ""), ("No", False, "")],
+         "", []),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ("Q?\nA. x\nB. y\n", "t.aiken:1: the last question has no ANSWER: line"),
+        ("Q?\nA. x\nB. y\nANSWER: C\n", "t.aiken:4: ANSWER: C names no choice (the choices are "
+         "A, B)"),
+        ("Q?\nA. x\nANSWER: A\n", "t.aiken:1: needs at least two choices (A. ..., B. ...)"),
+        ("Q?\nA. x\nC. y\nANSWER: A\n", "t.aiken:3: choice C, B was due"),
+        ("ANSWER: A\n", "t.aiken:1: ANSWER: with no question before it"),
+    ],
+)  # fmt: skip
+def test_aiken_mistakes_are_located(text, error):
+    with pytest.raises(formats.FormatError) as raised:
+        aiken.parse(text.encode(), "t.aiken")
+    assert raised.value.errors == [error]
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ("Q? {=a ~b", "t.gift:1: the { of the answers is never closed by }"),
+        ("Q? } {=a ~b}", "t.gift:1: a } closes no { (write \\} for a brace in text)"),
+        ("Q? {=a {~b}", "t.gift:1: a { inside the answers (write \\{ for a brace in text)"),
+        ("Q? {=a ~b} more {=c ~d}", "t.gift:1: more than one answer block, or an unescaped "
+         "brace after it"),
+        ("::title Q? {=a ~b}", "t.gift:1: the title opened with :: is never closed"),
+        ("Q? {x =a ~b}", "t.gift:1: the answers must each start with = or ~"),
+        ("{=a ~b}", "t.gift:1: the question has no text before its answers"),
+    ],
+)  # fmt: skip
+def test_gift_mistakes_are_located(text, error):
+    with pytest.raises(formats.FormatError) as raised:
+        gift.parse(f"// a good question first\n\nok {{=a ~b}}\n\n{text}\n".encode(), "t.gift")
+    assert raised.value.errors == [error.replace("t.gift:1", "t.gift:5")]
+
+
+def test_every_malformed_question_is_reported_at_once():
+    """Two broken questions, two located errors: the author fixes both in one go."""
+    text = b"A? {=a ~b\n\nB? {=c ~d}\n\nC? } x\n"
+    with pytest.raises(formats.FormatError) as raised:
+        gift.parse(text, "two.gift")
+    assert raised.value.errors == [
+        "two.gift:1: the { of the answers is never closed by }",
+        "two.gift:5: a } closes no { (write \\} for a brace in text)",
+    ]
+
+
+def comparable(quiz, ids=True) -> list[dict]:
+    """A quiz's questions as plain values: what a round trip must keep."""
+    return [
+        {
+            "id": q.id if ids else None,
+            "prompt": q.prompt,
+            "choices": [
+                (c.id if ids else None, c.text, c.correct, c.explanation) for c in q.choices
+            ],
+            "explanation": q.explanation,
+            "references": q.references,
+        }
+        for q in quiz.questions
+    ]
+
+
+def round_trip(format_name: str, quiz=SEED, description=None):
+    """Export a quiz, import the file again, and build the bank quiz it makes."""
+    module = formats.FORMATS[format_name]
+    source = module.parse(module.write(quiz), f"seed.{format_name}")
+    imported = formats.to_quiz(source, quiz.slug, None, description or quiz.description)
+    left = problems({"quizzes": [imported.quiz]})
+    assert [problem for problem in left if not problem.endswith(UNFILLED)] == []
+    return build_quiz(imported.quiz), imported, source
+
+
+@pytest.mark.parametrize("format_name", ["gift", "moodle-xml", "qti"])
+def test_the_seed_quiz_round_trips(format_name):
+    """Question ids, prompts, choices, the key, every explanation and every source come back
+    from an export; QTI keeps choice ids too, the others number them."""
+    back, imported, source = round_trip(format_name)
+    assert imported.gaps == [] and source.skipped == ()
+    assert back.title == SEED.title
+    keeps_choice_ids = format_name == "qti"
+    assert comparable(back, ids=keeps_choice_ids) == comparable(SEED, ids=keeps_choice_ids)
+    assert [q.id for q in back.questions] == [q.id for q in SEED.questions]
+
+
+@pytest.mark.parametrize("format_name", ["moodle-xml", "qti"])
+def test_xml_formats_carry_the_description_and_shuffling(format_name):
+    back, _, source = round_trip(format_name, description="unused")
+    assert source.description == SEED.description
+    assert source.shuffle_choices is SEED.shuffle_choices is True
+
+
+def test_aiken_round_trips_what_it_can_carry():
+    """Prompts, choices and the key come back; every explanation becomes a gap to fill."""
+    back, imported, _ = round_trip("aiken")
+    assert [(q.prompt, [(c.text, c.correct) for c in q.choices]) for q in back.questions] == [
+        (" ".join(q.prompt.split()), [(c.text, c.correct) for c in q.choices])
+        for q in SEED.questions
+    ]
+    assert len(imported.gaps) == len(SEED.questions)
+    # Four choices' feedback, the explanation, a reference's title and address, per question.
+    unfilled = problems({"quizzes": [imported.quiz]})
+    assert len(unfilled) == 7 * len(SEED.questions)
+    assert unfilled[0] == (
+        'quiz "gradient-checkpointing", question "q1", field "choices[0].explanation": ' + UNFILLED
+    )
+    assert imported.gaps[0].what == (
+        'question "q1" lacks feedback on choices 1, 2, 3, 4; general feedback (the explanation); '
+        "a source (an https:// link in the general feedback)"
+    )
+    assert set(aiken.DROPS) >= {"every choice's explanation", "the quiz's title and description"}
+
+
+AWKWARD = build_quiz(
+    {
+        "slug": "awkward",
+        "title": "Braces {and} ~tildes~ = # : \\ / ]]> <tags> & “quotes”",
+        "description": "Line one.\nLine two.",
+        "questions": [
+            {
+                "id": "marks",
+                "prompt": "Is {this} = ~that~ #1: a \\ backslash, <b>not bold</b> & ]]> ok?\n"
+                "A second line.\n\nA second paragraph.",
+                "choices": [
+                    {"id": "yes", "text": "Yes: = ~ # { } \\", "correct": True,
+                     "explanation": "Every mark survives: ]]> <script>alert(1)</script>"},
+                    {"id": "no", "text": "日本語 🙂", "correct": False,
+                     "explanation": "Sources: is not a sources line here"},
+                ],
+                "explanation": "First paragraph.\n\nSecond, with a link-like <https://x>.",
+                "references": [
+                    {"title": "A; title <with> marks", "url": "https://example.org/a?b=1&c=2"},
+                    {"title": "Second", "url": "https://example.org/b#frag"},
+                ],
+            }
+        ],
+    }
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("format_name", ["gift", "moodle-xml", "qti"])
+def test_text_that_looks_like_markup_survives_a_round_trip(format_name):
+    """Each format's special characters, HTML, CDATA's end, line breaks, paragraphs, emoji
+    and sources with ; and & in them come back unchanged."""
+    back, _, _ = round_trip(format_name, AWKWARD)
+    assert comparable(back, ids=format_name == "qti") == comparable(
+        AWKWARD, ids=format_name == "qti"
+    )
+
+
+def test_html_links_in_feedback_become_sources():
+    """An LMS's general feedback that links https pages gives the question its sources; an
+    http link is not one the bank accepts."""
+    text, references, media = formats.common.html_sources(
+        '<p>See <a href="https://a.example/x">the paper</a> and <a href="http://b.example">b</a>.</p>'
+    )
+    assert (text, references, media) == (
+        "See the paper and b.", (Reference("the paper", "https://a.example/x"),), (),
+    )  # fmt: skip
+
+
+def test_exports_name_no_external_entities_and_parse_as_xml():
+    """The XML exports are well-formed UTF-8 with no DTD, so a hardened reader accepts them."""
+    for data in (moodle_xml.write(SEED), *zipfile_members(qti.write(SEED))):
+        assert b"<!DOCTYPE" not in data
+        formats.common.parse_xml(data, "export")
+
+
+def zipfile_members(data: bytes) -> list[bytes]:
+    with zipfile.ZipFile(io.BytesIO(data)) as package:
+        assert sorted(package.namelist()) == [
+            "imsmanifest.xml",
+            "quizwright-gradient-checkpointing/assessment_meta.xml",
+            "quizwright-gradient-checkpointing/quizwright-gradient-checkpointing.xml",
+        ]
+        return [package.read(name) for name in package.namelist()]
+
+
+def test_aiken_refuses_a_question_with_more_choices_than_letters():
+    many = build_quiz(
+        {**json_of(SEED), "questions": [{**json_of(SEED)["questions"][0], "choices": [
+            {"id": f"c{n}", "text": f"choice {n}", "correct": n == 0, "explanation": "x"}
+            for n in range(27)
+        ]}]}
+    )  # fmt: skip
+    with pytest.raises(BankError) as raised:
+        aiken.write(many)
+    assert raised.value.errors == ['question "the-trade": Aiken has letters for 26 choices at most']
+
+
+def json_of(quiz) -> dict:
+    return json.loads(quiz.snapshot)

@@ -1,0 +1,280 @@
+"""Hostile and broken sources for the importers: XML bombs and external entities, zip slip and
+zip bombs, huge and non-UTF-8 files, and random bytes. Each gets a located error, reads nothing
+from the network or the disk it was not given, and writes nothing."""
+
+import io
+import shutil
+import zipfile
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from app.cli import quiz_cli
+from app.config import PROJECT_ROOT
+from app.formats import FORMATS, MAX_BYTES, FormatError, Source, moodle_xml, qti
+from app.formats.common import parse_xml
+
+from test_formats import FIXTURES, SEED, canvas_package
+
+BOMB = b"""<?xml version="1.0"?>
+<!DOCTYPE quiz [
+  <!ENTITY a "aaaaaaaaaa">
+  <!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">
+  <!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">
+  <!ENTITY d "&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;">
+  <!ENTITY e "&d;&d;&d;&d;&d;&d;&d;&d;&d;&d;">
+  <!ENTITY f "&e;&e;&e;&e;&e;&e;&e;&e;&e;&e;">
+  <!ENTITY g "&f;&f;&f;&f;&f;&f;&f;&f;&f;&f;">
+  <!ENTITY h "&g;&g;&g;&g;&g;&g;&g;&g;&g;&g;">
+]>
+<quiz><question type="multichoice"><questiontext><text>&h;</text></questiontext></question></quiz>
+"""
+SECRET = "quizwright-secret-file-content"
+
+
+def external_entity(tmp_path) -> bytes:
+    """XML that would paste a local file into a question's text, were entities allowed."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text(SECRET)
+    return (
+        f'<?xml version="1.0"?>\n<!DOCTYPE quiz [<!ENTITY x SYSTEM "file://{secret}">]>\n'
+        '<quiz><question type="multichoice"><questiontext format="plain_text"><text>&x;</text>'
+        "</questiontext></question></quiz>\n"
+    ).encode()
+
+
+EXTERNAL_DTD = (
+    b'<?xml version="1.0"?>\n<!DOCTYPE quiz SYSTEM "http://127.0.0.1:9/quiz.dtd">\n<quiz/>\n'
+)
+
+
+def import_into_copy(tmp_path, source, *options):
+    """Run `flask quiz import` into a copy of the real bank; the result and whether it changed."""
+    bank = tmp_path / "questions.json"
+    shutil.copy(PROJECT_ROOT / "questions.json", bank)
+    before = bank.read_bytes()
+    result = CliRunner().invoke(
+        quiz_cli, ["import", str(source), "--into", str(bank), "--allow-gaps", *options]
+    )
+    return result, bank.read_bytes() != before
+
+
+@pytest.mark.parametrize("name", ["bomb", "external entity", "external DTD"])
+def test_entities_and_dtds_are_refused(tmp_path, name):
+    """Billion laughs, a file:// entity and an external DTD: refused before any expansion or
+    fetch, with the file named, and nothing written."""
+    data = {
+        "bomb": BOMB, "external entity": external_entity(tmp_path), "external DTD": EXTERNAL_DTD,
+    }[name]  # fmt: skip
+    source = tmp_path / "hostile.xml"
+    source.write_bytes(data)
+    result, changed = import_into_copy(tmp_path, source, "--format", "moodle-xml")
+    assert result.exit_code == 1 and not changed
+    assert result.stderr.startswith(f"{source}: refused: DTDForbidden")
+    assert "a quiz file needs no DTD or entities" in result.stderr
+    assert SECRET not in result.output
+
+
+def test_entities_inside_a_qti_package_are_refused_too(tmp_path):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as package:
+        package.writestr("imsmanifest.xml", BOMB.replace(b"quiz", b"manifest"))
+    with pytest.raises(FormatError) as raised:
+        qti.parse(buffer.getvalue(), "bomb.zip")
+    assert raised.value.errors[0].startswith("bomb.zip/imsmanifest.xml: refused: DTDForbidden")
+
+
+@pytest.mark.parametrize(
+    "name", ["../../evil.xml", "/etc/evil.xml", "a/../../evil.xml", "C:/evil.xml", "..\\evil.xml"]
+)
+def test_zip_slip_names_are_refused(tmp_path, name):
+    """A package naming a file outside itself is refused whole, and nothing lands on disk."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as package:
+        package.writestr(name, (FIXTURES / "canvas-qti/g1a2b3c/g1a2b3c.xml").read_bytes())
+    source = tmp_path / "slip" / "package.zip"
+    source.parent.mkdir()
+    source.write_bytes(buffer.getvalue())
+    result, changed = import_into_copy(tmp_path, source)
+    assert result.exit_code == 1 and not changed
+    assert result.stderr.splitlines()[0] == (
+        f"{source}: {name!r}: unsafe file name (an absolute path or '..' would write outside the "
+        "package)"
+    )
+    assert not (tmp_path / "evil.xml").exists() and not list(tmp_path.rglob("evil.xml"))
+
+
+def test_a_member_with_no_name_is_refused():
+    """Found by fuzzing: zipfile itself fails on an empty name."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as package:
+        package.writestr(zipfile.ZipInfo(""), b"<questestinterop/>")
+    with pytest.raises(FormatError) as raised:
+        qti.parse(buffer.getvalue(), "nameless.zip")
+    assert raised.value.errors[0].startswith("nameless.zip: '': unsafe file name")
+
+
+def test_a_zip_bomb_is_refused_before_it_is_unpacked():
+    """60 MB of zeros squeezed into a few kilobytes: refused by its ratio."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as package:
+        package.writestr("imsmanifest.xml", b"<manifest/>")
+        package.writestr("zeros.xml", bytes(60_000_000))
+    assert len(buffer.getvalue()) < 200_000
+    with pytest.raises(FormatError) as raised:
+        qti.parse(buffer.getvalue(), "bomb.zip")
+    assert raised.value.errors == [
+        "bomb.zip: zeros.xml: unpacks 60,000,000 bytes from "
+        f"{zip_member_size(buffer, 'zeros.xml'):,} (a zip bomb?)"
+    ]
+
+
+def zip_member_size(buffer: io.BytesIO, name: str) -> int:
+    with zipfile.ZipFile(buffer) as package:
+        return package.getinfo(name).compress_size
+
+
+def test_a_zip_whose_headers_lie_about_sizes_is_caught_while_reading():
+    """A member whose header claims a tiny size is read only up to the limit, and the lie is
+    reported, not trusted."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as package:
+        package.writestr("a.xml", b"<questestinterop/>" + b" " * 1000)
+    data = bytearray(buffer.getvalue())
+    # The local and central headers' uncompressed size fields: claim 10 bytes.
+    for offset in (22, data.rfind(b"PK\x01\x02") + 24):
+        data[offset : offset + 4] = (10).to_bytes(4, "little")
+    with pytest.raises(FormatError) as raised:
+        qti.parse(bytes(data), "liar.zip")
+    assert raised.value.errors[0].startswith("liar.zip: ")
+
+
+def test_a_file_over_50_mb_is_refused_unread(tmp_path):
+    big = tmp_path / "big.gift"
+    with open(big, "wb") as file:
+        file.truncate(MAX_BYTES + 1)  # sparse: no 50 MB written to the test disk
+    result, changed = import_into_copy(tmp_path, big)
+    assert result.exit_code == 1 and not changed
+    assert result.stderr.splitlines() == [
+        f"{big}: larger than 50 MB; nothing was read",
+        "Nothing was written.",
+    ]
+
+
+def test_text_that_is_not_utf8_is_located(tmp_path):
+    source = tmp_path / "latin1.gift"
+    source.write_bytes("// ok\n\nCaf\u00e9? {=oui ~non}\n".encode("latin-1"))
+    result, changed = import_into_copy(tmp_path, source)
+    assert result.exit_code == 1 and not changed
+    assert result.stderr.splitlines()[0] == (
+        f"{source}:3:4: not UTF-8 text (byte 0xe9); save the file as UTF-8 and try again"
+    )
+
+
+def test_xml_declaring_another_encoding_is_refused():
+    data = '<?xml version="1.0" encoding="ISO-8859-1"?><quiz/>'.encode("latin-1")
+    with pytest.raises(FormatError) as raised:
+        moodle_xml.parse(data, "old.xml")
+    assert raised.value.errors == ["old.xml:1: declares the encoding ISO-8859-1; save it as UTF-8"]
+
+
+def test_broken_xml_is_located():
+    with pytest.raises(FormatError) as raised:
+        moodle_xml.parse(b"<quiz>\n  <question type='multichoice'>\n</quiz>\n", "broken.xml")
+    assert raised.value.errors == ["broken.xml:3:3: not well-formed XML: mismatched tag"]
+
+
+def test_a_package_without_an_assessment_is_refused():
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as package:
+        package.writestr("readme.txt", "hello")
+    with pytest.raises(FormatError) as raised:
+        qti.parse(buffer.getvalue(), "empty.zip")
+    assert raised.value.errors == ["empty.zip: no QTI assessment (imsqti_xmlv1p2) in the package"]
+
+
+def fuzz_settings(examples: int):
+    """Bounded, no deadline, nothing saved to disk, as in test_fuzz.py."""
+    return settings(
+        max_examples=examples,
+        deadline=None,
+        database=None,
+        suppress_health_check=[
+            HealthCheck.function_scoped_fixture,  # tally only counts
+            HealthCheck.too_slow,
+            HealthCheck.data_too_large,
+        ],
+    )
+
+
+def parses_or_refuses(module, data: bytes) -> None:
+    """A parser's only answers: a Source whose questions the bank could hold, or FormatError."""
+    try:
+        source = module.parse(data, "fuzzed")
+    except FormatError as error:
+        assert error.errors and all(isinstance(e, str) and e for e in error.errors)
+        return
+    assert isinstance(source, Source)
+    for question in source.questions:
+        assert sum(choice.correct for choice in question.choices) == 1
+
+
+@fuzz_settings(300)
+@given(data=st.binary(max_size=2000), format_name=st.sampled_from(sorted(FORMATS)))
+def test_random_bytes_never_crash_an_importer(data, format_name, tally):
+    parses_or_refuses(FORMATS[format_name], data)
+    tally["import sources fuzzed"] += 1
+
+
+GIFT_PIECES = st.lists(
+    st.sampled_from(
+        ["{", "}", "=", "~", "#", "####", "::", "\\", "\\n", "\n", "\n\n", "//", "%50%", "->",
+         "[html]", "<p>", "</p>", "<img>", "Q?", " right", " wrong", "π", "$CATEGORY: x"]
+    ),
+    max_size=40,
+)  # fmt: skip
+
+
+@fuzz_settings(300)
+@given(pieces=GIFT_PIECES)
+def test_gift_made_of_its_own_marks_never_crashes(pieces, tally):
+    parses_or_refuses(FORMATS["gift"], "".join(pieces).encode())
+    tally["import sources fuzzed"] += 1
+
+
+AIKEN_LINES = st.lists(
+    st.sampled_from(["Q?", "A. x", "B) y", "C. z", "ANSWER: A", "ANSWER: D", "", "A.", "ANSWER:"]),
+    max_size=20,
+)
+
+
+@fuzz_settings(200)
+@given(lines=AIKEN_LINES)
+def test_aiken_made_of_its_own_lines_never_crashes(lines, tally):
+    parses_or_refuses(FORMATS["aiken"], "\n".join(lines).encode())
+    tally["import sources fuzzed"] += 1
+
+
+@fuzz_settings(150)
+@given(cut=st.integers(min_value=0, max_value=100_000), flip=st.integers(0, 255))
+def test_damaged_exports_never_crash_an_importer(cut, flip, tally):
+    """Real files, cut short or with one byte changed, as a failed upload leaves them."""
+    for module in (moodle_xml, qti):
+        data = bytearray(module.write(SEED))
+        position = cut % len(data)
+        parses_or_refuses(module, bytes(data[:position]))
+        data[position] = flip
+        parses_or_refuses(module, bytes(data))
+    parses_or_refuses(qti, canvas_package()[: cut % 4000])
+    tally["import sources fuzzed"] += 3
+
+
+def test_deeply_nested_xml_is_refused_or_read_without_crashing():
+    nested = b"<quiz>" + b"<a>" * 100_000 + b"</a>" * 100_000 + b"</quiz>"
+    try:
+        parse_xml(nested, "deep.xml")
+    except FormatError as error:
+        assert error.errors[0].startswith("deep.xml")
+    parses_or_refuses(moodle_xml, nested)

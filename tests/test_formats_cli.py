@@ -1,0 +1,237 @@
+"""`flask quiz import`, `export` and `new`, as an author at a terminal runs them."""
+
+import json
+import re
+import shutil
+
+import pytest
+from click.testing import CliRunner
+
+from app.bank import PLACEHOLDER, UNFILLED, BankError, current_bank, load_bank
+from app.cli import quiz_cli
+from app.config import PROJECT_ROOT
+from app.extensions import db
+
+from helpers import SLUG, make_app
+from test_formats import FIXTURES, SEED, canvas_package, comparable
+
+REAL_PATH = PROJECT_ROOT / "questions.json"
+
+
+def quiz_command(*args):
+    """Run `flask quiz ARGS` without an app, as `quiz check` runs."""
+    return CliRunner().invoke(quiz_cli, [str(arg) for arg in args])
+
+
+@pytest.fixture
+def bank(tmp_path):
+    """A copy of the real bank to import into."""
+    path = tmp_path / "questions.json"
+    shutil.copy(REAL_PATH, path)
+    return path
+
+
+def test_import_with_gaps_writes_placeholders_that_check_and_reload_refuse(bank, tmp_path):
+    """The GIFT fixture imports its 7 multiple-choice questions, lists the 8 it skipped and the
+    gaps with their lines; the bank is written, and then refused until the gaps are filled."""
+    result = quiz_command(
+        "import", FIXTURES / "features.gift", "--into", bank, "--slug", "cells", "--allow-gaps"
+    )
+    assert result.exit_code == 0, result.output
+    source = FIXTURES / "features.gift"
+    assert result.stdout == (
+        f'Imported 7 questions from {source} into {bank} as quiz "cells"; 8 questions skipped.\n'
+    )
+    errors = result.stderr.splitlines()
+    assert errors[0] == f"{source}:38: skipped, a true/false question"
+    assert f"{source}:52: skipped, a description with no answers" in errors
+    assert "quiz: no description (--description): a placeholder to write" in errors
+    assert (
+        f'{source}:13: question "escapes" lacks a source (an https:// link in the general '
+        "feedback): a placeholder to write"
+    ) in errors
+    assert errors[-1].startswith(f"{bank}: `flask quiz check` lists ")
+    data = json.loads(bank.read_text(encoding="utf-8"))
+    assert [quiz["slug"] for quiz in data["quizzes"]] == [SLUG, "cells"]
+    cells = data["quizzes"][1]
+    assert cells["title"] == "Cells and Energy"
+    assert cells["description"].startswith(PLACEHOLDER)
+    assert [q["id"] for q in cells["questions"]] == [
+        "mitochondria", "escapes", "multi-line", "html", "markdown", "unicode", "q7",
+    ]  # fmt: skip
+
+    check = quiz_command("check", bank)
+    assert check.exit_code == 1
+    assert f'{bank}: quiz "cells", field "description": {UNFILLED}' in check.stderr.splitlines()
+    assert (
+        f'{bank}: quiz "cells", question "escapes", field "references[0].url": {UNFILLED}'
+        in check.stderr.splitlines()
+    )
+
+    app = make_app(tmp_path, QUESTIONS_PATH=str(bank))
+    try:
+        with app.app_context(), pytest.raises(BankError):
+            current_bank()  # a first start refuses to publish it
+        refused = app.test_cli_runner().invoke(args=["quiz", "reload"])
+        assert refused.exit_code == 1
+        assert UNFILLED in refused.stderr
+    finally:
+        with app.app_context():
+            db.engine.dispose()
+
+
+def test_filling_the_placeholders_makes_the_bank_pass(bank):
+    """Once an author writes every placeholder, `quiz check` passes."""
+    quiz_command("import", FIXTURES / "features.aiken", "--into", bank, "--allow-gaps")
+    text = bank.read_text(encoding="utf-8")
+    text = text.replace("https://to-write.invalid/", "https://example.org/source")
+    text = text.replace(f"{PLACEHOLDER} ", "Written: ")
+    bank.write_text(text, encoding="utf-8")
+    result = quiz_command("check", bank)
+    assert result.exit_code == 0, result.output
+    assert load_bank(bank).quizzes["features"].questions[0].explanation == (
+        "Written: the explanation shown after any answer."
+    )
+
+
+def test_import_without_allow_gaps_lists_the_gaps_and_writes_nothing(bank):
+    before = bank.read_bytes()
+    result = quiz_command("import", FIXTURES / "features.xml", "--into", bank, "--description", "x")
+    assert result.exit_code == 1
+    source = FIXTURES / "features.xml"
+    assert result.stderr.splitlines() == [
+        f'{source}: /quiz/question[2]: question "mitochondria" lacks feedback on choice 3',
+        f'{source}: /quiz/question[3]: question "unicode-plain-text" lacks a source (an https:// '
+        "link in the general feedback)",
+        f"{source}: the bank needs these; write them in the source, or import with --allow-gaps "
+        "to fill placeholders that `quiz check` refuses until written",
+        "Nothing was written.",
+    ]
+    assert bank.read_bytes() == before
+
+
+@pytest.mark.parametrize(("format_name", "name"), [("gift", "gc.gift"), ("moodle-xml", "gc.xml"),
+                                                    ("qti", "gc.zip")])  # fmt: skip
+def test_export_then_import_gives_back_the_seed_quiz(tmp_path, format_name, name):
+    """`quiz export` writes a file that `quiz import` (guessing its format) turns back into the
+    same questions, choices, key, explanations and sources, in a bank that passes the check."""
+    exported = tmp_path / name
+    result = quiz_command("export", SLUG, "--format", format_name, exported, "--bank", REAL_PATH)
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines()[-1] == f"Wrote {SLUG} as {format_name} to {exported}."
+    new_bank = tmp_path / "new.json"
+    imported = quiz_command(
+        "import", exported, "--into", new_bank, "--slug", "copy", "--description", SEED.description
+    )
+    assert imported.exit_code == 0, imported.output
+    assert imported.stdout.splitlines()[-1] == f"{new_bank}: OK, 1 quiz, 8 questions. `make " \
+        "reload` publishes it."  # fmt: skip
+    back = load_bank(new_bank).quizzes["copy"]
+    ids = format_name == "qti"
+    assert comparable(back, ids=ids) == comparable(SEED, ids=ids)
+
+
+def test_export_says_what_a_format_drops(tmp_path):
+    out = tmp_path / "gc.txt"
+    result = quiz_command("export", SLUG, "--format", "aiken", out, "--bank", REAL_PATH)
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines()[0] == (
+        "aiken has no room for every choice's explanation, each question's explanation and "
+        "sources, the quiz's title and description, line breaks in question text: they are not "
+        f"in {out}."
+    )
+    assert out.read_text(encoding="utf-8").startswith(
+        "What does gradient checkpointing primarily trade in order to save memory?\nA. "
+    )
+
+
+def test_export_of_an_unknown_quiz_writes_no_file(tmp_path):
+    out = tmp_path / "nothing.xml"
+    result = quiz_command("export", "nope", "--format", "moodle-xml", out, "--bank", REAL_PATH)
+    assert result.exit_code == 1
+    assert f'has no quiz "nope"; it has {SLUG}.' in result.stderr
+    assert not out.exists()
+
+
+def test_dry_run_prints_the_quiz_and_writes_nothing(bank, tmp_path):
+    package = tmp_path / "canvas.zip"
+    package.write_bytes(canvas_package())
+    before = bank.read_bytes()
+    result = quiz_command("import", package, "--into", bank, "--dry-run")
+    assert result.exit_code == 0, result.output
+    quiz = json.loads(result.stdout)
+    assert quiz["slug"] == "cells-energy-canvas"
+    assert [c["id"] for c in quiz["questions"][0]["choices"]] == ["6158", "2473", "9931"]
+    assert result.stderr.splitlines()[-1] == (
+        'Dry run: 1 question would be quiz "cells-energy-canvas", 5 questions skipped; nothing '
+        "was written."
+    )
+    assert bank.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--slug", SLUG], f'a quiz "{SLUG}" exists already; choose another --slug'),
+        (["--slug", "Not A Slug"], 'quiz "Not A Slug", field "slug": \'Not A Slug\' is not '
+         "allowed: The quiz's address: /quizzes/SLUG. Lower-case words joined by '-'."),
+    ],
+)  # fmt: skip
+def test_import_refuses_a_result_that_would_not_pass_the_check(bank, options, message):
+    before = bank.read_bytes()
+    result = quiz_command(
+        "import", FIXTURES / "features.aiken", "--into", bank, "--allow-gaps", *options
+    )
+    assert result.exit_code == 1
+    assert result.stderr.splitlines() == [f"{bank}: {message}", "Nothing was written."]
+    assert bank.read_bytes() == before
+
+
+def test_a_malformed_source_gets_a_located_error_and_nothing_is_written(bank, tmp_path):
+    source = tmp_path / "broken.gift"
+    source.write_text("Fine? {=a ~b}\n\n::x::Broken? {=a ~b\n", encoding="utf-8")
+    before = bank.read_bytes()
+    result = quiz_command("import", source, "--into", bank, "--allow-gaps")
+    assert result.exit_code == 1
+    assert result.stderr.splitlines() == [
+        f"{source}:3: the {{ of the answers is never closed by }}",
+        "Nothing was written.",
+    ]
+    assert bank.read_bytes() == before
+
+
+def test_new_writes_a_skeleton_that_passes_the_check(bank):
+    """`quiz new` adds one complete example question, so the check passes at once."""
+    result = quiz_command("new", "photosynthesis", "--into", bank)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [
+        f'Added quiz "photosynthesis" to {bank} with one example question: rewrite it, then '
+        "`flask quiz check`.",
+        f"{bank}: OK, 2 quizzes, 9 questions. `make reload` publishes it.",
+    ]
+    quiz = load_bank(bank).quizzes["photosynthesis"]
+    assert quiz.title == "Photosynthesis" and len(quiz.questions) == 1
+    assert quiz_command("check", bank).exit_code == 0
+    again = quiz_command("new", "photosynthesis", "--into", bank)
+    assert again.exit_code == 1
+    assert again.stderr.splitlines()[0] == (
+        f'{bank}: a quiz "photosynthesis" exists already; choose another slug'
+    )
+
+
+def test_new_starts_a_bank_where_there_is_none(tmp_path):
+    path = tmp_path / "mine.json"
+    assert quiz_command("new", "first-quiz", "--into", path).exit_code == 0
+    assert list(load_bank(path).quizzes) == ["first-quiz"]
+    assert path.read_text(encoding="utf-8").startswith('{\n  "$schema"')
+
+
+def test_the_readme_commands_name_real_commands_and_options():
+    """Every `flask quiz ...` line in README names a command and options that exist."""
+    readme = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
+    used = re.findall(r"flask (?:--app wsgi )?quiz ([a-z-]+)([^\n`#]*)", readme)
+    assert {"import", "export", "new", "check", "reload"} <= {name for name, _ in used}
+    for name, rest in used:
+        command = quiz_cli.commands[name]
+        known = {option for param in command.params for option in param.opts}
+        assert set(re.findall(r"--[a-z-]+", rest)) <= known, (name, rest)

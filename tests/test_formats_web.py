@@ -1,0 +1,163 @@
+"""An instructor's quiz preview and downloads: what the pages show, what they leave untouched."""
+
+import html
+import logging
+import re
+
+import factories
+import pytest
+
+from app.extensions import db
+from app.formats import gift, moodle_xml, qti
+from app.models import Answer, Attempt, QuizVersion
+
+from helpers import SLUG, Student, login, queries, shown, text
+
+PREVIEW = f"/teach/quizzes/{SLUG}/preview"
+
+
+@pytest.fixture
+def teacher(app, quick_passwords):
+    """A logged-in instructor's browser."""
+    with app.app_context():
+        factories.instructor()
+    client = app.test_client()
+    assert login(client, "teacher", "correct horse").status_code == 303
+    return client
+
+
+def counts(app) -> tuple[int, int, int]:
+    with app.app_context():
+        return tuple(
+            db.session.scalar(db.select(db.func.count()).select_from(model))
+            for model in (Attempt, Answer, QuizVersion)
+        )
+
+
+def test_preview_shows_every_question_with_the_key_and_every_explanation(app, teacher, quiz):
+    """In order: each prompt, every choice with its explanation, the right one marked, the
+    general explanation, its sources and the evidence panels the feedback shows."""
+    page = teacher.get(PREVIEW)
+    assert page.status_code == 200
+    body = page.get_data(as_text=True)
+    headings = re.findall(r'<h2 id="preview-\d+">(.*?)</h2>', body, re.S)
+    assert [html.unescape(re.sub(r"<[^>]+>", "", h)) for h in headings] == [
+        f"Question {n}. {q.prompt}" for n, q in enumerate(quiz.questions, 1)
+    ]
+    words = text(page)
+    for question in quiz.questions:
+        for choice in question.choices:
+            assert shown(choice.explanation) in body
+            assert shown(choice.text) in body
+        assert shown(question.explanation) in body
+        for reference in question.references:
+            assert f'href="{shown(reference.url)}"' in body
+    assert words.count("Right answer") == len(quiz.questions)
+    assert "Your answer" not in words
+    # The right choice of each question carries the tag, in the same list item.
+    for question in quiz.questions:
+        item = re.search(
+            r'<li class="choice-review is-right">(.*?)</li>', body[body.index(
+                shown(question.prompt)):], re.S,
+        ).group(1)  # fmt: skip
+        assert shown(question.right_choice.text) in item
+    # The measurement in full where the quiz first shows it, a link to it where it repeats.
+    evidence_questions = [q for q in quiz.questions if q.evidence]
+    assert len(evidence_questions) > 1
+    assert body.count('<details class="measured" open>') == 1
+    assert (
+        words.count('<p class="measured-link"><a href="/evidence/') == len(evidence_questions) - 1
+    )
+
+
+def test_preview_makes_no_attempt_and_a_fixed_number_of_queries(app, teacher, quiz):
+    """Previewing touches no attempt, answer or statistic, and its queries do not grow with
+    the attempts the quiz has."""
+    teacher.get(PREVIEW)  # the first request after login may load the bank
+    before = counts(app)
+    with queries(app) as few:
+        assert teacher.get(PREVIEW).status_code == 200
+    assert counts(app) == before
+    with app.app_context():
+        factories.attempts(
+            quiz, [[q.right_choice.id for q in quiz.questions]] * 40,
+            names=[f"Student {n}" for n in range(40)],
+        )  # fmt: skip
+    after = counts(app)
+    with queries(app) as many:
+        teacher.get(PREVIEW)
+    assert counts(app) == after
+    assert len(few) == len(many) <= 2  # the instructor's session; the bank is held in memory
+
+
+@pytest.mark.parametrize(
+    ("format_name", "name", "media_type", "module"),
+    [
+        ("moodle-xml", f"{SLUG}.moodle.xml", "application/xml", moodle_xml),
+        ("qti", f"{SLUG}.qti.zip", "application/zip", qti),
+        ("gift", f"{SLUG}.gift.txt", "text/plain", gift),
+    ],
+)
+def test_downloads_give_the_quiz_in_each_format(
+    app, teacher, quiz, caplog, format_name, name, media_type, module
+):
+    """Each download is a file named after the quiz, kept by no cache, that reads back as the
+    quiz; the audit log says who took the key."""
+    with caplog.at_level(logging.WARNING):
+        response = teacher.get(f"/teach/quizzes/{SLUG}/download/{format_name}")
+    assert response.status_code == 200
+    assert response.mimetype == media_type
+    assert response.headers["Content-Disposition"] == f'attachment; filename="{name}"'
+    assert response.headers["Cache-Control"] == "no-store"
+    source = module.parse(response.get_data(), name)
+    assert [q.prompt for q in source.questions] == [q.prompt for q in quiz.questions]
+    assert [[(c.text, c.correct, c.explanation) for c in q.choices] for q in source.questions] == [
+        [(c.text, c.correct, c.explanation) for c in q.choices] for q in quiz.questions
+    ]
+    assert f"quiz {SLUG} exported as {format_name}: user='teacher'" in caplog.text
+
+
+def test_unknown_quizzes_and_formats_are_not_found(teacher):
+    assert teacher.get("/teach/quizzes/nope/preview").status_code == 404
+    assert teacher.get("/teach/quizzes/nope/download/gift").status_code == 404
+    assert teacher.get(f"/teach/quizzes/{SLUG}/download/aiken").status_code == 404
+    assert teacher.get(f"/teach/quizzes/{SLUG}/download/..%2f..%2fetc").status_code == 404
+
+
+def test_students_get_the_login_page_not_the_key(client):
+    for url in (PREVIEW, f"/teach/quizzes/{SLUG}/download/gift"):
+        response = client.get(url)
+        assert response.status_code in (302, 303)
+        assert response.headers["Location"].startswith("/login")
+
+
+LINKS = [
+    f'href="{PREVIEW}"',
+    f'href="/teach/quizzes/{SLUG}/download/moodle-xml"',
+    f'href="/teach/quizzes/{SLUG}/download/qti"',
+    f'href="/teach/quizzes/{SLUG}/download/gift"',
+]
+
+
+def test_the_dashboard_and_start_page_link_preview_and_downloads(app, teacher, quiz):
+    """A logged-in instructor finds Preview and the three downloads beside each quiz."""
+    dashboard = teacher.get("/teach").get_data(as_text=True)
+    start = teacher.get(f"/quizzes/{SLUG}").get_data(as_text=True)
+    for page in (dashboard, start):
+        assert all(link in page for link in LINKS), page
+    # A screen reader hears which quiz each link is for.
+    hidden = f'<span class="visually-hidden"> {quiz.title}</span>'
+    assert f"Download{hidden} as Moodle XML" in dashboard
+
+
+def test_students_see_no_instructor_links(client):
+    page = Student(client).client.get(f"/quizzes/{SLUG}").get_data(as_text=True)
+    assert not any(link in page for link in LINKS)
+
+
+def test_the_class_page_links_the_preview(app, teacher):
+    with app.app_context():
+        teacher_id = db.session.scalar(db.select(factories.Instructor.id))
+        class_id = factories.class_(db.session.get(factories.Instructor, teacher_id)).id
+    page = teacher.get(f"/teach/classes/{class_id}").get_data(as_text=True)
+    assert f'href="{PREVIEW}"' in page
