@@ -4,6 +4,8 @@ from datetime import UTC, datetime, timedelta
 
 from markupsafe import Markup
 
+from .rules import utc, utc_to_local
+
 
 def duration(delta: timedelta) -> str:
     """A time span: "1 h 4 min", "3 min 12 s", "45 s"."""
@@ -23,6 +25,21 @@ def when(moment: datetime) -> Markup:
     return Markup(f'<time datetime="{moment:%Y-%m-%dT%H:%MZ}">{moment:%-d %b %Y, %H:%M} UTC</time>')
 
 
+def on_clock(moment: datetime, zone: str) -> Markup:
+    """A moment on the clocks of a named zone, the zone said, and left so by static/local-time.js:
+    <time datetime="2026-12-07T08:00Z" data-zone="Europe/Berlin">Mon 7 Dec 09:00</time>
+    (Europe/Berlin); the year appears when it is not this one."""
+    local = utc_to_local(moment, zone)
+    shown = f"{local:%a %-d %b %H:%M}"
+    if local.year != datetime.now(local.tzinfo).year:
+        shown = f"{local:%a %-d %b %Y %H:%M}"
+    stamp = f"{utc(moment):%Y-%m-%dT%H:%MZ}"
+    return Markup('<time datetime="{}" data-zone="{}">{}</time> ({})').format(
+        stamp, zone, shown, zone
+    )
+
+
 def init_app(app):
     app.add_template_filter(duration)
     app.add_template_filter(when)
+    app.add_template_filter(on_clock)
