@@ -12,7 +12,8 @@ from app.auth import create_instructor
 from app.bank import Quiz
 from app.extensions import db
 from app.grading import grade
-from app.models import Attempt, Class, Instructor, now
+from app.models import Assignment, Attempt, Class, Instructor, now
+from app.teach.assignments import Settings, save_assignment
 from app.teach.views import CODE_ALPHABET
 
 Choices = Sequence[str | None]
@@ -36,11 +37,24 @@ def class_(teacher: Instructor, name: str = "Physics 101", join_code: str | None
     return made
 
 
+def assignment(class_: Class, quiz: Quiz, **settings) -> Assignment:
+    """A quiz assigned to a class, saved as the "Assign a quiz" form saves it; settings are
+    Settings' fields (dates in UTC)."""
+    return save_assignment(class_, quiz.slug, Settings(**settings))
+
+
 def attempt(
-    quiz: Quiz, name: str = "Ada", *, answers: Choices = (), class_id=None, browser="factory"
+    quiz: Quiz,
+    name: str = "Ada",
+    *,
+    answers: Choices = (),
+    class_id=None,
+    browser="factory",
+    assignment: Assignment | None = None,
 ) -> Attempt:
-    """An attempt started and answered one answer at a time, as the student pages do."""
-    started = start_attempt(quiz, name, browser, class_id)
+    """An attempt started and answered one answer at a time, as the student pages do; under an
+    assignment it takes a seat as they do, or raises NoAttemptsLeft."""
+    started = start_attempt(quiz, name, browser, class_id, assignment=assignment)
     for question, choice in zip(quiz.questions, answers, strict=False):
         if choice is not None:
             record_answer(started, grade(question, choice))

@@ -195,8 +195,8 @@ def save_assignment(
     assignment.closes_at = settings.closes_at
     assignment.time_limit_minutes = settings.time_limit_minutes
     assignment.attempts_allowed = settings.attempts_allowed
-    assignment.grade_from = settings.grade_from.value
-    assignment.feedback = settings.feedback.value
+    assignment.grade_from = Counting(settings.grade_from).value
+    assignment.feedback = FeedbackWhen(settings.feedback).value
     db.session.add(assignment)
     try:
         db.session.commit()
