@@ -3,7 +3,6 @@ and the class page and exports grading as the assignment says."""
 
 import csv
 import io
-import json
 import logging
 import re
 import threading
@@ -15,31 +14,19 @@ from sqlalchemy.exc import IntegrityError
 
 from app.auth import create_instructor
 from app.bank import current_bank
-from app.config import PROJECT_ROOT
 from app.extensions import db
 from app.models import Assignment, Attempt, Class, Instructor
 
-from helpers import SLUG, Student, form_token, login, make_app, queries, text
+from helpers import SLUG, Student, bank_with_copies, form_token, login, make_app, queries, text
 
 pytestmark = pytest.mark.usefixtures("quick_passwords")
 
 SECOND, THIRD = "second-quiz", "third-quiz"
 
 
-def bank_of_three(tmp_path) -> str:
-    """A question bank with the seed quiz and two copies of it under other names."""
-    bank = json.loads((PROJECT_ROOT / "questions.json").read_text())
-    seed = bank["quizzes"][0]
-    for slug, title in ((SECOND, "Second Quiz"), (THIRD, "Third Quiz")):
-        bank["quizzes"].append({**seed, "slug": slug, "title": title})
-    path = tmp_path / "three.json"
-    path.write_text(json.dumps(bank))
-    return str(path)
-
-
 @pytest.fixture
 def app(tmp_path):
-    made = make_app(tmp_path, QUESTIONS_PATH=bank_of_three(tmp_path))
+    made = make_app(tmp_path, QUESTIONS_PATH=bank_with_copies(tmp_path, SECOND, THIRD))
     yield made
     with made.app_context():
         db.engine.dispose()
