@@ -285,3 +285,12 @@ def test_the_opening_is_said_in_the_class_instructors_zone(app, class_id):
     assign(app, class_id, opens_at=opens)
     page = text(student(app).client.get(f"/quizzes/{SLUG}?code={CODE}"))
     assert 'data-zone="Asia/Tokyo">Mon 5 Jan 2099 09:00</time> (Asia/Tokyo)' in page
+
+
+def test_attempts_from_before_the_quiz_was_assigned_do_not_count(app, class_id):
+    """Practice before the assignment is free: one attempt allowed still means one more."""
+    assert student(app).start(name="Ada", class_code=CODE).status_code == 303
+    assign(app, class_id, attempts_allowed=1)
+    assert student(app).start(name="Ada", class_code=CODE).status_code == 303
+    assert student(app).start(name="Ada", class_code=CODE).status_code == 403
+    assert [a.seat for a in attempts(app)] == [None, 1]
