@@ -189,12 +189,16 @@ def start(slug):
             return redirect(url_for(".question", token=attempt.token, number=1), 303)
     code = form.class_code.data
     joining = form.class_ or (find_class(code) if code and request.method == "GET" else None)
-    if request.method == "GET" and joining is not None:
-        assignment, refusal = _assigned(joining, slug)
-        if refusal:
-            return _refused(refusal, quiz, joining, assignment)
+    assignment, refusal = _assigned(joining, slug)
+    if refusal and request.method == "GET":
+        return _refused(refusal, quiz, joining, assignment)
     page = render_template(
-        "quiz/start.html", quiz=quiz, form=form, joining=joining, unfinished=_unfinished([quiz])
+        "quiz/start.html",
+        quiz=quiz,
+        form=form,
+        joining=joining,
+        assignment=assignment,
+        unfinished=_unfinished([quiz]),
     )
     return page, _status(form)
 
