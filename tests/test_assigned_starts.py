@@ -305,3 +305,14 @@ def test_the_start_page_says_what_the_assignment_asks(app, class_id):
     assert ">Mon 5 Jan 2099 17:00</time> (Europe/Berlin);" in page
     assert "a time limit of 20 minutes from the start; 1 attempt allowed." in page
     assert 'name="name"' in page  # and the form to start is there
+
+
+def test_one_attempt_allowed_is_said_as_one(app, class_id):
+    """With a single attempt the pages say "your only attempt", not "all 1 attempts"."""
+    assign(app, class_id, attempts_allowed=1)
+    ada = student(app)
+    assert ada.start(name="Ada", class_code=CODE).status_code == 303
+    page = text(ada.client.get(ada.results_url))
+    assert "You have used your only attempt, so the quiz cannot be retaken." in page
+    refused = text(student(app).start(name="Ada", class_code=CODE))
+    assert "You have used the only attempt that Physics 101 allows" in refused

@@ -130,7 +130,7 @@ def test_an_assignment_without_limits_says_so(app, teacher, class_id):
     """Empty fields mean no window, no time limit and unlimited attempts, in words."""
     assert assign(teacher, class_id).status_code == 303
     page = text(teacher.get(f"/teach/classes/{class_id}"))
-    for words in ("Open from now on; never closes", "No time limit", "Unlimited attempts",
+    for words in ("No opening date; no closing date", "No time limit", "Unlimited attempts",
                   "Grade from: first attempt", "Feedback: after each answer"):  # fmt: skip
         assert words in page
     assert "Release feedback" not in page  # nothing is held
@@ -444,3 +444,17 @@ def test_a_student_sees_no_instructor_form(app, class_id):
     student = Student(app.test_client())
     response = student.client.get(f"/teach/classes/{class_id}/assignments/new")
     assert response.status_code == 302 and response.location.startswith("/login")
+
+
+def test_another_instructor_cannot_assign_in_your_class(app, class_id):
+    """Someone else's class is a 404 to the form and to its save; nothing is stored."""
+    with app.app_context():
+        factories.instructor("other", "other password")
+    other = app.test_client()
+    assert login(other, "other", "other password").status_code == 303
+    url = f"/teach/classes/{class_id}/assignments/new"
+    assert other.get(url).status_code == 404
+    data = {"csrf_token": form_token(other), "quiz": SLUG, "time_zone": "UTC",
+            "grade_from": "first", "feedback": "each-answer"}  # fmt: skip
+    assert other.post(url, data=data).status_code == 404
+    assert stored(app) == []
