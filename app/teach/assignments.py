@@ -9,6 +9,7 @@ from zoneinfo import available_timezones
 from flask import abort, redirect, render_template, url_for
 from flask_login import current_user
 from flask_wtf import FlaskForm
+from markupsafe import Markup
 from sqlalchemy.exc import IntegrityError
 from wtforms import (
     DateTimeLocalField,
@@ -19,6 +20,7 @@ from wtforms import (
     SubmitField,
 )
 from wtforms.validators import NumberRange, Optional, ValidationError
+from wtforms.widgets import Select
 
 from .. import rules
 from ..audit import audit
@@ -45,10 +47,25 @@ FEEDBACK = {
 }
 
 
+# The IANA database's areas: their zones are the current names, where "US/Eastern" and
+# "Etc/GMT+5" are old or confusing aliases that only lengthen the list.
+AREAS = ("Africa", "America", "Antarctica", "Arctic", "Asia", "Atlantic", "Australia", "Europe",
+         "Indian", "Pacific")  # fmt: skip
+
+
 @cache
 def time_zones() -> list[str]:
-    """Every IANA zone name this system knows, sorted, UTC first as the default."""
-    return ["UTC", *sorted(zone for zone in available_timezones() if zone != "UTC")]
+    """The IANA zones of the world's areas this system knows, sorted, UTC first as the default."""
+    return ["UTC", *sorted(zone for zone in available_timezones() if zone.startswith(AREAS))]
+
+
+class ZoneSelect(Select):
+    """Options that are their own values: the 400 zones cost half the bytes."""
+
+    @classmethod
+    def render_option(cls, choice, **kwargs):
+        selected = " selected" if choice.selected else ""
+        return Markup("<option{}>{}</option>").format(Markup(selected), choice.value)
 
 
 class WholeNumber(IntegerField):
@@ -86,7 +103,7 @@ class AssignmentForm(FlaskForm):
     quiz = SelectField("Quiz", validate_choice=False)
     opens = LocalTime("Opens")
     closes = LocalTime("Closes")
-    time_zone = SelectField("Time zone", validate_choice=False)
+    time_zone = SelectField("Time zone", validate_choice=False, widget=ZoneSelect())
     time_limit = WholeNumber("Time limit (minutes)", "minutes", most=MOST_MINUTES)
     attempts_allowed = WholeNumber("Attempts allowed", "attempts", most=MOST_ATTEMPTS)
     grade_from = RadioField(
