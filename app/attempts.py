@@ -2,7 +2,7 @@
 
 import random
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from flask import abort
 from sqlalchemy import Connection, Row, bindparam, case
@@ -23,6 +23,7 @@ from .models import (
     now,
     student_key,
 )
+from .rules import utc
 
 
 def record_version(quiz: Quiz) -> QuizVersion:
@@ -74,14 +75,73 @@ def new_attempt(
     )
 
 
+class NoAttemptsLeft(Exception):
+    """The student has started every attempt their assignment allows."""
+
+    def __init__(self, allowed: int):
+        super().__init__(f"all {allowed} attempts used")
+        self.allowed = allowed
+
+
 def start_attempt(
-    quiz: Quiz, student_name: str, browser: str, class_id: int | None = None
+    quiz: Quiz,
+    student_name: str,
+    browser: str,
+    class_id: int | None = None,
+    *,
+    assignment: Assignment | None = None,
+    roster_student: RosterStudent | None = None,
 ) -> Attempt:
-    """Begin a new attempt, fixing the order its choices will be shown in."""
-    attempt = new_attempt(quiz, record_version(quiz), student_name, browser, class_id)
-    db.session.add(attempt)
-    db.session.commit()
-    return attempt
+    """Begin a new attempt, fixing the order its choices will be shown in; under a limit of
+    attempts it takes a free seat or raises NoAttemptsLeft."""
+    version = record_version(quiz)
+
+    def fresh() -> Attempt:
+        return new_attempt(
+            quiz,
+            version,
+            student_name,
+            browser,
+            class_id,
+            assignment=assignment,
+            roster_student=roster_student,
+        )
+
+    allowed = assignment.attempts_allowed if assignment else None
+    if allowed is None:
+        attempt = fresh()
+        db.session.add(attempt)
+        db.session.commit()
+        return attempt
+    # Starts racing for the last seat meet at the unique constraint: a loser looks again, with
+    # a new attempt, as a rolled-back one keeps the id its insert was given.
+    for _ in range(allowed + 1):
+        attempt = fresh()
+        taken, unseated = used_seats(assignment.id, attempt.student_key)
+        attempt.seat = rules.free_seat(taken, unseated, allowed)
+        if attempt.seat is None:
+            raise NoAttemptsLeft(allowed)
+        db.session.add(attempt)
+        try:
+            db.session.commit()
+            return attempt
+        except IntegrityError:
+            db.session.rollback()
+    raise RuntimeError(f"no free seat settled after {allowed + 1} tries")
+
+
+def used_seats(assignment_id: int, key: str) -> tuple[set[int], int]:
+    """A student's seats taken under an assignment, and how many of their counted attempts hold
+    none (started while attempts were unlimited); voided attempts hold none and count for none."""
+    rows = db.session.execute(
+        db.select(Attempt.seat).where(
+            Attempt.assignment_id == assignment_id,
+            Attempt.student_key == key,
+            Attempt.voided_at.is_(None),
+        )
+    ).scalars()
+    seats = list(rows)
+    return {seat for seat in seats if seat is not None}, seats.count(None)
 
 
 # Built once, like _BY_TOKEN below. Only the browser is asked in SQL, so that the planner takes
@@ -293,13 +353,6 @@ def progress(attempt: Attempt, quiz: Quiz) -> Progress:
         next_number=unanswered[0] if unanswered else None,
         time_taken=None if unanswered or last is None else last - attempt.started_at,
     )
-
-
-def utc(moment: datetime | None) -> datetime | None:
-    """A stored moment as UTC: SQLite hands it back without its zone."""
-    if moment is None or moment.tzinfo is not None:
-        return moment
-    return moment.replace(tzinfo=UTC)
 
 
 def answer_deadline(attempt: Attempt) -> datetime | None:

@@ -1,8 +1,10 @@
 """Template filters that say times the way a person does."""
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from markupsafe import Markup
+
+from .rules import utc, utc_to_local
 
 
 def duration(delta: timedelta) -> str:
@@ -17,20 +19,30 @@ def duration(delta: timedelta) -> str:
 def when(moment: datetime) -> Markup:
     """A moment in UTC, to the minute, that static/local-time.js restates in the reader's zone:
     <time datetime="2026-11-29T17:40Z">29 Nov 2026, 17:40 UTC</time>."""
-    if moment.tzinfo is None:  # SQLite hands back the stored UTC time without its zone
-        moment = moment.replace(tzinfo=UTC)
-    moment = moment.astimezone(UTC)
+    moment = utc(moment)
     return Markup(f'<time datetime="{moment:%Y-%m-%dT%H:%MZ}">{moment:%-d %b %Y, %H:%M} UTC</time>')
 
 
 def clock(moment: datetime) -> Markup:
     """The hour and minute of a moment today, in UTC, that static/local-time.js restates in the
     reader's zone: <time class="clock" datetime="2026-11-29T17:40:05Z">17:40 UTC</time>."""
-    if moment.tzinfo is None:  # SQLite hands back the stored UTC time without its zone
-        moment = moment.replace(tzinfo=UTC)
-    moment = moment.astimezone(UTC)
+    moment = utc(moment)
     return Markup(
         f'<time class="clock" datetime="{moment:%Y-%m-%dT%H:%M:%SZ}">{moment:%H:%M} UTC</time>'
+    )
+
+
+def on_clock(moment: datetime, zone: str) -> Markup:
+    """A moment on the clocks of a named zone, the zone said, and left so by static/local-time.js:
+    <time datetime="2026-12-07T08:00Z" data-zone="Europe/Berlin">Mon 7 Dec 09:00</time>
+    (Europe/Berlin); the year appears when it is not this one."""
+    local = utc_to_local(moment, zone)
+    shown = f"{local:%a %-d %b %H:%M}"
+    if local.year != datetime.now(local.tzinfo).year:
+        shown = f"{local:%a %-d %b %Y %H:%M}"
+    stamp = f"{utc(moment):%Y-%m-%dT%H:%MZ}"
+    return Markup('<time datetime="{}" data-zone="{}">{}</time> ({})').format(
+        stamp, zone, shown, zone
     )
 
 
@@ -38,3 +50,4 @@ def init_app(app):
     app.add_template_filter(duration)
     app.add_template_filter(when)
     app.add_template_filter(clock)
+    app.add_template_filter(on_clock)

@@ -2,6 +2,7 @@
 
 import re
 import secrets
+from dataclasses import dataclass
 from datetime import timedelta
 
 from flask import (
@@ -21,7 +22,9 @@ from flask import (
 from flask_login import current_user
 from flask_wtf import FlaskForm
 
+from . import rules
 from .attempts import (
+    NoAttemptsLeft,
     Standing,
     attempt_or_404,
     finish_attempt,
@@ -32,6 +35,7 @@ from .attempts import (
     standing,
     start_attempt,
     unfinished_attempts,
+    used_seats,
 )
 from .audit import audit
 from .auth import role_in
@@ -39,7 +43,7 @@ from .bank import Quiz, current_bank, quiz_or_404
 from .extensions import limiter
 from .forms import AnswerForm, StartForm, find_class
 from .grading import grade
-from .models import Attempt
+from .models import Assignment, Attempt, Class, now
 from .rules import Ending
 
 bp = Blueprint("quiz", __name__)
@@ -170,15 +174,81 @@ def start(slug):
     quiz = quiz_or_404(slug)
     form = StartForm(class_code=request.args.get("code", ""))
     if form.validate_on_submit():
-        class_id = form.class_.id if form.class_ else None
-        attempt = start_attempt(quiz, form.name.data, _browser(), class_id)
-        return redirect(url_for(".question", token=attempt.token, number=1), 303)
+        assignment, refusal = _assigned(form.class_, slug)
+        if refusal == NOT_ASSIGNED:
+            form.class_code.errors.append(
+                f"{form.class_.name} does not set this quiz. Open its join link to see the "
+                "quizzes it sets."
+            )
+        elif refusal:
+            return _refused(refusal, quiz, form.class_, assignment)
+        else:
+            try:
+                attempt = start_attempt(
+                    quiz,
+                    form.name.data,
+                    _browser(),
+                    form.class_.id if form.class_ else None,
+                    assignment=assignment,
+                )
+            except NoAttemptsLeft:
+                return _refused(NO_ATTEMPTS_LEFT, quiz, form.class_, assignment)
+            return redirect(url_for(".question", token=attempt.token, number=1), 303)
     code = form.class_code.data
     joining = form.class_ or (find_class(code) if code and request.method == "GET" else None)
+    assignment, refusal = _assigned(joining, slug)
+    if refusal and request.method == "GET":
+        return _refused(refusal, quiz, joining, assignment)
     page = render_template(
-        "quiz/start.html", quiz=quiz, form=form, joining=joining, unfinished=_unfinished([quiz])
+        "quiz/start.html",
+        quiz=quiz,
+        form=form,
+        joining=joining,
+        assignment=assignment,
+        unfinished=_unfinished([quiz]),
     )
     return page, _status(form)
+
+
+NOT_ASSIGNED = "not assigned"
+NO_ATTEMPTS_LEFT = "no attempts left"
+
+
+def _assigned(joining: Class | None, slug: str) -> tuple[Assignment | None, str | None]:
+    """The assignment a start at this quiz in this class follows, and why none may start now:
+    the class sets other quizzes, or the quiz is not open yet or closed."""
+    if joining is None:
+        return None, None
+    assigned = {assignment.quiz_slug: assignment for assignment in joining.assignments}
+    if not rules.may_take(slug, assigned):
+        return None, NOT_ASSIGNED
+    assignment = assigned.get(slug)
+    if assignment is None:
+        return None, None
+    window = rules.window(now(), assignment.opens_at, assignment.closes_at)
+    return assignment, None if window is rules.Window.OPEN else window.value
+
+
+def _refused(reason: str, quiz: Quiz, joining: Class, assignment: Assignment | None):
+    """The page that says why no attempt starts: 403 for a refused start, 200 for a look."""
+    offered = _offered(joining) if reason == NOT_ASSIGNED else []
+    page = render_template(
+        "quiz/unavailable.html",
+        reason=reason,
+        quiz=quiz,
+        joining=joining,
+        assignment=assignment,
+        offered=offered,
+        unfinished=_unfinished([quiz]),
+    )
+    return page, 403 if request.method == "POST" else 200
+
+
+def _offered(joining: Class) -> list[Quiz]:
+    """The quizzes a class's students may start: those it assigns, or all when it assigns none."""
+    bank = current_bank().quizzes
+    assigned = {assignment.quiz_slug for assignment in joining.assignments}
+    return [bank[slug] for slug in rules.offered(bank, assigned)]
 
 
 @bp.get("/join/<code>")
@@ -188,7 +258,7 @@ def join(code):
     joining = find_class(code)
     if joining is None:
         abort(404, description="No class has this join link. Check it with your instructor.")
-    quizzes = list(current_bank().quizzes.values())
+    quizzes = _offered(joining)
     if len(quizzes) == 1:
         return redirect(url_for(".start", slug=quizzes[0].slug, code=joining.join_code))
     return render_template(
@@ -334,6 +404,27 @@ def results(token):
         as_instructor=as_instructor,
         Ending=Ending,
         offered=quiz.slug in current_bank().quizzes,
+        retake=_retake_chance(attempt) if is_owner else None,
+    )
+
+
+@dataclass(frozen=True)
+class RetakeChance:
+    """Whether the class's rules let this attempt's student start another, and how many remain."""
+
+    refusal: str | None
+    allowed: int | None
+    left: int | None
+
+
+def _retake_chance(attempt: Attempt) -> RetakeChance:
+    assignment, refusal = _assigned(attempt.class_, attempt.quiz_version.slug)
+    if assignment is None or assignment.attempts_allowed is None:
+        return RetakeChance(refusal, None, None)
+    taken, unseated = used_seats(assignment.id, attempt.student_key)
+    left = rules.attempts_left(len(taken) + unseated, assignment.attempts_allowed)
+    return RetakeChance(
+        refusal or (None if left else NO_ATTEMPTS_LEFT), assignment.attempts_allowed, left
     )
 
 
@@ -349,5 +440,18 @@ def retake(token):
     if attempt.class_ and not attempt.class_.is_open:
         abort(403, description="Your class is closed, so no new attempts can start.")
     quiz = quiz_or_404(attempt.quiz_version.slug)
-    fresh = start_attempt(quiz, attempt.student_name, _browser(), attempt.class_id)
+    assignment, refusal = _assigned(attempt.class_, quiz.slug)
+    if refusal:
+        return _refused(refusal, quiz, attempt.class_, assignment)
+    try:
+        fresh = start_attempt(
+            quiz,
+            attempt.student_name,
+            _browser(),
+            attempt.class_id,
+            assignment=assignment,
+            roster_student=attempt.roster_student,
+        )
+    except NoAttemptsLeft:
+        return _refused(NO_ATTEMPTS_LEFT, quiz, attempt.class_, assignment)
     return redirect(url_for(".question", token=fresh.token, number=1), 303)

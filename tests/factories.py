@@ -13,6 +13,7 @@ from app.bank import Quiz
 from app.extensions import db
 from app.grading import grade
 from app.models import Assignment, Attempt, Class, Instructor, now
+from app.teach.assignments import Settings, save_assignment
 from app.teach.views import CODE_ALPHABET
 
 Choices = Sequence[str | None]
@@ -36,11 +37,28 @@ def class_(teacher: Instructor, name: str = "Physics 101", join_code: str | None
     return made
 
 
+def assignment(class_: Class, quiz: Quiz, *, released=False, **settings) -> Assignment:
+    """A quiz assigned to a class, saved as the "Assign a quiz" form saves it; settings are
+    Settings' fields (dates in UTC); released as if "Release feedback" was pressed."""
+    made = save_assignment(class_, quiz.slug, Settings(**settings))
+    if released:
+        made.feedback_released_at = now()
+        db.session.commit()
+    return made
+
+
 def attempt(
-    quiz: Quiz, name: str = "Ada", *, answers: Choices = (), class_id=None, browser="factory"
+    quiz: Quiz,
+    name: str = "Ada",
+    *,
+    answers: Choices = (),
+    class_id=None,
+    browser="factory",
+    assignment: Assignment | None = None,
 ) -> Attempt:
-    """An attempt started and answered one answer at a time, as the student pages do."""
-    started = start_attempt(quiz, name, browser, class_id)
+    """An attempt started and answered one answer at a time, as the student pages do; under an
+    assignment it takes a seat as they do, or raises NoAttemptsLeft."""
+    started = start_attempt(quiz, name, browser, class_id, assignment=assignment)
     for question, choice in zip(quiz.questions, answers, strict=False):
         if choice is not None:
             record_answer(started, grade(question, choice))
@@ -68,31 +86,6 @@ def attempts(
     ids = [started.id for started in made]
     db.session.commit()
     return ids
-
-
-def assignment_row(made_for: Class, quiz: Quiz, **settings) -> Assignment:
-    """A quiz assigned to a class with these settings (opens_at, closes_at, time_limit_minutes,
-    attempts_allowed, grade_from, feedback, feedback_released_at), stored as it is."""
-    assigned = Assignment(class_id=made_for.id, quiz_slug=quiz.slug, **settings)
-    db.session.add(assigned)
-    db.session.commit()
-    return assigned
-
-
-def assigned_attempt(
-    quiz: Quiz, assignment: Assignment, name: str = "Ada", *, answers: Choices = (), browser: str
-) -> Attempt:
-    """An attempt started under an assignment, its end fixed from the time limit as a start
-    does, then answered one answer at a time as the student pages do."""
-    started = new_attempt(
-        quiz, record_version(quiz), name, browser, assignment.class_id, assignment=assignment
-    )
-    db.session.add(started)
-    db.session.commit()
-    for question, choice in zip(quiz.questions, answers, strict=False):
-        if choice is not None:
-            record_answer(started, grade(question, choice))
-    return started
 
 
 def right_or_wrong(quiz: Quiz, marks: Sequence[bool | int | None]) -> list[str | None]:

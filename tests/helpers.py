@@ -1,5 +1,6 @@
 """Helpers for the tests: an app on its own database, a student's browser, page reading."""
 
+import json
 import os
 import re
 import socket
@@ -57,6 +58,18 @@ def make_app(tmp_path, **config):
     with app.app_context():
         db.create_all()
     return app
+
+
+def bank_with_copies(tmp_path, *slugs: str) -> str:
+    """The path of a question bank holding the seed quiz and a copy of it under each slug,
+    titled after it ("second-quiz": "Second Quiz")."""
+    bank = json.loads((PROJECT_ROOT / "questions.json").read_text())
+    seed = bank["quizzes"][0]
+    for slug in slugs:
+        bank["quizzes"].append({**seed, "slug": slug, "title": slug.replace("-", " ").title()})
+    path = tmp_path / "copies.json"
+    path.write_text(json.dumps(bank))
+    return str(path)
 
 
 def record_tables():

@@ -8,7 +8,7 @@ from flask import url_for
 from app import create_app
 from app.auth import create_instructor
 from app.extensions import db
-from app.models import Class
+from app.models import Assignment, Class, FeedbackWhen
 
 from helpers import SLUG, Student, csrf_token, text
 
@@ -31,6 +31,8 @@ EXPECTED = {
     "class":              ("login",   "login",  "missing", "page",    "page"),
     "class_change":       ("login",   "login",  "missing", "done",    "done"),
     "class_attempt":      ("login",   "login",  "missing", "page",    "page"),
+    "assignment":         ("login",   "login",  "missing", "page",    "page"),
+    "assignment_change":  ("login",   "login",  "missing", "done",    "done"),
     "no_class":           ("login",   "login",  "missing", "missing", "page"),
     "unassigned_attempt": ("login",   "login",  "missing", "missing", "page"),
     "logout":             ("login",   "login",  "done",    "done",    "done"),
@@ -38,7 +40,11 @@ EXPECTED = {
     "quiz":               ("login",   "login",  "page",    "page",    "page"),
 }  # fmt: skip
 # Where a "done" action sends the browser.
-DONE_AT = {"class_change": "/teach/classes/{class_id}", "logout": "/login"}
+DONE_AT = {
+    "class_change": "/teach/classes/{class_id}",
+    "assignment_change": f"/teach/classes/{{class_id}}?quiz={SLUG}",
+    "logout": "/login",
+}
 
 
 @dataclass(frozen=True)
@@ -72,6 +78,8 @@ def kinds_of(rule) -> list[str | None]:
         return ["no_class"]
     if variables == {"class_id"}:
         return ["class" if "GET" in rule.methods else "class_change"]
+    if variables == {"class_id", "assignment_id"}:
+        return ["assignment" if "GET" in rule.methods else "assignment_change"]
     if variables == {"token"} and "GET" in rule.methods:
         return ["class_attempt", "unassigned_attempt"]
     if not variables and not defaults and "GET" in rule.methods:
@@ -108,6 +116,7 @@ class World:
     app: object
     class_id: int
     other_class_id: int
+    assignment_id: int
     class_token: str
     loose_token: str
     student: Student
@@ -134,7 +143,12 @@ def world(app, quiz):
         right = quiz.questions[number - 1].right_choice.id
         assert ada.answer(number, right).status_code == 303
         assert grace.answer(number, right).status_code == 303
-    return World(app, class_id, other_class_id, ada.token, grace.token, ada)
+    with app.app_context():
+        held = Assignment(class_id=class_id, quiz_slug=SLUG, feedback=FeedbackWhen.AFTER_CLOSE)
+        db.session.add(held)
+        db.session.commit()
+        assignment_id = held.id
+    return World(app, class_id, other_class_id, assignment_id, ada.token, grace.token, ada)
 
 
 def session_token(client):
@@ -164,6 +178,7 @@ def url_of(world, route):
     """The route's concrete URL, built by the app and checked to lead back to the same rule."""
     fill = {
         "class_id": world.class_id,
+        "assignment_id": world.assignment_id,
         "token": world.loose_token if route.kind == "unassigned_attempt" else world.class_token,
         "slug": SLUG,
         "format_name": "qti",
@@ -185,9 +200,21 @@ def is_open(world):
         return db.session.get(Class, world.class_id).is_open
 
 
+def assignment_state(world):
+    """Whether the owner's assignment still exists, and whether its feedback was released."""
+    with world.app.app_context():
+        found = db.session.get(Assignment, world.assignment_id)
+        return None if found is None else found.feedback_released_at is not None
+
+
 def observe(world, client):
-    """What a visitor could notice changing: the owner's class status and this login."""
-    return {"open": is_open(world), "logged_in": client.get("/teach").status_code == 200}
+    """What a visitor could notice changing: the owner's class status, its assignment and this
+    login."""
+    return {
+        "open": is_open(world),
+        "assignment": assignment_state(world),
+        "logged_in": client.get("/teach").status_code == 200,
+    }
 
 
 def set_open(world, value):
@@ -234,6 +261,11 @@ def test_instructor_routes_by_visitor(world, route, role):
     after = dict(before)
     if expected == "done" and route.kind == "class_change":
         after["open"] = dict(route.defaults)["is_open"]
+    if expected == "done" and route.kind == "assignment_change":
+        after["assignment"] = {
+            "teach.remove_assignment": None,
+            "teach.release_feedback": True,
+        }[route.endpoint]
     if expected == "done" and route.kind == "logout":
         after["logged_in"] = False
     assert observe(world, client) == after

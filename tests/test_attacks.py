@@ -26,7 +26,7 @@ from app.bank import BankError, current_bank, load_bank
 from app.config import PROJECT_ROOT
 from app.extensions import db
 from app.forms import tidy, tidy_name
-from app.models import Answer, Attempt, Class, Instructor
+from app.models import Answer, Assignment, Attempt, Class, Instructor
 
 from helpers import (
     POSTGRES_URL,
@@ -812,6 +812,14 @@ class Scene:
                 db.session.scalars(db.select(Answer.choice_id).order_by(Answer.id)).all(),
                 db.session.execute(db.select(Class.id, Class.name, Class.is_open)).all(),
                 db.session.execute(db.select(Instructor.id, Instructor.session_token)).all(),
+                db.session.execute(
+                    db.select(
+                        Assignment.id,
+                        Assignment.quiz_slug,
+                        Assignment.attempts_allowed,
+                        Assignment.feedback_released_at,
+                    )
+                ).all(),
             )
         return (*map(tuple, rows), client.get("/teach").status_code)
 
@@ -851,6 +859,27 @@ def _request_for(scene, rule):
         new = {"new_password": "forged password", "repeat_password": "forged password"}
         fields = {"current_password": PASSWORD, **new}
         return scene.teacher, "/account/password", fields, "/account/password"
+    if rule == "/teach/classes/<int:class_id>/assignments/new":
+        url = f"/teach/classes/{scene.class_id}/assignments/new"
+        fields = {
+            "quiz": SLUG,
+            "time_zone": "UTC",
+            "grade_from": "first",
+            "feedback": "each-answer",
+        }
+        return scene.teacher, url, fields, url
+    if "<int:assignment_id>" in rule:
+        with scene.app.app_context():  # held feedback and no limit, so that each action shows
+            held = db.session.scalar(db.select(Assignment))
+            if held is None:
+                held = Assignment(class_id=scene.class_id, quiz_slug=SLUG, feedback="after-close")
+                db.session.add(held)
+                db.session.commit()
+            url = rule.replace("<int:class_id>", str(scene.class_id))
+            url = url.replace("<int:assignment_id>", str(held.id))
+        fields = {"time_zone": "UTC", "attempts_allowed": "2", "grade_from": "best",
+                  "feedback": "after-close"}  # fmt: skip
+        return scene.teacher, url, fields, f"/teach/classes/{scene.class_id}"
     if rule.startswith("/teach/classes/<int:class_id>/"):
         with scene.app.app_context():  # so that the action would show if it went through
             db.session.get(Class, scene.class_id).is_open = rule.endswith("/close")

@@ -28,7 +28,7 @@ from app.bank import BankError, build_quiz, current_bank, load_bank
 from app.cli import quiz_cli
 from app.config import PROJECT_ROOT
 from app.extensions import db, limiter
-from app.models import Class, Instructor
+from app.models import Assignment, Class, Instructor
 
 from helpers import POSTGRES_URL, SCHEMA, SLUG, csrf_token, make_app, record_tables
 
@@ -96,7 +96,9 @@ CONTENT_TYPES = [
     "application/json", "text/plain; charset=utf-16", "application/octet-stream", "",
     "text/html", "ÿ/ÿ; boundary=ÿ",
 ]  # fmt: skip
-FIELD_NAMES = ["csrf_token", "name", "class_code", "choice", "username", "password", "submit"]
+FIELD_NAMES = ["csrf_token", "name", "class_code", "choice", "username", "password", "submit",
+               "quiz", "opens", "closes", "time_zone", "time_limit", "attempts_allowed",
+               "grade_from", "feedback"]  # fmt: skip
 QUERY_NAMES = ["quiz", "count", "refresh", "next", "code"]
 ROLES = ["anonymous", "student", "instructor", "admin"]
 ACCOUNTS = {"instructor": ("teacher", "teacher password"), "admin": ("boss", "boss password")}
@@ -293,6 +295,11 @@ def build_world(tmp_path, csrf: bool, tally) -> World:
             url = f"/attempts/{tokens[-1]}/questions/{number}"
             choice = quiz.questions[number - 1].right_choice.id
             assert submit(student, url, choice=choice).status_code == 303
+    with app.app_context():  # after the starts: an assignment in each class, its rules loose
+        assignments = [Assignment(class_id=int(id_), quiz_slug=SLUG) for id_ in class_ids]
+        db.session.add_all(assignments)
+        db.session.commit()
+        assignment_ids = [str(assignment.id) for assignment in assignments]
     anonymous = app.test_client()  # has seen the login form, so has a session with a token
     anonymous_token = page_token(anonymous, "/login")
     choice_ids = sorted({c.id for q in quiz.questions for c in q.choices})
@@ -307,6 +314,7 @@ def build_world(tmp_path, csrf: bool, tally) -> World:
             "code": ["ABCDEF", "abc-def"],
             "number": [str(n) for n in range(1, len(quiz.questions) + 1)],
             "class_id": class_ids,
+            "assignment_id": assignment_ids,
             "filename": ["quizwright.css"],
             "name": ["checkpointing"],  # a measurement's page, script and numbers
             "format_name": ["moodle-xml", "qti", "gift"],  # a quiz's downloads
@@ -324,6 +332,11 @@ def build_world(tmp_path, csrf: bool, tally) -> World:
             "best",
             "latest",
             "all",
+            "UTC",
+            "Europe/Berlin",
+            "2026-12-07T09:00",
+            "30",
+            "after-close",
             "Start quiz",
             "Log in",
             *ACCOUNTS["instructor"],

@@ -49,15 +49,20 @@ def course(app, quick_passwords):
 
 def assign(app, quiz, class_id, **settings) -> int:
     with app.app_context():
-        return factories.assignment_row(db.session.get(Class, class_id), quiz, **settings).id
+        return factories.assignment(db.session.get(Class, class_id), quiz, **settings).id
 
 
 def taking(app, client, quiz, assignment_id, answers=(), browser=BROWSER) -> Student:
     """A student whose browser started an attempt under the assignment, with these answers."""
     with app.app_context():
         assignment = db.session.get(Assignment, assignment_id)
-        token = factories.assigned_attempt(
-            quiz, assignment, "Ada", answers=answers, browser=browser
+        token = factories.attempt(
+            quiz,
+            "Ada",
+            answers=answers,
+            class_id=assignment.class_id,
+            browser=browser,
+            assignment=assignment,
         ).token
     client.set_cookie("browser", browser)
     student = Student(client)
@@ -258,8 +263,9 @@ def test_an_answer_read_before_a_finish_is_refused_by_the_database(app, quiz, co
     another tab finished it. The tally's WHERE finished_at IS NULL refuses the answer."""
     timed = assign(app, quiz, course, time_limit_minutes=30)
     with app.app_context():
-        token = factories.assigned_attempt(
-            quiz, db.session.get(Assignment, timed), browser=BROWSER
+        assignment = db.session.get(Assignment, timed)
+        token = factories.attempt(
+            quiz, class_id=assignment.class_id, browser=BROWSER, assignment=assignment
         ).token
     question = quiz.questions[0]
     with app.app_context():
@@ -426,9 +432,7 @@ def test_released_feedback_opens_the_review_before_the_close(app, client, quiz, 
 
 def test_an_unfinished_attempt_keeps_its_feedback_after_a_release(app, client, quiz, course):
     """Released feedback shows to those who have finished; one still answering sees none."""
-    held = assign(
-        app, quiz, course, feedback=FeedbackWhen.AFTER_CLOSE, feedback_released_at=datetime.now(UTC)
-    )
+    held = assign(app, quiz, course, feedback=FeedbackWhen.AFTER_CLOSE, released=True)
     student = taking(app, client, quiz, held, answers=[quiz.questions[0].right_choice.id])
     assert_nothing_given_away(app, client.get(student.results_url), held_back(quiz, 1))
     assert app.test_client().get(student.results_url).status_code == 403

@@ -15,6 +15,7 @@ from flask import (
     url_for,
 )
 from flask_login import current_user, login_required, login_user, logout_user
+from sqlalchemy.orm import joinedload
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from ..audit import audit
@@ -133,7 +134,8 @@ def role_in(found: Class) -> Role | None:
 def class_or_404(class_id: int, need: Role = Role.VIEW) -> Class:
     """A class the logged-in instructor may see and, as `need` says, change; others get a 404,
     so that a class's existence is not given away."""
-    found = db.session.get(Class, class_id)
+    # Its assignments come along: every class page and export reads them for its defaults.
+    found = db.session.get(Class, class_id, options=[joinedload(Class.assignments)])
     role = role_in(found) if found is not None else None
     if role is None or _RANK[role] < _RANK[need]:
         audit("access denied")

@@ -1,5 +1,6 @@
 // Times arrive in UTC; where the browser knows its time zone, say them in the reader's own.
-for (const time of document.querySelectorAll("time[datetime]")) {
+// A time said in a named zone (data-zone: an assignment's dates) is meant in that zone.
+for (const time of document.querySelectorAll("time[datetime]:not([data-zone])")) {
   const moment = new Date(time.dateTime);
   if (!Number.isNaN(moment.getTime())) {
     time.title = time.textContent;

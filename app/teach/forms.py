@@ -32,12 +32,14 @@ class ReportForm(FlaskForm):
     count = SelectField(
         "Attempts that count",
         choices=[SelectChoice(counting.value, counting.label) for counting in Counting],
-        default=Counting.FIRST.value,
     )
     submit = SubmitField("Show")
 
-    def __init__(self):
+    def __init__(self, assigned: dict[str, str] | None = None):
+        """Without a choice in the address, the class's first assigned quiz, counted as its
+        assignment grades it (`assigned`: quiz slug -> a Counting value)."""
         super().__init__(request.args)
+        assigned = assigned or {}
         bank = current_bank()
         # Quizzes taken out of the bank keep their reports, listed after the ones on offer.
         offered = [SelectChoice(quiz.slug, quiz.title) for quiz in bank.quizzes.values()]
@@ -46,5 +48,7 @@ class ReportForm(FlaskForm):
             for quiz in bank.retired.values()
         ]
         self.quiz.choices = offered + retired
-        self.quiz.data = self.quiz.data or self.quiz.choices[0].value
-        self.count.data = self.count.data or Counting.FIRST.value
+        known = [choice.value for choice in self.quiz.choices]
+        first = next((slug for slug in assigned if slug in known), known[0])
+        self.quiz.data = self.quiz.data or first
+        self.count.data = self.count.data or assigned.get(self.quiz.data, Counting.FIRST.value)

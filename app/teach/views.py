@@ -20,7 +20,7 @@ from ..bank import Quiz, current_bank
 from ..extensions import db
 from ..models import Attempt, Class
 from ..stats import FEW_ATTEMPTS
-from . import bp, exports
+from . import assignments, bp, exports
 from .forms import ClassForm, ReportForm
 
 # No 0/O, 1/I/L, so a code read off a projector cannot be mistyped.
@@ -45,7 +45,8 @@ def _scope(class_id: int | None) -> Class | None:
 def _selection(class_id: int | None) -> tuple[Class | None, ReportForm, Quiz]:
     """The class, and the quiz and counting method its page or export was asked for."""
     scope = _scope(class_id)
-    form = ReportForm()
+    # The assignment says which attempt is the grade; the selector still explores the others.
+    form = ReportForm({a.quiz_slug: a.grade_from for a in scope.assignments} if scope else None)
     if not form.validate():
         abort(400, description="Choose a quiz and which attempts count from the lists.")
     bank = current_bank()
@@ -115,6 +116,7 @@ def class_page(class_id):
         refresh=REFRESH_SECONDS if refresh else None,
         few=FEW_ATTEMPTS,
         retired=report.quiz.slug not in current_bank().quizzes,
+        assignments=assignments.listing(scope) if scope else [],
     )
 
 

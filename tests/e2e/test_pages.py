@@ -49,7 +49,8 @@ class Inspector:
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_every_page_is_accessible_local_and_light(browse, quiz, server, scheme):
-    """Home, quiz pages, instructor pages and error pages pass axe and the page budget."""
+    """Home, quiz pages, instructor pages (assignments too) and error pages pass axe and the
+    page budget."""
     inspect = Inspector(server)
     student = inspect.watch(browse(color_scheme=scheme))
     student.goto("/")
@@ -108,5 +109,23 @@ def test_every_page_is_accessible_local_and_light(browse, quiz, server, scheme):
     teacher.get_by_role("link", name=re.compile("^Preview")).click()
     inspect.check(teacher, "quiz preview", budget=PREVIEW_BUDGET)
 
-    assert len(inspect.checked) == 18
+    teacher.goto(class_url)
+    teacher.get_by_role("link", name="Assign a quiz").click()
+    inspect.check(teacher, "assignment form")
+    teacher.get_by_label("Time limit (minutes)").fill("2000")
+    teacher.get_by_role("button", name="Save assignment").click()
+    inspect.check(teacher, "assignment form with an error")
+    teacher.get_by_label("Time limit (minutes)").fill("30")
+    teacher.get_by_label("Opens").fill("2099-01-05T09:00")
+    teacher.get_by_label("Attempts allowed").fill("1")
+    teacher.get_by_label("After the quiz closes").check()
+    teacher.get_by_role("button", name="Save assignment").click()
+    expect(teacher.get_by_text("1 attempt allowed")).to_be_visible()
+    inspect.check(teacher, "class page with an assignment")
+    late = inspect.watch(browse(color_scheme=scheme, viewport=PHONE))
+    late.goto(f"/join/{code}")
+    expect(late.get_by_role("heading", name="is not open yet")).to_be_visible()
+    inspect.check(late, "quiz not open yet")
+
+    assert len(inspect.checked) == 22
     assert inspect.problems == [], "\n".join(inspect.problems)

@@ -28,7 +28,7 @@ def timed(tmp_path_factory, quiz):
     app = make_app(folder, SQLALCHEMY_DATABASE_URI=url, SQLALCHEMY_ENGINE_OPTIONS={})
     with app.app_context():
         course = factories.class_(factories.instructor("teacher"))
-        factories.assignment_row(
+        factories.assignment(
             course, quiz, time_limit_minutes=30, feedback=FeedbackWhen.AFTER_ATTEMPT
         )
     with gunicorn(folder, workers=1, DATABASE_URL=url) as running:
@@ -40,7 +40,9 @@ def attempt_page(chromium, timed, quiz, **options):
     app, base = timed
     with app.app_context():
         assignment = db.session.scalars(db.select(Assignment)).one()
-        attempt = factories.assigned_attempt(quiz, assignment, "Ada", browser=BROWSER)
+        attempt = factories.attempt(
+            quiz, "Ada", class_id=assignment.class_id, browser=BROWSER, assignment=assignment
+        )
         token, ends_at = attempt.token, utc(attempt.ends_at)
     context = chromium.new_context(base_url=base, **options)
     context.add_cookies([{"name": "browser", "value": BROWSER, "url": base}])

@@ -1,0 +1,361 @@
+"""Assignments: a class sets quizzes with a window, a time limit, a number of attempts, which
+attempt is graded and when feedback shows."""
+
+from dataclasses import dataclass
+from datetime import datetime
+from functools import cache
+from zoneinfo import available_timezones
+
+from flask import abort, redirect, render_template, url_for
+from flask_login import current_user
+from flask_wtf import FlaskForm
+from markupsafe import Markup
+from sqlalchemy.exc import IntegrityError
+from wtforms import (
+    DateTimeLocalField,
+    IntegerField,
+    RadioField,
+    SelectChoice,
+    SelectField,
+    SubmitField,
+)
+from wtforms.validators import NumberRange, Optional, ValidationError
+from wtforms.widgets import Select
+
+from .. import rules
+from ..audit import audit
+from ..auth import class_or_404
+from ..bank import current_bank
+from ..extensions import db
+from ..models import Assignment, Class, FeedbackWhen, Instructor, Role, now
+from ..reports import Counting
+from . import bp
+
+MOST_MINUTES = 1440
+MOST_ATTEMPTS = 100
+
+GRADE_FROM = {
+    Counting.FIRST: "First attempt",
+    Counting.BEST: "Best attempt",
+    Counting.LATEST: "Latest attempt",
+    Counting.ALL: "Average of attempts",
+}
+FEEDBACK = {
+    FeedbackWhen.EACH_ANSWER: "After each answer",
+    FeedbackWhen.AFTER_ATTEMPT: "After the attempt",
+    FeedbackWhen.AFTER_CLOSE: "After the quiz closes",
+}
+
+
+# The IANA database's areas: their zones are the current names, where "US/Eastern" and
+# "Etc/GMT+5" are old or confusing aliases that only lengthen the list.
+AREAS = ("Africa", "America", "Antarctica", "Arctic", "Asia", "Atlantic", "Australia", "Europe",
+         "Indian", "Pacific")  # fmt: skip
+
+
+@cache
+def time_zones() -> list[str]:
+    """The IANA zones of the world's areas this system knows, sorted, UTC first as the default."""
+    return ["UTC", *sorted(zone for zone in available_timezones() if zone.startswith(AREAS))]
+
+
+class ZoneSelect(Select):
+    """Options that are their own values: the 400 zones cost half the bytes."""
+
+    @classmethod
+    def render_option(cls, choice, **kwargs):
+        selected = " selected" if choice.selected else ""
+        return Markup("<option{}>{}</option>").format(Markup(selected), choice.value)
+
+
+class WholeNumber(IntegerField):
+    """An optional whole number whose refusal names what it counts."""
+
+    def __init__(self, label, unit, *, most, **kwargs):
+        self.unit = unit
+        message = f"Enter a whole number of {unit} from 1 to {most}, or leave it empty."
+        super().__init__(label, validators=[Optional(), NumberRange(1, most, message)], **kwargs)
+
+    def process_formdata(self, valuelist):
+        try:
+            super().process_formdata(valuelist)
+        except ValueError as error:
+            raise ValueError(f"Enter a whole number of {self.unit}, or leave it empty.") from error
+
+
+class LocalTime(DateTimeLocalField):
+    """A date and time on the instructor's clock, as a phone's or desktop's picker sends it."""
+
+    def __init__(self, label, **kwargs):
+        formats = ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M"]
+        super().__init__(label, format=formats, validators=[Optional()], **kwargs)
+
+    def process_formdata(self, valuelist):
+        try:
+            super().process_formdata(valuelist)
+        except ValueError as error:
+            raise ValueError("Enter a date and time, like 2026-12-07 09:00.") from error
+
+
+class AssignmentForm(FlaskForm):
+    """The settings of one assignment; all its problems are reported at once, by field."""
+
+    quiz = SelectField("Quiz", validate_choice=False)
+    opens = LocalTime("Opens")
+    closes = LocalTime("Closes")
+    time_zone = SelectField("Time zone", validate_choice=False, widget=ZoneSelect())
+    time_limit = WholeNumber("Time limit (minutes)", "minutes", most=MOST_MINUTES)
+    attempts_allowed = WholeNumber("Attempts allowed", "attempts", most=MOST_ATTEMPTS)
+    grade_from = RadioField(
+        "Grade from",
+        choices=[SelectChoice(value, label) for value, label in GRADE_FROM.items()],
+        default=Counting.FIRST.value,
+        validate_choice=False,
+    )
+    feedback = RadioField(
+        "Feedback",
+        choices=[SelectChoice(value, label) for value, label in FEEDBACK.items()],
+        default=FeedbackWhen.EACH_ANSWER.value,
+        validate_choice=False,
+    )
+    submit = SubmitField("Save assignment")
+
+    def __init__(self, scope: Class, editing: Assignment | None = None, **kwargs):
+        super().__init__(**kwargs)
+        self.scope = scope
+        self.editing = editing
+        self.quiz.choices = [
+            SelectChoice(quiz.slug, quiz.title) for quiz in current_bank().quizzes.values()
+        ]
+        self.time_zone.choices = [SelectChoice(zone, zone) for zone in time_zones()]
+
+    def validate_quiz(self, field):
+        if self.editing is not None:
+            return  # an assignment keeps its quiz: its attempts were taken at it
+        if field.data not in current_bank().quizzes:
+            raise ValidationError("Choose one of the quizzes on offer.")
+        if any(assigned.quiz_slug == field.data for assigned in self.scope.assignments):
+            raise ValidationError(
+                f"{self.scope.name} assigns this quiz already: edit that assignment instead."
+            )
+
+    def validate_time_zone(self, field):
+        if field.data not in time_zones():
+            raise ValidationError("Choose a time zone from the list.")
+
+    def validate_opens(self, field):
+        self._on_the_clock(field)
+
+    def validate_closes(self, field):
+        self._on_the_clock(field)
+        opens = self.opens.data
+        if field.data is not None and opens is not None and field.data <= opens:
+            raise ValidationError("Closes must be after Opens.")
+
+    def _on_the_clock(self, field):
+        if field.data is None or self.time_zone.data not in time_zones():
+            return
+        try:
+            rules.local_to_utc(field.data, self.time_zone.data)
+        except rules.NoSuchLocalTime as error:
+            raise ValidationError(
+                f"The clocks skip this time in {self.time_zone.data}: choose another."
+            ) from error
+
+    def validate_grade_from(self, field):
+        if field.data not in GRADE_FROM:
+            raise ValidationError("Choose which attempt the gradebook uses.")
+
+    def validate_feedback(self, field):
+        if field.data not in FEEDBACK:
+            raise ValidationError("Choose when students see feedback.")
+
+    def settings(self) -> "Settings":
+        """The validated settings, dates in UTC."""
+        zone = self.time_zone.data
+
+        def utc(wall: datetime | None) -> datetime | None:
+            return None if wall is None else rules.local_to_utc(wall, zone)
+
+        return Settings(
+            opens_at=utc(self.opens.data),
+            closes_at=utc(self.closes.data),
+            time_limit_minutes=self.time_limit.data,
+            attempts_allowed=self.attempts_allowed.data,
+            grade_from=Counting(self.grade_from.data),
+            feedback=FeedbackWhen(self.feedback.data),
+        )
+
+
+@dataclass(frozen=True)
+class Settings:
+    """An assignment's rules as plain values, dates in UTC."""
+
+    opens_at: datetime | None = None
+    closes_at: datetime | None = None
+    time_limit_minutes: int | None = None
+    attempts_allowed: int | None = None
+    grade_from: Counting = Counting.FIRST
+    feedback: FeedbackWhen = FeedbackWhen.EACH_ANSWER
+
+
+class AlreadyAssigned(Exception):
+    """The class assigns this quiz already: another save won the race."""
+
+
+def save_assignment(
+    scope: Class, slug: str, settings: Settings, editing: Assignment | None = None
+) -> Assignment:
+    """Store a new assignment of a quiz to a class, or new settings for an existing one."""
+    assignment = editing or Assignment(class_id=scope.id, quiz_slug=slug)
+    assignment.opens_at = settings.opens_at
+    assignment.closes_at = settings.closes_at
+    assignment.time_limit_minutes = settings.time_limit_minutes
+    assignment.attempts_allowed = settings.attempts_allowed
+    assignment.grade_from = Counting(settings.grade_from).value
+    assignment.feedback = FeedbackWhen(settings.feedback).value
+    db.session.add(assignment)
+    try:
+        db.session.commit()
+    except IntegrityError as error:
+        db.session.rollback()
+        raise AlreadyAssigned(slug) from error
+    return assignment
+
+
+def _assignment_or_404(class_id: int, assignment_id: int) -> tuple[Class, Assignment]:
+    scope = class_or_404(class_id, Role.MANAGE)
+    found = db.session.get(Assignment, assignment_id)
+    if found is None or found.class_id != scope.id:
+        abort(404, description="This class has no such assignment.")
+    return scope, found
+
+
+def _to_class(scope: Class, slug: str | None = None):
+    return redirect(url_for(".class_page", class_id=scope.id, quiz=slug), 303)
+
+
+def _form_page(scope: Class, form: AssignmentForm, editing: Assignment | None):
+    title = quiz_title(editing.quiz_slug) if editing else None
+    page = render_template(
+        "teach/assignment.html", scope=scope, form=form, editing=editing, quiz_title=title
+    )
+    return page, 400 if form.errors else 200
+
+
+def quiz_title(slug: str) -> str:
+    """A quiz's title, offered or retired; its slug if the bank has forgotten it."""
+    bank = current_bank()
+    found = bank.quizzes.get(slug) or bank.retired.get(slug)
+    return found.title if found else slug
+
+
+@dataclass(frozen=True)
+class Listed:
+    """An assignment as the class page lists it."""
+
+    assignment: Assignment
+    title: str
+    window: rules.Window
+    held: bool
+    """Whether its feedback waits for the close or "Release feedback", and neither came yet."""
+
+    @property
+    def grade_from(self) -> str:
+        return GRADE_FROM[Counting(self.assignment.grade_from)]
+
+    @property
+    def feedback(self) -> str:
+        return FEEDBACK[FeedbackWhen(self.assignment.feedback)]
+
+
+def listing(scope: Class) -> list[Listed]:
+    """The class's assignments with their quizzes' titles and where they stand now."""
+    moment = now()
+    found = []
+    for assignment in scope.assignments:
+        window = rules.window(moment, assignment.opens_at, assignment.closes_at)
+        held = assignment.feedback == FeedbackWhen.AFTER_CLOSE and not (
+            assignment.feedback_released_at or window is rules.Window.CLOSED
+        )
+        found.append(Listed(assignment, quiz_title(assignment.quiz_slug), window, held))
+    return found
+
+
+def _keep_time_zone(instructor: Instructor, zone: str) -> None:
+    """Dates are typed in the instructor's zone: the one chosen last is offered next time."""
+    instructor.time_zone = zone
+
+
+@bp.route("/classes/<int:class_id>/assignments/new", methods=["GET", "POST"])
+def assign(class_id):
+    """The "Assign a quiz" form, and saving it."""
+    scope = class_or_404(class_id, Role.MANAGE)
+    form = AssignmentForm(scope, time_zone=current_user.time_zone)
+    if form.validate_on_submit():
+        _keep_time_zone(current_user, form.time_zone.data)
+        try:
+            saved = save_assignment(scope, form.quiz.data, form.settings())
+        except AlreadyAssigned:
+            form.quiz.errors.append(
+                f"{scope.name} assigns this quiz already: edit that assignment instead."
+            )
+        else:
+            audit(f"assignment added: class {scope.id}, quiz {saved.quiz_slug}")
+            return _to_class(scope, saved.quiz_slug)
+    return _form_page(scope, form, None)
+
+
+@bp.route("/classes/<int:class_id>/assignments/<int:assignment_id>", methods=["GET", "POST"])
+def edit_assignment(class_id, assignment_id):
+    """An assignment's settings, filled in for changing."""
+    scope, assignment = _assignment_or_404(class_id, assignment_id)
+    zone = current_user.time_zone
+    form = AssignmentForm(
+        scope,
+        assignment,
+        quiz=assignment.quiz_slug,
+        time_zone=zone,
+        opens=_on_clock(assignment.opens_at, zone),
+        closes=_on_clock(assignment.closes_at, zone),
+        time_limit=assignment.time_limit_minutes,
+        attempts_allowed=assignment.attempts_allowed,
+        grade_from=assignment.grade_from,
+        feedback=assignment.feedback,
+    )
+    if form.validate_on_submit():
+        _keep_time_zone(current_user, form.time_zone.data)
+        save_assignment(scope, assignment.quiz_slug, form.settings(), assignment)
+        audit(f"assignment changed: class {scope.id}, quiz {assignment.quiz_slug}")
+        return _to_class(scope, assignment.quiz_slug)
+    return _form_page(scope, form, assignment)
+
+
+def _on_clock(moment: datetime | None, zone: str) -> datetime | None:
+    """A stored moment as the naive wall-clock time the form's picker shows."""
+    return None if moment is None else rules.utc_to_local(moment, zone).replace(tzinfo=None)
+
+
+@bp.post("/classes/<int:class_id>/assignments/<int:assignment_id>/remove")
+def remove_assignment(class_id, assignment_id):
+    """Stop assigning a quiz; the attempts taken under it stay, and so do their scores."""
+    scope, assignment = _assignment_or_404(class_id, assignment_id)
+    slug = assignment.quiz_slug
+    db.session.delete(assignment)
+    db.session.commit()
+    audit(f"assignment removed: class {scope.id}, quiz {slug}")
+    return _to_class(scope, slug)
+
+
+@bp.post("/classes/<int:class_id>/assignments/<int:assignment_id>/release")
+def release_feedback(class_id, assignment_id):
+    """Show held feedback now, before the quiz closes; releasing twice keeps the first moment."""
+    scope, assignment = _assignment_or_404(class_id, assignment_id)
+    db.session.execute(
+        db.update(Assignment)
+        .where(Assignment.id == assignment.id, Assignment.feedback_released_at.is_(None))
+        .values(feedback_released_at=now())
+    )
+    db.session.commit()
+    audit(f"feedback released: class {scope.id}, quiz {assignment.quiz_slug}")
+    return _to_class(scope, assignment.quiz_slug)
