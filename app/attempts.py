@@ -17,6 +17,7 @@ from .models import (
     Answer,
     Assignment,
     Attempt,
+    Class,
     FeedbackWhen,
     QuizVersion,
     RosterStudent,
@@ -293,9 +294,9 @@ _BY_TOKEN = (
     .options(
         joinedload(Attempt.quiz_version),
         joinedload(Attempt.answers),
-        # The rules it follows and the class whose state the results page tells.
+        # The rules it follows, and the class with what it sets now (whether a retake may start).
         joinedload(Attempt.assignment),
-        joinedload(Attempt.class_),
+        joinedload(Attempt.class_).joinedload(Class.assignments),
     )
 )
 
