@@ -297,7 +297,7 @@ def seen_students(class_id: int) -> list[rules.SeenStudent]:
             Attempt.student_key,
             func.min(Attempt.started_at).label("first_seen"),
         )
-        .filter_by(class_id=class_id)
+        .where(Attempt.class_id == class_id)
         .group_by(Attempt.student_key)
         .subquery()
     )

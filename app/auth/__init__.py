@@ -157,6 +157,12 @@ def class_or_404(class_id: int, need: Role = Role.VIEW, *, archived_ok: bool = F
     return found
 
 
+def share_class(class_id: int, instructor_id: int, role: Role) -> None:
+    """Share a class with an instructor as `role`, or change what an earlier share allows."""
+    db.session.merge(ClassShare(class_id=class_id, instructor_id=instructor_id, role=role.value))
+    db.session.commit()
+
+
 def require_admin():
     """Refuse anyone but an admin; for pages that span every instructor."""
     if not current_user.is_admin:

@@ -14,7 +14,7 @@ from ..attempts import (
     void_attempt,
 )
 from ..audit import audit
-from ..auth import class_or_404, may, require_admin, role_in
+from ..auth import class_or_404, may, require_admin, role_in, share_class
 from ..extensions import db
 from ..models import Attempt, ClassShare, Instructor, Role, now
 from ..rules import kept_student
@@ -104,11 +104,8 @@ def share(class_id):
     form = ShareForm(scope)
     if not form.validate_on_submit():
         return _manage_page(class_id, 400, share_form=form)
-    db.session.merge(
-        ClassShare(class_id=scope.id, instructor_id=form.instructor.id, role=form.role.data)
-    )
     try:
-        db.session.commit()
+        share_class(scope.id, form.instructor.id, Role(form.role.data))
     except IntegrityError:  # shared at the same moment by another request: say it again
         db.session.rollback()
         return share(class_id)
