@@ -83,8 +83,9 @@ class DeleteForm(FlaskForm):
 class MergeForm(FlaskForm):
     """Two spellings of one student; the kept spelling is the roster's, otherwise the first seen."""
 
-    first = SelectField("Student")
-    second = SelectField("Same student as")
+    # Checked against the class's students below, with a message that says what to do.
+    first = SelectField("Student", validate_choice=False)
+    second = SelectField("Same student as", validate_choice=False)
     submit = SubmitField("Merge students")
 
     def __init__(self, students: list[SeenStudent], **kwargs):
