@@ -236,7 +236,7 @@ def test_a_voided_attempt_leaves_every_number_and_can_be_restored(app, owner, cl
     page = text(owner.get(f"/teach/classes/{class_id}"))
     assert "<dt>Students</dt><dd>1</dd>" in page
     assert "<dt>Attempts started</dt><dd>1</dd>" in page
-    assert "Voided attempts" in page and "asdf</a>: voided by owner" in page
+    assert "Voided attempts" in page and "asdf</a>: voided by owner on" in page
     assert [row["student"] for row in gradebook(owner, class_id)] == ["Ada"]
     responses = owner.get(f"/teach/classes/{class_id}/responses.csv").get_data(as_text=True)
     assert "asdf" not in responses
