@@ -446,7 +446,7 @@ def test_merging_keeps_each_assignment_seat_taken_once(app, owner, class_id):
 def test_sharing_lets_a_viewer_see_and_a_manager_change(app, owner, class_id, caplog):
     """Shared to view: listed as "Shared by owner", pages and files open, changes refused.
     Upgraded to manage: changes work. Stopped: the class is gone from their list."""
-    take(app, "Ada")
+    ada = take(app, "Ada")
     with app.app_context():
         factories.instructor("vera", "vera password")
     vera = app.test_client()
@@ -464,6 +464,8 @@ def test_sharing_lets_a_viewer_see_and_a_manager_change(app, owner, class_id, ca
     assert "Shared with you by owner: you can view" in page
     assert "Manage class" not in page and "Close class" not in page
     assert vera.get(f"/teach/classes/{class_id}/gradebook.csv").status_code == 200
+    review = text(vera.get(f"/teach/attempts/{ada.token}"))
+    assert "Ada" in review and "Void attempt" not in review
     refused = post(vera, f"/teach/classes/{class_id}/rename", name="Mine now")
     assert refused.status_code == 403
     assert "Physics 101 is shared with you to view it, not to do this." in text(refused)
@@ -526,3 +528,21 @@ def test_the_class_list_costs_the_same_queries_for_3_and_30_classes(app, owner):
         return len(statements)
 
     assert counted(3) == counted(27)
+
+
+def test_the_manage_page_costs_the_same_queries_for_10_and_500_students(app, owner, class_id):
+    """The merge lists come from a fixed number of queries, however many students there are."""
+
+    def counted(students):
+        with app.app_context():
+            quiz = current_bank().quizzes[SLUG]
+            start = db.session.scalar(db.select(db.func.count(Attempt.id)))
+            names = [f"Student {n}" for n in range(start, start + students)]
+            first = [quiz.questions[0].choices[0].id]
+            factories.attempts(quiz, [first] * students, names=names, class_id=class_id)
+        with queries(app) as statements:
+            page = owner.get(f"/teach/classes/{class_id}/manage")
+        assert page.status_code == 200
+        return len(statements)
+
+    assert counted(10) == counted(490)
