@@ -1,7 +1,7 @@
 """Who may see what: every instructor route walked as each kind of visitor, and the login rules."""
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import factories
 import pytest
@@ -117,6 +117,14 @@ ACTIONS = {
 }
 
 
+FILL: dict[str, Callable[["World", "Route"], object]] = {
+    "class_id": lambda world, route: world.class_id,
+    "token": lambda world, route: world.loose_token if route.without_a_class else world.class_token,
+}
+"""How the walk fills each variable of a rule; a route with a new one (a roster student's id)
+adds a line here that makes what it names in the world."""
+
+
 @dataclass(frozen=True)
 class Route:
     """One URL rule of the instructor pages, walked as one row of ACCESS."""
@@ -181,7 +189,6 @@ class World:
     loose_token: str
     student: Student
     viewer_id: str
-    fill: dict = field(default_factory=dict)
 
     def set(self, **values):
         """Change the owner's class directly, to set a scene."""
@@ -256,14 +263,10 @@ def browser(world, role):
 
 def url_of(world, route):
     """The route's concrete URL, built by the app and checked to lead back to the same rule."""
-    fill = {
-        "class_id": world.class_id,
-        "token": world.loose_token if route.without_a_class else world.class_token,
-        **world.fill,
-    }
+    fill = {name: value(world, route) for name, value in FILL.items()}
     values = dict(route.defaults)
     for name in route.variables:
-        assert name in fill, f"the walk cannot fill <{name}> in {route.rule}: teach it how"
+        assert name in fill, f"the walk cannot fill <{name}> in {route.rule}: add it to FILL"
         values[name] = fill[name]
     with world.app.test_request_context():
         url = url_for(route.endpoint, **values)
