@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from flask import abort
-from sqlalchemy import Connection, Row, bindparam, case
+from sqlalchemy import Connection, Row, bindparam, case, func, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import joinedload
 
@@ -19,9 +19,12 @@ from .models import (
     Attempt,
     Class,
     FeedbackWhen,
+    Instructor,
+    MergedStudent,
     QuizVersion,
     RosterStudent,
     now,
+    roster_key,
     student_key,
 )
 from .rules import utc
@@ -98,7 +101,7 @@ def start_attempt(
     version = record_version(quiz)
 
     def fresh() -> Attempt:
-        return new_attempt(
+        attempt = new_attempt(
             quiz,
             version,
             student_name,
@@ -107,6 +110,8 @@ def start_attempt(
             assignment=assignment,
             roster_student=roster_student,
         )
+        counts_as_merged(attempt)  # before its seats are looked up under its key
+        return attempt
 
     allowed = assignment.attempts_allowed if assignment else None
     if allowed is None:
@@ -400,3 +405,147 @@ def standing(attempt: Attempt, quiz: Quiz) -> Standing:
         finishable=ends_at is not None or when != FeedbackWhen.EACH_ANSWER,
         seconds_left=None if ends_at is None else max(0, int((ends_at - moment).total_seconds())),
     )
+
+
+def counts_as_merged(attempt: Attempt) -> None:
+    """Give a new attempt the student its name was merged into in its class, if any, so a start
+    under a merged-away spelling joins the kept student."""
+    if attempt.class_id is None:
+        return
+    merged = db.session.get(MergedStudent, (attempt.class_id, attempt.student_key))
+    if merged is None:
+        return
+    attempt.student_key = merged.into_key
+    attempt.student_name = _spelling(attempt.class_id, merged.into_key) or attempt.student_name
+
+
+def _spelling(class_id: int, key: str) -> str | None:
+    """How a class shows a student: the roster's name, otherwise their first attempt's."""
+    if key.startswith(ROSTER_KEY_PREFIX):
+        roster = db.session.get(RosterStudent, int(key.removeprefix(ROSTER_KEY_PREFIX)))
+        return roster.name if roster else None
+    return db.session.scalar(
+        db.select(Attempt.student_name)
+        .filter_by(class_id=class_id, student_key=key)
+        .order_by(Attempt.started_at, Attempt.id)
+        .limit(1)
+    )
+
+
+ROSTER_KEY_PREFIX = roster_key(0).removesuffix("0")
+
+
+def void_attempt(attempt: Attempt, instructor: Instructor) -> None:
+    """Take an attempt out of statistics, gradebook and attempt limits, noting who and when."""
+    attempt.voided_at = now()
+    attempt.voided_by_id = instructor.id
+    attempt.seat = None  # its place under "Attempts allowed" is free for a retake
+    db.session.commit()
+
+
+def restore_attempt(attempt: Attempt) -> bool:
+    """Count a voided attempt again; False, and nothing changed, when its student has used every
+    attempt its assignment allows meanwhile."""
+    allowed = attempt.assignment.attempts_allowed if attempt.assignment else None
+    # A start racing for the same seat wins or loses at the unique constraint; then look again.
+    for _ in range(allowed or 1):
+        seat = None
+        if allowed:
+            taken, unseated = used_seats(attempt.assignment_id, attempt.student_key)
+            seat = rules.free_seat(taken, unseated, allowed)
+            if seat is None:
+                return False
+        attempt.voided_at, attempt.voided_by_id, attempt.seat = None, None, seat
+        try:
+            db.session.commit()
+            return True
+        except IntegrityError:
+            db.session.rollback()
+    return False
+
+
+def seen_students(class_id: int) -> list[rules.SeenStudent]:
+    """Everyone who started an attempt in a class, and its roster, in name order: two queries."""
+    first = (
+        db.select(
+            Attempt.student_key,
+            func.min(Attempt.started_at).label("first_seen"),
+        )
+        .where(Attempt.class_id == class_id)
+        .group_by(Attempt.student_key)
+        .subquery()
+    )
+    spelled = db.session.execute(
+        db.select(first.c.student_key, func.min(Attempt.student_name), first.c.first_seen)
+        .join(
+            Attempt,
+            (Attempt.student_key == first.c.student_key)
+            & (Attempt.started_at == first.c.first_seen)
+            & (Attempt.class_id == class_id),
+        )
+        .group_by(first.c.student_key, first.c.first_seen)
+    )
+    seen = {key: rules.SeenStudent(key, name, at, False) for key, name, at in spelled}
+    roster = db.session.scalars(
+        db.select(RosterStudent).filter_by(class_id=class_id, removed_at=None)
+    )
+    for student in roster:
+        at = seen[student.student_key].first_seen if student.student_key in seen else None
+        seen[student.student_key] = rules.SeenStudent(student.student_key, student.name, at, True)
+    return sorted(seen.values(), key=lambda student: (student.name.casefold(), student.key))
+
+
+def merge_students(class_id: int, kept: rules.SeenStudent, folded: rules.SeenStudent) -> int:
+    """Make a class count `folded` as `kept`: their attempts move under one key and spelling,
+    and later starts under the folded spelling join the kept student. Returns attempts moved."""
+    attempts = Attempt.__table__.c
+    roster_id = int(kept.key.removeprefix(ROSTER_KEY_PREFIX)) if kept.on_roster else None
+    both = (attempts.class_id == class_id) & attempts.student_key.in_([kept.key, folded.key])
+    limited = both & attempts.assignment_id.is_not(None)
+    # Seats are renumbered below: two students' first attempts would both hold seat 1.
+    db.session.execute(update(Attempt.__table__).where(limited).values(seat=None))
+    moved = db.session.execute(
+        update(Attempt.__table__)
+        .where((attempts.class_id == class_id) & (attempts.student_key == folded.key))
+        .values(student_key=kept.key, student_name=kept.name, roster_student_id=roster_id)
+    ).rowcount
+    _renumber_seats(class_id, kept.key)
+    # Earlier merges into the folded student now lead to the kept one.
+    db.session.execute(
+        update(MergedStudent)
+        .where(MergedStudent.class_id == class_id, MergedStudent.into_key == folded.key)
+        .values(into_key=kept.key)
+    )
+    db.session.merge(MergedStudent(class_id=class_id, student_key=folded.key, into_key=kept.key))
+    db.session.commit()
+    return moved
+
+
+def _renumber_seats(class_id: int, key: str) -> None:
+    """Seat a student's counted attempts 1, 2, ... per assignment, oldest first; attempts past
+    the assignment's limit keep no seat, and every seat stays taken."""
+    rows = db.session.execute(
+        db.select(Attempt.id, Attempt.assignment_id, Assignment.attempts_allowed)
+        .join(Assignment)
+        .where(
+            Attempt.class_id == class_id,
+            Attempt.student_key == key,
+            Attempt.voided_at.is_(None),
+            Assignment.attempts_allowed.is_not(None),
+        )
+        .order_by(Attempt.started_at, Attempt.id)
+    ).all()
+    seats: dict[int, int] = {}
+    for attempt_id, assignment_id, allowed in rows:
+        seats[assignment_id] = seats.get(assignment_id, 0) + 1
+        if seats[assignment_id] <= allowed:
+            db.session.execute(
+                update(Attempt).where(Attempt.id == attempt_id).values(seat=seats[assignment_id])
+            )
+
+
+def delete_class_attempts(class_id: int) -> int:
+    """Delete a class's attempts and their answers, uncommitted; returns how many attempts."""
+    mine = db.select(Attempt.id).filter_by(class_id=class_id)
+    db.session.execute(db.delete(Answer).where(Answer.attempt_id.in_(mine)))
+    return db.session.execute(db.delete(Attempt).filter_by(class_id=class_id)).rowcount

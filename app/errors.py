@@ -19,6 +19,8 @@ MESSAGES = {
     403: ("Not yours to change", "This page belongs to someone else."),
     404: ("Page not found", "There is nothing at this address. Check the link."),
     405: ("Not allowed", "This page cannot be used that way."),
+    409: ("Not possible now", "The page has changed since you opened it. Reload it and try again."),
+    410: ("This link has ended", "What it led to is no longer on offer. Ask whoever gave it."),
     413: ("Too much data", "That form sent far more than any answer needs."),
     429: ("Too many tries", "Wait a minute, then try again."),
     500: ("Something went wrong on our side", "Nothing you did caused this. Try again shortly."),

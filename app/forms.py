@@ -80,6 +80,11 @@ class StartForm(FlaskForm):
             raise ValidationError(
                 f"No class has the code “{field.data}”. Check it, or leave the field empty."
             )
+        if self.class_.archived_at is not None:
+            raise ValidationError(
+                f"{self.class_.name} has ended: its instructor archived it, so no attempts can "
+                "start. Ask your instructor for the code of your current class."
+            )
         if not self.class_.is_open:
             raise ValidationError(
                 f"{self.class_.name} is closed, so no new attempts can start. Ask your instructor."

@@ -258,6 +258,12 @@ def join(code):
     joining = find_class(code)
     if joining is None:
         abort(404, description="No class has this join link. Check it with your instructor.")
+    if joining.archived_at is not None:
+        abort(
+            410,
+            description=f"{joining.name} has ended: its instructor archived it, so this join "
+            "link no longer works. Ask your instructor for the link of your current class.",
+        )
     quizzes = _offered(joining)
     if len(quizzes) == 1:
         return redirect(url_for(".start", slug=quizzes[0].slug, code=joining.join_code))
@@ -437,6 +443,8 @@ def retake(token):
     if not _owns(attempt):
         audit("access denied")
         abort(403, description="Only the browser that took this attempt can retake it.")
+    if attempt.class_ and attempt.class_.archived_at is not None:
+        abort(403, description="Your class has ended, so no new attempts can start.")
     if attempt.class_ and not attempt.class_.is_open:
         abort(403, description="Your class is closed, so no new attempts can start.")
     quiz = quiz_or_404(attempt.quiz_version.slug)

@@ -268,9 +268,12 @@ def _versions(quiz: Quiz) -> dict[int, Quiz]:
 
 
 def _in_scope(versions: dict[int, Quiz], class_id: int | None) -> ColumnElement[bool]:
-    """The attempts of a class (or of no class) at any version of the quiz."""
-    return Attempt.quiz_version_id.in_(versions) & (
-        Attempt.class_id.is_(None) if class_id is None else Attempt.class_id == class_id
+    """The attempts of a class (or of no class) at any version of the quiz; voided ones are out
+    of every report and export."""
+    return (
+        Attempt.quiz_version_id.in_(versions)
+        & (Attempt.class_id.is_(None) if class_id is None else Attempt.class_id == class_id)
+        & Attempt.voided_at.is_(None)
     )
 
 

@@ -2,6 +2,7 @@
 views and storage ask them, never re-implement them, and tests check them without an app."""
 
 from collections.abc import Collection, Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from zoneinfo import ZoneInfo
@@ -193,3 +194,28 @@ def review_open_to_anyone(
     return feedback_visible(feedback, finished, moment, closes_at, released_at) and _released(
         moment, closes_at, released_at
     )
+
+
+# --- Class management (i15-manage): which spelling a merge of two students keeps -------------
+
+
+@dataclass(frozen=True)
+class SeenStudent:
+    """A student of a class as a merge sees them: their key, spelling and first attempt."""
+
+    key: str
+    name: str
+    first_seen: datetime | None
+    """When their first attempt started; None for a roster student who never started."""
+    on_roster: bool
+
+
+def kept_student(one: SeenStudent, other: SeenStudent) -> tuple[SeenStudent, SeenStudent] | None:
+    """Which of two students a merge keeps and which it folds in: the roster's spelling, otherwise
+    the first seen; None when both are on the roster (two records, so not one student)."""
+    if one.on_roster and other.on_roster:
+        return None
+    if one.on_roster != other.on_roster:
+        return (one, other) if one.on_roster else (other, one)
+    order = sorted((one, other), key=lambda seen: (seen.first_seen, seen.key))
+    return order[0], order[1]

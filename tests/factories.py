@@ -8,11 +8,11 @@ import secrets
 from collections.abc import Sequence
 
 from app.attempts import new_attempt, record_answer, record_version, start_attempt, store_answers
-from app.auth import create_instructor
+from app.auth import create_instructor, share_class
 from app.bank import Quiz
 from app.extensions import db
 from app.grading import grade
-from app.models import Assignment, Attempt, Class, Instructor, now
+from app.models import Assignment, Attempt, Class, Instructor, Role, now
 from app.teach.assignments import Settings, save_assignment
 from app.teach.views import CODE_ALPHABET
 
@@ -45,6 +45,11 @@ def assignment(class_: Class, quiz: Quiz, *, released=False, **settings) -> Assi
         made.feedback_released_at = now()
         db.session.commit()
     return made
+
+
+def share(made: Class, teacher: Instructor, role: Role = Role.VIEW) -> None:
+    """Share a class with another instructor, as "Share class" does."""
+    share_class(made.id, teacher.id, role)
 
 
 def attempt(

@@ -1,90 +1,170 @@
 """Who may see what: every instructor route walked as each kind of visitor, and the login rules."""
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
+import factories
 import pytest
 from flask import url_for
 
 from app import create_app
 from app.auth import create_instructor
 from app.extensions import db
-from app.models import Assignment, Class, FeedbackWhen
+from app.models import Attempt, Class, FeedbackWhen, Role, now, student_key
 
-from helpers import SLUG, Student, csrf_token, text
+from helpers import SLUG, Student, csrf_token, record_tables, text
 
 pytestmark = pytest.mark.usefixtures("quick_passwords")
 
-PASSWORDS = {"owner": "owner password", "other": "other password", "boss": "boss password"}
+PASSWORDS = {
+    "owner": "owner password",
+    "other": "other password",
+    "vera": "viewer password",
+    "max": "manager password",
+    "boss": "boss password",
+}
 OWNER_CLASS, OTHER_CLASS = "Physics 101", "Chemistry 202"
 
-ROLES = ("anonymous", "student", "other", "owner", "admin")
-ACCOUNT = {"other": "other", "owner": "owner", "admin": "boss"}
+ROLES = ("anonymous", "student", "other", "viewer", "manager", "owner", "admin")
+ACCOUNT = {"other": "other", "viewer": "vera", "manager": "max", "owner": "owner", "admin": "boss"}
 
-# What each visitor gets from each kind of route:
-#   login:   a redirect to the login page
-#   page:    200, the page or export itself
-#   missing: 404, as if there were nothing at that address
-#   done:    a 303 to the page the action leads to, and the action took effect
-EXPECTED = {
-    #                      anonymous  student   other      owner      admin
-    "dashboard":          ("login",   "login",  "page",    "page",    "page"),
-    "class":              ("login",   "login",  "missing", "page",    "page"),
-    "class_change":       ("login",   "login",  "missing", "done",    "done"),
-    "class_attempt":      ("login",   "login",  "missing", "page",    "page"),
-    "assignment":         ("login",   "login",  "missing", "page",    "page"),
-    "assignment_change":  ("login",   "login",  "missing", "done",    "done"),
-    "no_class":           ("login",   "login",  "missing", "missing", "page"),
-    "unassigned_attempt": ("login",   "login",  "missing", "missing", "page"),
-    "logout":             ("login",   "login",  "done",    "done",    "done"),
-    "account":            ("login",   "login",  "page",    "page",    "page"),
-    "quiz":               ("login",   "login",  "page",    "page",    "page"),
+# What each visitor gets from each instructor route. A row per endpoint: routes about a class or
+# one of its attempts, walked with the owner's class; "... without a class" rows are the same
+# endpoints walked with attempts that joined no class. The viewer and the manager are the
+# instructors the owner's class is shared with, to view and to manage it.
+#   L  login:   a redirect to the login page
+#   P  page:    200, the page or export itself
+#   N  missing: 404, as if there were nothing at that address
+#   R  refused: 403, the class is shared with them, but not for this
+#   D  done:    a 303 to where ACTIONS says, and the database changed
+# Anything but D leaves every table as it was.
+ACCESS = {
+    # anonymous, student, other instructor, viewer, manager, owner, admin
+    "teach.dashboard":                       "L L P P P P P",
+    "teach.class_page":                      "L L N P P P P",
+    "teach.class_page without a class":      "L L N N N N P",
+    "teach.join_screen":                     "L L N P P P P",
+    "teach.gradebook":                       "L L N P P P P",
+    "teach.gradebook without a class":       "L L N N N N P",
+    "teach.responses":                       "L L N P P P P",
+    "teach.responses without a class":       "L L N N N N P",
+    "teach.item_statistics":                 "L L N P P P P",
+    "teach.item_statistics without a class": "L L N N N N P",
+    "teach.attempt_review":                  "L L N P P P P",
+    "teach.attempt_review without a class":  "L L N N N N P",
+    "teach.set_open":                        "L L N R D D D",
+    "teach.manage_class":                    "L L N R P P P",
+    "teach.rename_class":                    "L L N R D D D",
+    "teach.replace_join_code":               "L L N R D D D",
+    "teach.merge":                           "L L N R D D D",
+    "teach.share":                           "L L N R R D D",
+    "teach.stop_sharing":                    "L L N R R D D",
+    "teach.archive":                         "L L N R R D D",
+    "teach.delete_class":                    "L L N R R D D",
+    "teach.assign":                          "L L N R P P P",
+    "teach.edit_assignment":                 "L L N R P P P",
+    "teach.remove_assignment":               "L L N R D D D",
+    "teach.release_feedback":                "L L N R D D D",
+    "teach.preview":                         "L L P P P P P",
+    "teach.download":                        "L L P P P P P",
+    "teach.void":                            "L L N R D D D",
+    "teach.void without a class":            "L L N N N N D",
+    "teach.restore":                         "L L N R D D D",
+    "teach.restore without a class":         "L L N N N N D",
+    "auth.logout":                           "L L D D D D D",
+    "auth.change_password":                  "L L P P P P P",
 }  # fmt: skip
-# Where a "done" action sends the browser.
-DONE_AT = {
-    "class_change": "/teach/classes/{class_id}",
-    "assignment_change": f"/teach/classes/{{class_id}}?quiz={SLUG}",
-    "logout": "/login",
+
+OUTCOMES = {"L": "login", "P": "page", "N": "missing", "R": "refused", "D": "done"}
+
+WALKED = ("teach.", "auth.logout", "auth.change_password")
+"""Endpoints the walk covers: every instructor page, and the account pages."""
+
+
+@dataclass(frozen=True)
+class Action:
+    """How the walk sends a POST route's form, and where a visitor allowed to act lands."""
+
+    lands: str | Callable[[dict], str]
+    """The Location, with {class_id} and {token} filled in; a function of the rule's defaults
+    where its rules differ."""
+    form: Callable[["World"], dict] = lambda world: {}
+    prepare: Callable[["World", dict], None] = lambda world, defaults: None
+    """Sets the scene so that the action would show, given the rule's defaults."""
+
+
+CLASS_PAGE, MANAGE_PAGE, REVIEW = (
+    "/teach/classes/{class_id}",
+    "/teach/classes/{class_id}/manage",
+    "/teach/attempts/{token}",
+)
+ACTIONS = {
+    "teach.set_open": Action(
+        CLASS_PAGE, prepare=lambda world, defaults: world.set(is_open=not defaults["is_open"])
+    ),
+    "teach.rename_class": Action(MANAGE_PAGE, form=lambda world: {"name": "Physics 102"}),
+    "teach.replace_join_code": Action(CLASS_PAGE),
+    "teach.merge": Action(
+        MANAGE_PAGE,
+        form=lambda world: {"first": student_key("Ada"), "second": student_key("Ada L")},
+    ),
+    "teach.share": Action(MANAGE_PAGE, form=lambda world: {"username": "other", "role": "manage"}),
+    "teach.stop_sharing": Action(MANAGE_PAGE, form=lambda world: {"instructor": world.viewer_id}),
+    "teach.archive": Action(
+        lambda defaults: "/teach" if defaults["archived"] else CLASS_PAGE,
+        prepare=lambda world, defaults: world.set(
+            archived_at=None if defaults["archived"] else now()
+        ),
+    ),
+    "teach.delete_class": Action("/teach", form=lambda world: {"confirm": OWNER_CLASS}),
+    "teach.remove_assignment": Action(CLASS_PAGE + f"?quiz={SLUG}"),
+    "teach.release_feedback": Action(CLASS_PAGE + f"?quiz={SLUG}"),
+    "teach.void": Action(REVIEW),
+    "teach.restore": Action(REVIEW, prepare=lambda world, defaults: world.void_attempts()),
+    "auth.logout": Action("/login"),
 }
+
+
+FILL: dict[str, Callable[["World", "Route"], object]] = {
+    "class_id": lambda world, route: world.class_id,
+    "token": lambda world, route: world.loose_token if route.without_a_class else world.class_token,
+    "assignment_id": lambda world, route: world.assignment_id,
+    "slug": lambda world, route: SLUG,
+    "format_name": lambda world, route: "qti",
+}
+"""How the walk fills each variable of a rule; a route with a new one (a roster student's id)
+adds a line here that makes what it names in the world."""
 
 
 @dataclass(frozen=True)
 class Route:
-    """One URL rule of the instructor pages, as the walk sees it."""
+    """One URL rule of the instructor pages, walked as one row of ACCESS."""
 
     rule: str
     endpoint: str
     method: str
     defaults: tuple
     variables: tuple
-    kind: str | None
+    row: str
+
+    @property
+    def without_a_class(self) -> bool:
+        return self.row.endswith(" without a class")
 
 
 def walked(rule) -> bool:
-    return rule.endpoint.startswith("teach.") or rule.endpoint in ACCOUNT_PAGES
+    return rule.endpoint.startswith(WALKED[0]) or rule.endpoint in WALKED[1:]
 
 
-ACCOUNT_PAGES = {"auth.logout": "logout", "auth.change_password": "account"}
-
-
-def kinds_of(rule) -> list[str | None]:
-    """Which rows of EXPECTED a rule is checked against; [None] for a shape the walk can't fill."""
+def rows_of(rule) -> list[str]:
+    """The rows of ACCESS a rule is walked as: a route about an attempt is walked with an
+    attempt in the class and one without; a no-class default only without."""
     defaults = rule.defaults or {}
-    variables = rule.arguments - set(defaults)
-    if rule.endpoint in ACCOUNT_PAGES:
-        return [ACCOUNT_PAGES[rule.endpoint]]
-    if "slug" in variables:  # a quiz's preview and downloads: any instructor may read a quiz
-        return ["quiz"]
-    if "class_id" in defaults and defaults["class_id"] is None and not variables:
-        return ["no_class"]
-    if variables == {"class_id"}:
-        return ["class" if "GET" in rule.methods else "class_change"]
-    if variables == {"class_id", "assignment_id"}:
-        return ["assignment" if "GET" in rule.methods else "assignment_change"]
-    if variables == {"token"} and "GET" in rule.methods:
-        return ["class_attempt", "unassigned_attempt"]
-    if not variables and not defaults and "GET" in rule.methods:
-        return ["dashboard"]
-    return [None]
+    if "class_id" in defaults and defaults["class_id"] is None:
+        return [f"{rule.endpoint} without a class"]
+    if "token" in rule.arguments:
+        return [rule.endpoint, f"{rule.endpoint} without a class"]
+    return [rule.endpoint]
 
 
 def routes(app) -> list[Route]:
@@ -95,8 +175,8 @@ def routes(app) -> list[Route]:
         method = "GET" if "GET" in rule.methods else "POST"
         defaults = tuple(sorted((rule.defaults or {}).items()))
         variables = tuple(sorted(rule.arguments - set(rule.defaults or {})))
-        for kind in kinds_of(rule):
-            found.append(Route(rule.rule, rule.endpoint, method, defaults, variables, kind))
+        for row in rows_of(rule):
+            found.append(Route(rule.rule, rule.endpoint, method, defaults, variables, row))
     return found
 
 
@@ -116,24 +196,50 @@ class World:
     app: object
     class_id: int
     other_class_id: int
-    assignment_id: int
     class_token: str
     loose_token: str
     student: Student
+    viewer_id: str
+    assignment_id: int
+
+    def set(self, **values):
+        """Change the owner's class directly, to set a scene."""
+        with self.app.app_context():
+            scope = db.session.get(Class, self.class_id)
+            for name, value in values.items():
+                setattr(scope, name, value)
+            db.session.commit()
+
+    def void_attempts(self):
+        """Void both walked attempts, as the admin would."""
+        with self.app.app_context():
+            for attempt in db.session.scalars(db.select(Attempt)):
+                attempt.voided_at = now()
+                attempt.seat = None
+            db.session.commit()
 
 
 @pytest.fixture
 def world(app, quiz):
-    """Three instructors, a class each for owner and other, and attempts in and out of a class."""
+    """Five instructors: owner and other with a class each, the owner's shared with a viewer and
+    a manager, and an admin; attempts in the owner's class (two spellings of Ada) and out of it."""
     with app.app_context():
         owner = create_instructor("owner", PASSWORDS["owner"])
         other = create_instructor("other", PASSWORDS["other"])
+        viewer = create_instructor("vera", PASSWORDS["vera"])
+        manager = create_instructor("max", PASSWORDS["max"])
         create_instructor("boss", PASSWORDS["boss"], is_admin=True)
         mine = Class(name=OWNER_CLASS, join_code="ABCDEF", instructor_id=owner.id)
         theirs = Class(name=OTHER_CLASS, join_code="GHJKMN", instructor_id=other.id)
         db.session.add_all([mine, theirs])
         db.session.commit()
         class_id, other_class_id = mine.id, theirs.id
+        factories.share(mine, viewer, Role.VIEW)
+        factories.share(mine, manager, Role.MANAGE)
+        factories.attempt(quiz, "Ada L", class_id=class_id)
+        viewer_id = str(viewer.id)
+        # Feedback held until the close, so that releasing it shows.
+        assignment_id = factories.assignment(mine, quiz, feedback=FeedbackWhen.AFTER_CLOSE).id
 
     ada = Student(app.test_client())
     assert ada.start(name="Ada", class_code="ABCDEF").status_code == 303
@@ -143,12 +249,9 @@ def world(app, quiz):
         right = quiz.questions[number - 1].right_choice.id
         assert ada.answer(number, right).status_code == 303
         assert grace.answer(number, right).status_code == 303
-    with app.app_context():
-        held = Assignment(class_id=class_id, quiz_slug=SLUG, feedback=FeedbackWhen.AFTER_CLOSE)
-        db.session.add(held)
-        db.session.commit()
-        assignment_id = held.id
-    return World(app, class_id, other_class_id, assignment_id, ada.token, grace.token, ada)
+    return World(
+        app, class_id, other_class_id, ada.token, grace.token, ada, viewer_id, assignment_id
+    )
 
 
 def session_token(client):
@@ -176,16 +279,10 @@ def browser(world, role):
 
 def url_of(world, route):
     """The route's concrete URL, built by the app and checked to lead back to the same rule."""
-    fill = {
-        "class_id": world.class_id,
-        "assignment_id": world.assignment_id,
-        "token": world.loose_token if route.kind == "unassigned_attempt" else world.class_token,
-        "slug": SLUG,
-        "format_name": "qti",
-    }
+    fill = {name: value(world, route) for name, value in FILL.items()}
     values = dict(route.defaults)
     for name in route.variables:
-        assert name in fill, f"the walk cannot fill <{name}> in {route.rule}: teach it how"
+        assert name in fill, f"the walk cannot fill <{name}> in {route.rule}: add it to FILL"
         values[name] = fill[name]
     with world.app.test_request_context():
         url = url_for(route.endpoint, **values)
@@ -195,92 +292,69 @@ def url_of(world, route):
     return url
 
 
-def is_open(world):
-    with world.app.app_context():
-        return db.session.get(Class, world.class_id).is_open
-
-
-def assignment_state(world):
-    """Whether the owner's assignment still exists, and whether its feedback was released."""
-    with world.app.app_context():
-        found = db.session.get(Assignment, world.assignment_id)
-        return None if found is None else found.feedback_released_at is not None
-
-
-def observe(world, client):
-    """What a visitor could notice changing: the owner's class status, its assignment and this
-    login."""
-    return {
-        "open": is_open(world),
-        "assignment": assignment_state(world),
-        "logged_in": client.get("/teach").status_code == 200,
-    }
-
-
-def set_open(world, value):
-    with world.app.app_context():
-        db.session.get(Class, world.class_id).is_open = value
-        db.session.commit()
+def every_row(app) -> dict[str, list[tuple]]:
+    """Every stored row of every table but the rate limits, to compare before and after."""
+    with app.app_context():
+        return {
+            table.name: sorted(map(tuple, db.session.execute(table.select())), key=repr)
+            for table in record_tables()
+        }
 
 
 def case_id(route):
-    return f"{route.kind}:{route.method} {route.rule}"
+    return f"{route.row}:{route.method} {route.rule}"
 
 
 @pytest.mark.parametrize("role", ROLES)
 @pytest.mark.parametrize("route", ROUTES, ids=case_id)
 def test_instructor_routes_by_visitor(world, route, role):
-    """Each instructor page treats each visitor as the access table says; only allowed POSTs act."""
-    assert route.kind in EXPECTED, f"no expectations for {route.rule}: add its kind to EXPECTED"
-    expected = EXPECTED[route.kind][ROLES.index(role)]
+    """Each instructor route treats each visitor as the access table says; only allowed POSTs
+    change anything."""
+    assert route.row in ACCESS, f"no row for {route.row} ({route.rule}): add it to ACCESS"
+    expected = OUTCOMES[ACCESS[route.row].split()[ROLES.index(role)]]
+    action = ACTIONS.get(route.endpoint)
+    assert (route.method == "POST") == (action is not None), f"ACTIONS and {route.rule} disagree"
     client = browser(world, role)
     url = url_of(world, route)
-    if route.kind == "class_change":
-        set_open(world, not dict(route.defaults)["is_open"])  # so that the action would show
-    before = observe(world, client)
+    defaults = dict(route.defaults)
+    if action:
+        action.prepare(world, defaults)
+    before = every_row(world.app)
 
     if route.method == "GET":
         response = client.get(url)
     else:
-        response = client.post(url, data={"csrf_token": session_token(client)})
+        form = {"csrf_token": session_token(client), **action.form(world)}
+        response = client.post(url, data=form)
 
     # Grades and names, or the way to them: never kept by a shared computer's browser or a proxy.
     assert response.headers["Cache-Control"] == "no-store"
     location = response.headers.get("Location", "")
+    status = {"page": 200, "missing": 404, "refused": 403}
     if expected == "login":
         assert response.status_code in (302, 303), response.status_code
         assert location.startswith("/login"), location
-    elif expected == "page":
-        assert response.status_code == 200
-    elif expected == "missing":
-        assert response.status_code == 404
+    elif expected == "done":
+        assert response.status_code == 303, text(response)
+        lands = action.lands(defaults) if callable(action.lands) else action.lands
+        token = world.loose_token if route.without_a_class else world.class_token
+        assert location == lands.format(class_id=world.class_id, token=token)
     else:
-        assert response.status_code == 303
-        assert location == DONE_AT[route.kind].format(class_id=world.class_id)
-
-    after = dict(before)
-    if expected == "done" and route.kind == "class_change":
-        after["open"] = dict(route.defaults)["is_open"]
-    if expected == "done" and route.kind == "assignment_change":
-        after["assignment"] = {
-            "teach.remove_assignment": None,
-            "teach.release_feedback": True,
-        }[route.endpoint]
-    if expected == "done" and route.kind == "logout":
-        after["logged_in"] = False
-    assert observe(world, client) == after
+        assert response.status_code == status[expected], text(response)
+    assert (every_row(world.app) != before) == (expected == "done")
 
 
 def test_the_walk_covers_every_instructor_route(world):
-    """A new instructor route the walk cannot build or has no expectations for fails here."""
+    """A new instructor route the walk cannot build or has no row for fails here."""
     in_map = [rule for rule in world.app.url_map.iter_rules() if walked(rule)]
     covered = routes(world.app)
     for route in covered:
-        assert route.kind in EXPECTED, f"{route.rule} has a shape the walk does not know"
+        assert route.row in ACCESS, f"{route.rule} has no row in ACCESS"
         assert url_of(world, route).startswith("/")
-    assert {route.kind for route in covered} == set(EXPECTED)
+    assert {route.row for route in covered} == set(ACCESS)
     assert {route.endpoint for route in covered} == {rule.endpoint for rule in in_map}
     assert {route.rule for route in covered} == {rule.rule for rule in in_map}
+    assert {route.endpoint for route in covered if route.method == "POST"} == set(ACTIONS)
     assert covered == ROUTES  # the parametrized walk saw the same map
 
 
@@ -288,14 +362,19 @@ def test_the_walk_covers_every_instructor_route(world):
     ("role", "visible"),
     [
         ("other", {OTHER_CLASS}),
+        ("viewer", {OWNER_CLASS}),
+        ("manager", {OWNER_CLASS}),
         ("owner", {OWNER_CLASS}),
         ("admin", {OWNER_CLASS, OTHER_CLASS}),
     ],
 )
 def test_dashboard_lists_only_the_classes_you_may_see(world, role, visible):
-    """An instructor's class list holds only their own classes; an admin's holds every class."""
+    """An instructor's class list holds their own classes and those shared with them, marked
+    with the owner; an admin's holds every class."""
     page = text(browser(world, role).get("/teach"))
     assert {name for name in (OWNER_CLASS, OTHER_CLASS) if name in page} == visible
+    shared = {"viewer": "Shared by owner (can view)", "manager": "Shared by owner (can manage)"}
+    assert (shared.get(role, "Shared by") in page) == (role in shared)
     assert ("Attempts without a class" in page) == (role == "admin")
 
 

@@ -16,17 +16,18 @@ from html.parser import HTMLParser
 from pathlib import PurePosixPath, PureWindowsPath
 from urllib.parse import quote, unquote, urlencode, urljoin, urlsplit
 
+import factories
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app import create_app
-from app.auth import create_instructor, safe_next
+from app.auth import create_instructor, find_instructor, safe_next
 from app.bank import BankError, current_bank, load_bank
 from app.config import PROJECT_ROOT
 from app.extensions import db
 from app.forms import tidy, tidy_name
-from app.models import Answer, Assignment, Attempt, Class, Instructor
+from app.models import Answer, Assignment, Attempt, Class, Instructor, now
 
 from helpers import (
     POSTGRES_URL,
@@ -36,6 +37,7 @@ from helpers import (
     form_token,
     login,
     make_app,
+    record_tables,
     shown,
     text,
 )
@@ -803,25 +805,22 @@ class Scene:
     code: str
 
     def state(self, client) -> tuple:
-        """Everything a forged request could change, and whether this browser is logged in."""
+        """Everything a forged request could change (every stored row), and whether this
+        browser is logged in."""
         with self.app.app_context():
-            rows = (
-                db.session.execute(
-                    db.select(Attempt.token, Attempt.finished_at).order_by(Attempt.id)
-                ).all(),
-                db.session.scalars(db.select(Answer.choice_id).order_by(Answer.id)).all(),
-                db.session.execute(db.select(Class.id, Class.name, Class.is_open)).all(),
-                db.session.execute(db.select(Instructor.id, Instructor.session_token)).all(),
-                db.session.execute(
-                    db.select(
-                        Assignment.id,
-                        Assignment.quiz_slug,
-                        Assignment.attempts_allowed,
-                        Assignment.feedback_released_at,
-                    )
-                ).all(),
+            rows = tuple(
+                tuple(sorted(map(tuple, db.session.execute(table.select())), key=repr))
+                for table in record_tables()
             )
-        return (*map(tuple, rows), client.get("/teach").status_code)
+        return (*rows, client.get("/teach").status_code)
+
+    def change_class(self, **values):
+        """Set the class up directly, so that the action would show if it went through."""
+        with self.app.app_context():
+            scope = db.session.get(Class, self.class_id)
+            for name, value in values.items():
+                setattr(scope, name, value)
+            db.session.commit()
 
 
 @pytest.fixture
@@ -880,13 +879,42 @@ def _request_for(scene, rule):
         fields = {"time_zone": "UTC", "attempts_allowed": "2", "grade_from": "best",
                   "feedback": "after-close"}  # fmt: skip
         return scene.teacher, url, fields, f"/teach/classes/{scene.class_id}"
+    if rule.startswith("/teach/attempts/<token>/"):
+        if rule.endswith("/restore"):
+            _void(scene)
+        url = rule.replace("<token>", student.token)
+        return scene.teacher, url, {}, url.rsplit("/", 1)[0]
     if rule.startswith("/teach/classes/<int:class_id>/"):
-        with scene.app.app_context():  # so that the action would show if it went through
-            db.session.get(Class, scene.class_id).is_open = rule.endswith("/close")
-            db.session.commit()
+        scene.change_class(is_open=rule.endswith("/close"))
+        if rule.endswith("/restore"):
+            scene.change_class(archived_at=now())
         url = rule.replace("<int:class_id>", str(scene.class_id))
-        return scene.teacher, url, {}, f"/teach/classes/{scene.class_id}"
+        return scene.teacher, url, _class_change(scene, rule), f"/teach/classes/{scene.class_id}"
     raise AssertionError(f"no forged request for {rule}: add it to _request_for")
+
+
+def _class_change(scene, rule) -> dict:
+    """The fields of a change to a class, after setting up what it needs."""
+    action = rule.removeprefix("/teach/classes/<int:class_id>/")
+    if action == "merge":
+        with scene.app.app_context():
+            factories.attempt(current_bank().quizzes[SLUG], "Ada L", class_id=scene.class_id)
+        return {"first": "ada", "second": "ada l"}
+    if action.startswith("shares"):
+        with scene.app.app_context():
+            colleague = find_instructor("colleague") or create_instructor("colleague", PASSWORD)
+            if action == "shares/stop":
+                factories.share(db.session.get(Class, scene.class_id), colleague)
+            colleague_id = colleague.id
+        return {"username": "colleague", "role": "view", "instructor": colleague_id}
+    return {"rename": {"name": "Forged name"}, "delete": {"confirm": "Physics 101"}}.get(action, {})
+
+
+def _void(scene):
+    with scene.app.app_context():
+        voided = db.session.scalar(db.select(Attempt))
+        voided.voided_at = now()
+        db.session.commit()
 
 
 def test_every_post_route_has_a_forgery_test(scene):

@@ -463,7 +463,8 @@ def test_class_pages_cost_the_same_queries_for_10_and_500_students(app, teacher,
         return len(statements)
 
     small = counted_queries(10)
-    assert counted_queries(490) == small <= 6
+    # The class page reads its voided attempts too, in one more query.
+    assert counted_queries(490) == small <= (7 if kind == "" else 6)
 
 
 def seed(app, class_id, students):

@@ -122,6 +122,11 @@ def _minute() -> int:
 _RANK = {Role.VIEW: 1, Role.MANAGE: 2, Role.OWN: 3}
 
 
+def may(role: Role | None, need: Role) -> bool:
+    """Whether a role in a class is enough for what it is asked to do."""
+    return role is not None and _RANK[role] >= _RANK[need]
+
+
 def role_in(found: Class) -> Role | None:
     """What the logged-in instructor may do with a class: everything as its owner or an admin,
     what it was shared with them for, or nothing."""
@@ -131,16 +136,33 @@ def role_in(found: Class) -> Role | None:
     return Role(share.role) if share else None
 
 
-def class_or_404(class_id: int, need: Role = Role.VIEW) -> Class:
+def class_or_404(class_id: int, need: Role = Role.VIEW, *, archived_ok: bool = False) -> Class:
     """A class the logged-in instructor may see and, as `need` says, change; others get a 404,
-    so that a class's existence is not given away."""
+    so that a class's existence is not given away. Those it is shared with for less get a 403,
+    and an archived class refuses every change but those marked `archived_ok` with a 409."""
     # Its assignments come along: every class page and export reads them for its defaults.
     found = db.session.get(Class, class_id, options=[joinedload(Class.assignments)])
     role = role_in(found) if found is not None else None
-    if role is None or _RANK[role] < _RANK[need]:
+    if role is None:
         audit("access denied")
         abort(404, description="There is no class of yours at this address.")
+    if not may(role, need):
+        audit("access denied")
+        what = "view it" if role is Role.VIEW else "view and manage it"
+        abort(403, description=f"{found.name} is shared with you to {what}, not to do this.")
+    if need is not Role.VIEW and found.archived_at is not None and not archived_ok:
+        abort(
+            409,
+            description=f"{found.name} is archived, so it is read-only. "
+            "Its owner can restore it to change it again.",
+        )
     return found
+
+
+def share_class(class_id: int, instructor_id: int, role: Role) -> None:
+    """Share a class with an instructor as `role`, or change what an earlier share allows."""
+    db.session.merge(ClassShare(class_id=class_id, instructor_id=instructor_id, role=role.value))
+    db.session.commit()
 
 
 def require_admin():

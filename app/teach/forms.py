@@ -2,16 +2,19 @@
 
 from flask import request
 from flask_wtf import FlaskForm
-from wtforms import SelectChoice, SelectField, StringField, SubmitField
-from wtforms.validators import DataRequired, Length
+from wtforms import HiddenField, RadioField, SelectChoice, SelectField, StringField, SubmitField
+from wtforms.validators import DataRequired, Length, ValidationError
 
+from ..auth import find_instructor
 from ..bank import current_bank
 from ..forms import tidy
+from ..models import Class, Role
 from ..reports import Counting
+from ..rules import SeenStudent
 
 
-class ClassForm(FlaskForm):
-    name = StringField(
+def _class_name():
+    return StringField(
         "Class name",
         filters=[tidy],
         validators=[
@@ -19,6 +22,10 @@ class ClassForm(FlaskForm):
             Length(max=100, message="Use at most 100 characters."),
         ],
     )
+
+
+class ClassForm(FlaskForm):
+    name = _class_name()
     submit = SubmitField("Create class")
 
 
@@ -52,3 +59,94 @@ class ReportForm(FlaskForm):
         first = next((slug for slug in assigned if slug in known), known[0])
         self.quiz.data = self.quiz.data or first
         self.count.data = self.count.data or assigned.get(self.quiz.data, Counting.FIRST.value)
+
+
+# Managing a class. Each form posts to its own address, so field names differ between them.
+
+
+class RenameForm(FlaskForm):
+    name = _class_name()
+    submit = SubmitField("Rename class")
+
+
+class DeleteForm(FlaskForm):
+    """Deleting asks for the class's name, typed, so that no stray click deletes a class."""
+
+    confirm = StringField("Type the class name to delete it", filters=[tidy])
+    submit = SubmitField("Delete class and its attempts")
+
+    def __init__(self, scope: Class, **kwargs):
+        super().__init__(**kwargs)
+        self.scope = scope
+
+    def validate_confirm(self, field):
+        if field.data != tidy(self.scope.name):
+            raise ValidationError(f"Type “{self.scope.name}” exactly to delete this class.")
+
+
+class MergeForm(FlaskForm):
+    """Two spellings of one student; the kept spelling is the roster's, otherwise the first seen."""
+
+    # Checked against the class's students below, with a message that says what to do.
+    first = SelectField("Student", validate_choice=False)
+    second = SelectField("Same student as", validate_choice=False)
+    submit = SubmitField("Merge students")
+
+    def __init__(self, students: list[SeenStudent], **kwargs):
+        super().__init__(**kwargs)
+        self.students = {student.key: student for student in students}
+        choices = [SelectChoice("", "Choose a student")] + [
+            SelectChoice(s.key, f"{s.name} (roster)" if s.on_roster else s.name) for s in students
+        ]
+        self.first.choices = self.second.choices = choices
+
+    def validate_first(self, field):
+        if field.data not in self.students:
+            raise ValidationError("Choose a student from the list.")
+
+    def validate_second(self, field):
+        if field.data not in self.students:
+            raise ValidationError("Choose a student from the list.")
+        if field.data == self.first.data:
+            raise ValidationError("Choose two different students.")
+        one, other = self.students.get(self.first.data), self.students[field.data]
+        if one and one.on_roster and other.on_roster:
+            raise ValidationError(
+                "Both are on the roster, so they are two students: remove one from the roster."
+            )
+
+
+SHARE_ROLES = {Role.VIEW: "Can view", Role.MANAGE: "Can manage"}
+
+
+class ShareForm(FlaskForm):
+    username = StringField(
+        "Instructor's username",
+        filters=[tidy],
+        validators=[DataRequired("Enter the username of the instructor to share with.")],
+        render_kw={"autocomplete": "off"},
+    )
+    role = RadioField(
+        "They",
+        choices=[SelectChoice(role.value, label) for role, label in SHARE_ROLES.items()],
+        default=Role.VIEW.value,
+        validators=[DataRequired("Choose what they may do.")],
+    )
+    submit = SubmitField("Share class")
+
+    def __init__(self, scope: Class, **kwargs):
+        super().__init__(**kwargs)
+        self.scope = scope
+        self.instructor = None
+
+    def validate_username(self, field):
+        found = find_instructor(field.data)
+        if found is None or not found.is_active:
+            raise ValidationError(f"No instructor here has the username “{field.data}”.")
+        if found.id == self.scope.instructor_id:
+            raise ValidationError("That is the class's owner, who has it already.")
+        self.instructor = found
+
+
+class StopSharingForm(FlaskForm):
+    instructor = HiddenField(validators=[DataRequired()])

@@ -15,13 +15,14 @@ from sqlalchemy.orm import joinedload
 
 from .. import reports
 from ..attempts import attempt_or_404, progress, quiz_of, shown_choices, standing
-from ..auth import class_or_404, require_admin
+from ..audit import audit
+from ..auth import class_or_404, may, require_admin, role_in
 from ..bank import Quiz, current_bank
 from ..extensions import db
-from ..models import Attempt, Class
+from ..models import Attempt, Class, ClassShare, Instructor, QuizVersion, Role
 from ..stats import FEW_ATTEMPTS
 from . import assignments, bp, exports
-from .forms import ClassForm, ReportForm
+from .forms import SHARE_ROLES, ClassForm, ReportForm
 
 # No 0/O, 1/I/L, so a code read off a projector cannot be mistyped.
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
@@ -63,38 +64,55 @@ def dashboard():
     """The instructor's classes, and the form that creates one with a fresh join code."""
     form = ClassForm()
     if form.validate_on_submit():
-        return redirect(url_for(".class_page", class_id=_create_class(form.name.data).id), 303)
-    mine = db.select(Class).options(joinedload(Class.instructor)).order_by(Class.created_at.desc())
+        made = Class(name=form.name.data, instructor_id=current_user.id)
+        db.session.add(made)
+        new_join_code(made)
+        audit(f"class {made.id} {made.name!r} created")
+        return redirect(url_for(".class_page", class_id=made.id), 303)
+    archived = request.args.get("archived") == "on"
+    # The instructor's own classes and those shared with them (an admin's: every class), with
+    # the share's role, in one query.
+    share = ClassShare.instructor_id == current_user.id
+    listed = (
+        db.select(Class, ClassShare.role)
+        .outerjoin(ClassShare, (ClassShare.class_id == Class.id) & share)
+        .options(joinedload(Class.instructor))
+        .where(Class.archived_at.is_not(None) if archived else Class.archived_at.is_(None))
+        .order_by(Class.created_at.desc(), Class.id.desc())
+    )
     if not current_user.is_admin:
-        mine = mine.filter_by(instructor_id=current_user.id)
-    classes = db.session.scalars(mine).all()
+        listed = listed.where((Class.instructor_id == current_user.id) | share)
+    classes = db.session.execute(listed).all()
     attempts = dict(
         db.session.execute(
             db.select(Attempt.class_id, func.count(Attempt.id))
-            .where(Attempt.class_id.in_([c.id for c in classes]))
+            .where(Attempt.class_id.in_([c.id for c, _ in classes]), Attempt.voided_at.is_(None))
             .group_by(Attempt.class_id)
         ).all()
     )
     page = render_template(
-        "teach/dashboard.html", classes=classes, attempts=attempts, form=form,
+        "teach/dashboard.html",
+        classes=classes,
+        attempts=attempts,
+        archived=archived,
+        form=form,
         quizzes=current_bank().quizzes.values(),
-    )  # fmt: skip
+        share_roles=SHARE_ROLES,
+    )
     return page, 400 if form.errors else 200
 
 
-def _create_class(name: str) -> Class:
+def new_join_code(scope: Class) -> None:
+    """Give a class a fresh join code and commit: the old code and link stop working at once."""
     for _ in range(10):  # a clash is rare (31^6 codes); the unique constraint catches it
-        new = Class(
-            name=name,
-            instructor_id=current_user.id,
-            join_code="".join(secrets.choice(CODE_ALPHABET) for _ in range(6)),
-        )
-        db.session.add(new)
+        scope.join_code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(6))
         try:
             db.session.commit()
-            return new
+            return
         except IntegrityError:
             db.session.rollback()
+            if scope.id is None:  # a new class, rolled back out of the session: add it again
+                db.session.add(scope)
     raise RuntimeError("no free join code after 10 tries")
 
 
@@ -108,6 +126,8 @@ def class_page(class_id):
     return render_template(
         "teach/class.html",
         scope=scope,
+        role=role_in(scope) if scope else Role.OWN,
+        voided=_voided(class_id, report.quiz.slug),
         form=form,
         report=report,
         join_url=join_url,
@@ -118,6 +138,21 @@ def class_page(class_id):
         retired=report.quiz.slug not in current_bank().quizzes,
         assignments=assignments.listing(scope) if scope else [],
     )
+
+
+def _voided(class_id: int | None, slug: str) -> list:
+    """The class's voided attempts at a quiz, with who voided them, in one query."""
+    return db.session.execute(
+        db.select(Attempt.token, Attempt.student_name, Attempt.voided_at, Instructor.username)
+        .join(Attempt.quiz_version)
+        .outerjoin(Instructor, Instructor.id == Attempt.voided_by_id)
+        .where(
+            Attempt.class_id.is_(None) if class_id is None else Attempt.class_id == class_id,
+            Attempt.voided_at.is_not(None),
+            QuizVersion.slug == slug,
+        )
+        .order_by(Attempt.voided_at.desc())
+    ).all()
 
 
 @bp.get("/classes/<int:class_id>/join")
@@ -162,9 +197,10 @@ def _qr(text: str) -> Markup | None:
 @bp.post("/classes/<int:class_id>/reopen", defaults={"is_open": True})
 def set_open(class_id, is_open):
     """Close a class to new attempts, or reopen it."""
-    scope = class_or_404(class_id)
+    scope = class_or_404(class_id, Role.MANAGE)
     scope.is_open = is_open
     db.session.commit()
+    audit(f"class {scope.id} {'reopened' if is_open else 'closed'}")
     return redirect(url_for(".class_page", class_id=class_id), 303)
 
 
@@ -177,6 +213,7 @@ def attempt_review(token):
     return render_template(
         "teach/attempt.html",
         scope=scope,
+        may_change=may(role_in(scope), Role.MANAGE) and not scope.archived_at if scope else True,
         attempt=attempt,
         quiz=quiz,
         progress=progress(attempt, quiz),

@@ -1,0 +1,202 @@
+"""Managing a class: rename, new join code, merge students, share, archive, restore and delete;
+and voiding attempts. Every change here is a logged POST that redirects."""
+
+from flask import abort, flash, redirect, render_template, url_for
+from flask_login import current_user
+from sqlalchemy.exc import IntegrityError
+
+from ..attempts import (
+    attempt_or_404,
+    delete_class_attempts,
+    merge_students,
+    restore_attempt,
+    seen_students,
+    void_attempt,
+)
+from ..audit import audit
+from ..auth import class_or_404, may, require_admin, role_in, share_class
+from ..extensions import db
+from ..models import Attempt, ClassShare, Instructor, Role, now
+from ..rules import kept_student
+from . import bp
+from .forms import SHARE_ROLES, DeleteForm, MergeForm, RenameForm, ShareForm, StopSharingForm
+from .views import new_join_code
+
+
+def _manage_page(class_id: int, status: int = 200, **forms):
+    """The class's management page, with the forms given (filled in, maybe with errors)."""
+    scope = class_or_404(class_id, Role.MANAGE, archived_ok=True)
+    owner = may(role_in(scope), Role.OWN)
+    shares = db.session.execute(
+        db.select(ClassShare.role, Instructor.id, Instructor.username)
+        .join(Instructor, Instructor.id == ClassShare.instructor_id)
+        .where(ClassShare.class_id == scope.id)
+        .order_by(Instructor.username)
+    ).all()
+    students = seen_students(scope.id)
+    page = render_template(
+        "teach/manage.html",
+        scope=scope,
+        owner=owner,
+        shares=shares,
+        share_roles=SHARE_ROLES,
+        rename_form=forms.get("rename_form") or RenameForm(formdata=None, name=scope.name),
+        merge_form=forms.get("merge_form") or MergeForm(students, formdata=None),
+        share_form=forms.get("share_form") or ShareForm(scope, formdata=None),
+        delete_form=forms.get("delete_form") or DeleteForm(scope, formdata=None),
+    )
+    return page, status
+
+
+def _back(scope_id: int):
+    return redirect(url_for(".manage_class", class_id=scope_id), 303)
+
+
+@bp.get("/classes/<int:class_id>/manage")
+def manage_class(class_id):
+    """Rename, join code, merging students, sharing, archiving and deleting, on one page."""
+    return _manage_page(class_id)
+
+
+@bp.post("/classes/<int:class_id>/rename")
+def rename_class(class_id):
+    """Give the class a new name; its attempts, code and link stay."""
+    scope = class_or_404(class_id, Role.MANAGE)
+    form = RenameForm()
+    if not form.validate_on_submit():
+        return _manage_page(class_id, 400, rename_form=form)
+    old, scope.name = scope.name, form.name.data
+    db.session.commit()
+    audit(f"class {scope.id} renamed from {old!r} to {scope.name!r}")
+    flash(f"The class is now called {scope.name}.")
+    return _back(class_id)
+
+
+@bp.post("/classes/<int:class_id>/join-code")
+def replace_join_code(class_id):
+    """A new join code and link; the old ones stop working at once."""
+    scope = class_or_404(class_id, Role.MANAGE)
+    old = scope.join_code
+    new_join_code(scope)
+    audit(f"class {scope.id} join code {old} replaced by {scope.join_code}")
+    flash(f"The new join code is {scope.join_code}. The old code and link no longer work.")
+    return redirect(url_for(".class_page", class_id=class_id), 303)
+
+
+@bp.post("/classes/<int:class_id>/merge")
+def merge(class_id):
+    """Count two students of the class as one, under the roster's or the first-seen spelling."""
+    scope = class_or_404(class_id, Role.MANAGE)
+    form = MergeForm(seen_students(scope.id))
+    if not form.validate_on_submit():
+        return _manage_page(class_id, 400, merge_form=form)
+    kept, folded = kept_student(form.students[form.first.data], form.students[form.second.data])
+    moved = merge_students(scope.id, kept, folded)
+    audit(f"class {scope.id} students merged: {folded.name!r} into {kept.name!r}")
+    flash(f"{folded.name} now counts as {kept.name}: {moved} attempts moved.")
+    return _back(class_id)
+
+
+@bp.post("/classes/<int:class_id>/shares")
+def share(class_id):
+    """Share the class with another instructor, or change what a share lets them do."""
+    scope = class_or_404(class_id, Role.OWN)
+    form = ShareForm(scope)
+    if not form.validate_on_submit():
+        return _manage_page(class_id, 400, share_form=form)
+    try:
+        share_class(scope.id, form.instructor.id, Role(form.role.data))
+    except IntegrityError:  # shared at the same moment by another request: say it again
+        db.session.rollback()
+        return share(class_id)
+    label = SHARE_ROLES[Role(form.role.data)].lower()
+    audit(f"class {scope.id} shared with {form.instructor.username!r}: {label}")
+    flash(f"{form.instructor.username} {label} {scope.name} now.")
+    return _back(class_id)
+
+
+@bp.post("/classes/<int:class_id>/shares/stop")
+def stop_sharing(class_id):
+    """Take the class back from an instructor it was shared with."""
+    scope = class_or_404(class_id, Role.OWN)
+    form = StopSharingForm()
+    if not form.validate_on_submit() or not form.instructor.data.isdigit():
+        abort(400, description="Choose whom to stop sharing with from the list.")
+    found = db.session.get(ClassShare, (scope.id, int(form.instructor.data)))
+    if found is not None:
+        who = db.session.get(Instructor, found.instructor_id).username
+        db.session.delete(found)
+        db.session.commit()
+        audit(f"class {scope.id} no longer shared with {who!r}")
+        flash(f"{scope.name} is no longer shared with {who}.")
+    return _back(class_id)
+
+
+@bp.post("/classes/<int:class_id>/archive", defaults={"archived": True})
+@bp.post("/classes/<int:class_id>/restore", defaults={"archived": False})
+def archive(class_id, archived):
+    """Archive a class (hidden, read-only, join link off), or restore it."""
+    scope = class_or_404(class_id, Role.OWN, archived_ok=not archived)
+    scope.archived_at = now() if archived else None
+    db.session.commit()
+    audit(f"class {scope.id} {'archived' if archived else 'restored'}")
+    if archived:
+        flash(f"{scope.name} is archived: read-only, and its join link and code no longer work.")
+        return redirect(url_for(".dashboard"), 303)
+    flash(f"{scope.name} is restored.")
+    return redirect(url_for(".class_page", class_id=class_id), 303)
+
+
+@bp.post("/classes/<int:class_id>/delete")
+def delete_class(class_id):
+    """Delete a class with its attempts and answers, once its name is typed."""
+    scope = class_or_404(class_id, Role.OWN, archived_ok=True)
+    form = DeleteForm(scope)
+    if not form.validate_on_submit():
+        return _manage_page(class_id, 400, delete_form=form)
+    name = scope.name
+    attempts = delete_class_attempts(scope.id)
+    db.session.delete(scope)
+    db.session.commit()
+    audit(f"class {class_id} {name!r} deleted with {attempts} attempts")
+    flash(f"{name} is deleted, with its {attempts} attempts.")
+    return redirect(url_for(".dashboard"), 303)
+
+
+def _attempt_to_change(token: str) -> Attempt:
+    """An attempt the logged-in instructor may void or restore: a manager of its class, or an
+    admin for attempts without a class."""
+    attempt = attempt_or_404(token)
+    if attempt.class_id is None:
+        require_admin()
+    else:
+        class_or_404(attempt.class_id, Role.MANAGE)
+    return attempt
+
+
+@bp.post("/attempts/<token>/void")
+def void(token):
+    """Take a junk attempt or an accidental retake out of the class's numbers."""
+    attempt = _attempt_to_change(token)
+    if attempt.voided_at is None:
+        void_attempt(attempt, current_user)
+        audit(f"attempt {attempt.id} of {attempt.student_name!r} voided")
+        flash(f"This attempt of {attempt.student_name}'s is voided: it no longer counts.")
+    return redirect(url_for(".attempt_review", token=token), 303)
+
+
+@bp.post("/attempts/<token>/restore")
+def restore(token):
+    """Count a voided attempt again, if its student has an attempt left to hold it."""
+    attempt = _attempt_to_change(token)
+    if attempt.voided_at is not None:
+        name = attempt.student_name
+        if not restore_attempt(attempt):
+            abort(
+                409,
+                description=f"{name} has used every attempt this assignment allows since this "
+                "one was voided: void one of those first to restore this one.",
+            )
+        audit(f"attempt {attempt.id} of {name!r} restored")
+        flash(f"This attempt of {name}'s counts again.")
+    return redirect(url_for(".attempt_review", token=token), 303)
