@@ -73,10 +73,17 @@ def new_attempt(
 
 
 def start_attempt(
-    quiz: Quiz, student_name: str, browser: str, class_id: int | None = None
+    quiz: Quiz,
+    student_name: str,
+    browser: str,
+    class_id: int | None = None,
+    *,
+    roster_student: RosterStudent | None = None,
 ) -> Attempt:
     """Begin a new attempt, fixing the order its choices will be shown in."""
-    attempt = new_attempt(quiz, record_version(quiz), student_name, browser, class_id)
+    attempt = new_attempt(
+        quiz, record_version(quiz), student_name, browser, class_id, roster_student=roster_student
+    )
     db.session.add(attempt)
     db.session.commit()
     return attempt

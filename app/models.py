@@ -21,6 +21,9 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from .extensions import db
 
+# No 0/O, 1/I/L, so a join or sign-in code read off a projector or a card cannot be mistyped.
+CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+
 PASSWORD_LENGTH = (8, 1024)
 """Fewest and most characters in an instructor's password."""
 
@@ -204,6 +207,8 @@ class RosterStudent(db.Model):
     # Removed students keep their attempts, which reports mark as removed.
     removed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+    class_: Mapped[Class] = relationship()
 
     @property
     def student_key(self) -> str:

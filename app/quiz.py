@@ -34,6 +34,7 @@ from .extensions import limiter
 from .forms import AnswerForm, StartForm, find_class
 from .grading import grade
 from .models import Attempt
+from .roster import has_roster
 
 bp = Blueprint("quiz", __name__)
 
@@ -162,16 +163,34 @@ def start(slug):
     """Introduce a quiz and start an attempt at it."""
     quiz = quiz_or_404(slug)
     form = StartForm(class_code=request.args.get("code", ""))
-    if form.validate_on_submit():
+    valid = form.validate_on_submit()
+    by_code = valid and _needs_personal_code(form)
+    if valid and not by_code:
         class_id = form.class_.id if form.class_ else None
         attempt = start_attempt(quiz, form.name.data, _browser(), class_id)
         return redirect(url_for(".question", token=attempt.token, number=1), 303)
     code = form.class_code.data
     joining = form.class_ or (find_class(code) if code and request.method == "GET" else None)
     page = render_template(
-        "quiz/start.html", quiz=quiz, form=form, joining=joining, unfinished=_unfinished([quiz])
+        "quiz/start.html",
+        quiz=quiz,
+        form=form,
+        joining=joining,
+        unfinished=_unfinished([quiz]),
+        by_code=by_code,
     )
     return page, _status(form)
+
+
+def _needs_personal_code(form: StartForm) -> bool:
+    """Refuse a typed name in a class with a roster, whose students sign in by their code."""
+    if form.class_ is None or not has_roster(form.class_.id):
+        return False
+    form.name.errors.append(
+        f"{form.class_.name} signs students in with personal codes: enter the code from your "
+        "card instead of a name."
+    )
+    return True
 
 
 @bp.get("/join/<code>")
@@ -181,6 +200,8 @@ def join(code):
     joining = find_class(code)
     if joining is None:
         abort(404, description="No class has this join link. Check it with your instructor.")
+    if has_roster(joining.id):
+        return redirect(url_for("roster.sign_in", **{"class": joining.join_code}))
     quizzes = list(current_bank().quizzes.values())
     if len(quizzes) == 1:
         return redirect(url_for(".start", slug=quizzes[0].slug, code=joining.join_code))

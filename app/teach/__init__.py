@@ -10,6 +10,6 @@ bp.after_request(no_store)
 
 def init_app(app: Flask) -> None:
     """Add the instructor pages."""
-    from . import views  # noqa: F401 - its routes join bp
+    from . import roster, views  # noqa: F401 - their routes join bp
 
     app.register_blueprint(bp)

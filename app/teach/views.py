@@ -18,13 +18,11 @@ from ..attempts import attempt_or_404, progress, quiz_of, shown_choices
 from ..auth import class_or_404, require_admin
 from ..bank import Quiz, current_bank
 from ..extensions import db
-from ..models import Attempt, Class
+from ..models import CODE_ALPHABET, Attempt, Class
 from ..stats import FEW_ATTEMPTS
 from . import bp, exports
 from .forms import ClassForm, ReportForm
 
-# No 0/O, 1/I/L, so a code read off a projector cannot be mistyped.
-CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 REFRESH_SECONDS = 30
 
 

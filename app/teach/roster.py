@@ -1,0 +1,122 @@
+"""The instructor's side of a roster: add students, print and download their sign-in codes,
+remove a student or give them a new code."""
+
+from flask import abort, redirect, render_template, request, url_for
+
+from .. import roster
+from ..audit import audit
+from ..auth import class_or_404
+from ..extensions import csrf, db
+from ..models import Class, Role, RosterStudent
+from . import bp, exports
+from .forms import RosterForm
+from .views import _qr
+
+# 2,000 students with long email addresses, as a paste or a file: far above the answer forms'
+# limit, which stays as it is everywhere else.
+ROSTER_BYTES = 1024 * 1024
+
+
+def _manage(class_id: int) -> Class:
+    """Sign-in codes let anyone answer as the student: only who may change the class sees them."""
+    return class_or_404(class_id, need=Role.MANAGE)
+
+
+def _personal_links(students: list[RosterStudent]) -> dict[int, str]:
+    base = url_for("roster.personal", code="", _external=True)
+    return {student.id: base + student.sign_in_code for student in students}
+
+
+@bp.route("/classes/<int:class_id>/roster", methods=["GET", "POST"])
+@csrf.exempt  # checked below, once the larger limit lets the form be read
+def roster_page(class_id):
+    """The class's roster with each student's code, and the form that adds students."""
+    scope = _manage(class_id)
+    if request.method == "POST":
+        request.max_content_length = ROSTER_BYTES
+        request.max_form_memory_size = ROSTER_BYTES
+        csrf.protect()
+    form = RosterForm()
+    if form.validate_on_submit():
+        try:
+            added = roster.add_students(scope.id, form.entries)
+        except roster.RosterError as error:
+            form.source.errors.extend(error.problems)
+        else:
+            audit(f"roster: {len(added)} students added to class {scope.id}")
+            return redirect(url_for(".roster_page", class_id=scope.id, added=len(added)), 303)
+    students = roster.class_roster(scope.id)
+    current = [student for student in students if student.removed_at is None]
+    page = render_template(
+        "teach/roster.html",
+        scope=scope,
+        form=form,
+        current=current,
+        removed=[student for student in students if student.removed_at is not None],
+        links=_personal_links(current),
+        added=request.args.get("added", type=int),
+        most=roster.MOST_STUDENTS,
+        spaced=roster.spaced,
+    )
+    return page, 400 if form.errors else 200
+
+
+@bp.get("/classes/<int:class_id>/roster/cards")
+def sign_in_cards(class_id):
+    """A printable page of cards: each student's name, class, personal link and its QR code."""
+    scope = _manage(class_id)
+    current = [s for s in roster.class_roster(scope.id) if s.removed_at is None]
+    links = _personal_links(current)
+    return render_template(
+        "teach/cards.html",
+        scope=scope,
+        students=current,
+        links=links,
+        qr_codes={id_: _qr(link) for id_, link in links.items()},
+        sign_in_url=url_for("roster.sign_in", _external=True),
+        spaced=roster.spaced,
+    )
+
+
+@bp.get("/classes/<int:class_id>/roster/codes.csv")
+def sign_in_codes(class_id):
+    """The cards as a file: one row per student with their code and personal link."""
+    scope = _manage(class_id)
+    current = [s for s in roster.class_roster(scope.id) if s.removed_at is None]
+    links = _personal_links(current)
+    header = ["student", "student_id", "class", "sign_in_code", "personal_link"]
+    rows = [
+        [s.name, s.student_number or "", scope.name, s.sign_in_code, links[s.id]] for s in current
+    ]
+    audit(f"roster: sign-in codes of class {scope.id} downloaded")
+    return exports.download(scope.name, "sign-in", "codes", (header, rows))
+
+
+def _student(scope: Class, student_id: int) -> RosterStudent:
+    found = db.session.get(RosterStudent, student_id)
+    if found is None or found.class_id != scope.id:
+        abort(404, description="There is no such student on this class's roster.")
+    return found
+
+
+@bp.post("/classes/<int:class_id>/roster/<int:student_id>/remove")
+def remove_student(class_id, student_id):
+    """Take a student off the roster: their code stops working, their attempts stay."""
+    scope = _manage(class_id)
+    student = _student(scope, student_id)
+    roster.remove_student(student)
+    audit(f"roster: student {student.id} removed from class {scope.id}")
+    return redirect(url_for(".roster_page", class_id=scope.id), 303)
+
+
+@bp.post("/classes/<int:class_id>/roster/<int:student_id>/new-code")
+def new_sign_in_code(class_id, student_id):
+    """Give a student a new code, as when a card is lost: the old code stops working at once."""
+    scope = _manage(class_id)
+    student = _student(scope, student_id)
+    if student.removed_at is not None:
+        abort(404, description="This student was removed from the roster.")
+    roster.give_new_code(student)
+    audit(f"roster: new sign-in code for student {student.id} of class {scope.id}")
+    back = url_for(".roster_page", class_id=scope.id, _anchor=f"student-{student.id}")
+    return redirect(back, 303)
