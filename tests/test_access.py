@@ -8,7 +8,8 @@ from flask import url_for
 from app import create_app
 from app.auth import create_instructor
 from app.extensions import db
-from app.models import Class
+from app.models import Class, RosterStudent
+from app.roster import add_students, read_text
 
 from helpers import Student, csrf_token, text
 
@@ -30,6 +31,7 @@ EXPECTED = {
     "dashboard":          ("login",   "login",  "page",    "page",    "page"),
     "class":              ("login",   "login",  "missing", "page",    "page"),
     "class_change":       ("login",   "login",  "missing", "done",    "done"),
+    "roster_change":      ("login",   "login",  "missing", "done",    "done"),
     "class_attempt":      ("login",   "login",  "missing", "page",    "page"),
     "no_class":           ("login",   "login",  "missing", "missing", "page"),
     "unassigned_attempt": ("login",   "login",  "missing", "missing", "page"),
@@ -37,7 +39,11 @@ EXPECTED = {
     "account":            ("login",   "login",  "page",    "page",    "page"),
 }  # fmt: skip
 # Where a "done" action sends the browser.
-DONE_AT = {"class_change": "/teach/classes/{class_id}", "logout": "/login"}
+DONE_AT = {
+    "class_change": "/teach/classes/{class_id}",
+    "roster_change": "/teach/classes/{class_id}/roster",
+    "logout": "/login",
+}
 
 
 @dataclass(frozen=True)
@@ -69,6 +75,8 @@ def kinds_of(rule) -> list[str | None]:
         return ["no_class"]
     if variables == {"class_id"}:
         return ["class" if "GET" in rule.methods else "class_change"]
+    if variables == {"class_id", "student_id"} and "GET" not in rule.methods:
+        return ["roster_change"]
     if variables == {"token"} and "GET" in rule.methods:
         return ["class_attempt", "unassigned_attempt"]
     if not variables and not defaults and "GET" in rule.methods:
@@ -108,6 +116,7 @@ class World:
     class_token: str
     loose_token: str
     student: Student
+    roster_student_id: int
 
 
 @pytest.fixture
@@ -131,7 +140,9 @@ def world(app, quiz):
         right = quiz.questions[number - 1].right_choice.id
         assert ada.answer(number, right).status_code == 303
         assert grace.answer(number, right).status_code == 303
-    return World(app, class_id, other_class_id, ada.token, grace.token, ada)
+    with app.app_context():
+        dana_id = add_students(class_id, read_text("Dana Diaz, 20231234"))[0].id
+    return World(app, class_id, other_class_id, ada.token, grace.token, ada, dana_id)
 
 
 def session_token(client):
@@ -161,6 +172,7 @@ def url_of(world, route):
     """The route's concrete URL, built by the app and checked to lead back to the same rule."""
     fill = {
         "class_id": world.class_id,
+        "student_id": world.roster_student_id,
         "token": world.loose_token if route.kind == "unassigned_attempt" else world.class_token,
     }
     values = dict(route.defaults)
@@ -180,9 +192,21 @@ def is_open(world):
         return db.session.get(Class, world.class_id).is_open
 
 
+def roster_student(world):
+    """The roster student's code and whether they are still on the roster."""
+    with world.app.app_context():
+        dana = db.session.get(RosterStudent, world.roster_student_id)
+        return dana.sign_in_code, dana.removed_at is None
+
+
 def observe(world, client):
-    """What a visitor could notice changing: the owner's class status and this login."""
-    return {"open": is_open(world), "logged_in": client.get("/teach").status_code == 200}
+    """What a visitor could notice changing: the owner's class status, its roster student and
+    this login."""
+    return {
+        "open": is_open(world),
+        "roster": roster_student(world),
+        "logged_in": client.get("/teach").status_code == 200,
+    }
 
 
 def set_open(world, value):
@@ -224,9 +248,12 @@ def test_instructor_routes_by_visitor(world, route, role):
         assert response.status_code == 404
     else:
         assert response.status_code == 303
-        assert location == DONE_AT[route.kind].format(class_id=world.class_id)
+        assert location.split("#")[0] == DONE_AT[route.kind].format(class_id=world.class_id)
 
     after = dict(before)
+    if expected == "done" and route.kind == "roster_change":
+        after["roster"] = roster_student(world)  # a new code, or removed
+        assert after["roster"] != before["roster"]
     if expected == "done" and route.kind == "class_change":
         after["open"] = dict(route.defaults)["is_open"]
     if expected == "done" and route.kind == "logout":

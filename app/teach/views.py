@@ -188,7 +188,9 @@ def gradebook(class_id):
     """One row per student: the counted attempt's score, or the mean when all count."""
     scope, form, quiz = _selection(class_id)
     roster = reports.class_roster(quiz, class_id, form.count.data)
-    return _download(scope, quiz, "gradebook", exports.gradebook(roster))
+    kind, comment = exports.gradebook_rule(roster)
+    name = scope.name if scope else "no class"
+    return exports.download(name, quiz.slug, kind, exports.gradebook(roster), comment)
 
 
 @bp.get("/no-class/responses.csv", defaults={"class_id": None})
