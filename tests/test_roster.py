@@ -5,6 +5,7 @@ import csv
 import io
 import logging
 import re
+import threading
 
 import factories
 import pytest
@@ -15,6 +16,7 @@ from app.bank import current_bank
 from app.config import PROJECT_ROOT
 from app.extensions import db
 from app.models import CODE_ALPHABET, Attempt, RosterStudent
+from app.roster import store as roster_store
 
 from helpers import SLUG, Student, form_token, login, queries, shown, text, wrong_choice
 
@@ -469,3 +471,39 @@ def test_class_pages_cost_the_same_queries_with_a_roster_of_500(app, teacher, ki
     large, second = counted_queries(10, 500)
     assert large == small <= 7
     assert ">Not started<" not in second
+
+
+@pytest.mark.parametrize(
+    "pasted", ["Dana Diaz\nEli Ek", "Dana Diaz, 1\nEli Ek, 2"], ids=["names only", "with ids"]
+)
+def test_a_double_clicked_add_stores_the_list_once(app, teacher, monkeypatch, pasted):
+    """Two requests with the same list both pass the check before either stores: the database's
+    unique indexes refuse the second, which then reports the students as already there."""
+    class_id, _ = create_class(teacher)
+    url = roster_url(class_id)
+    token = form_token(teacher, url)
+    both_checked = threading.Barrier(2, timeout=10)
+    first_check = threading.local()
+    check = roster_store.clashes
+
+    def clashes_in_step(entries, roster):
+        found = check(entries, roster)
+        if not getattr(first_check, "done", False):
+            first_check.done = True
+            both_checked.wait()
+        return found
+
+    monkeypatch.setattr(roster_store, "clashes", clashes_in_step)
+    statuses = []
+
+    def send():
+        data = {"csrf_token": token, "students": pasted}
+        statuses.append(teacher.post(url, data=data).status_code)
+
+    threads = [threading.Thread(target=send) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(statuses) == [303, 400]
+    assert [name for name, _, _, _ in stored(app)] == ["Dana Diaz", "Eli Ek"]
