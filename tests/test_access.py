@@ -8,7 +8,7 @@ from flask import url_for
 from app import create_app
 from app.auth import create_instructor
 from app.extensions import db
-from app.models import Class, RosterStudent
+from app.models import Class, RosterStudent, now
 from app.roster import add_students, read_text
 
 from helpers import Student, csrf_token, text
@@ -199,6 +199,12 @@ def roster_student(world):
         return dana.sign_in_code, dana.removed_at is None
 
 
+def remove_roster_student(world):
+    with world.app.app_context():
+        db.session.get(RosterStudent, world.roster_student_id).removed_at = now()
+        db.session.commit()
+
+
 def observe(world, client):
     """What a visitor could notice changing: the owner's class status, its roster student and
     this login."""
@@ -229,6 +235,8 @@ def test_instructor_routes_by_visitor(world, route, role):
     url = url_of(world, route)
     if route.kind == "class_change":
         set_open(world, not dict(route.defaults)["is_open"])  # so that the action would show
+    if route.endpoint == "teach.restore_student":
+        remove_roster_student(world)  # so that restoring would show
     before = observe(world, client)
 
     if route.method == "GET":
@@ -252,7 +260,7 @@ def test_instructor_routes_by_visitor(world, route, role):
 
     after = dict(before)
     if expected == "done" and route.kind == "roster_change":
-        after["roster"] = roster_student(world)  # a new code, or removed
+        after["roster"] = roster_student(world)  # a new code, removed, or restored
         assert after["roster"] != before["roster"]
     if expected == "done" and route.kind == "class_change":
         after["open"] = dict(route.defaults)["is_open"]

@@ -119,13 +119,13 @@ def test_a_bad_list_is_refused_next_to_its_field_and_nothing_is_stored(
     assert stored(app) == []
 
 
-def test_every_problem_of_a_list_is_shown_at_once(app, teacher):
-    """Three bad lines, three located messages, and the count of them."""
+def test_every_problem_of_a_list_is_shown_at_once_in_line_order(app, teacher):
+    """Three bad lines, three located messages in the list's order, and the count of them."""
     class_id, _ = create_class(teacher)
-    page = text(add(teacher, class_id, ", 1\n@Eve\nDana Diaz\nDana Diaz"))
+    page = text(add(teacher, class_id, "Dana Diaz\n, 1\nDana Diaz\n@Eve"))
     assert "3 problems; nothing was added." in page
-    for line in ("Line 1: the name is empty.", "Line 2: “@Eve”", "Line 4: Dana Diaz is also"):
-        assert line in page
+    found = re.findall(r"<li>(Line \d+)", page)
+    assert found == ["Line 2", "Line 3", "Line 4"]
 
 
 def test_students_already_on_the_roster_are_not_added_twice(app, teacher):
@@ -348,6 +348,45 @@ def test_a_removed_student_keeps_their_attempts_marked_removed(app, teacher, cap
     ]
     roster_page = text(teacher.get(roster_url(class_id)))
     assert "Removed (2)" in roster_page and "Students (1)" in roster_page
+
+
+def test_a_removed_student_can_be_restored_with_their_code_and_attempts(app, teacher, caplog):
+    """Restore undoes Remove: the same code signs them in again; restoring twice changes nothing."""
+    class_id, _ = create_class(teacher)
+    add(teacher, class_id, "Dana Diaz, 1")
+    code = code_of(app, "Dana Diaz")
+    sign_in(app, code)
+    remove(teacher, class_id, app, "Dana Diaz")
+    assert 'Restore<span class="visually-hidden"> Dana Diaz</span>' in text(
+        teacher.get(roster_url(class_id))
+    )
+    with caplog.at_level(logging.WARNING):
+        response = remove(teacher, class_id, app, "Dana Diaz", "restore")
+    assert response.status_code == 303 and "restored to class" in caplog.text
+    assert stored(app) == [("Dana Diaz", "1", code, False)]
+    assert sign_in(app, code, confirm=False)[1].status_code == 200
+    assert remove(teacher, class_id, app, "Dana Diaz", "restore").status_code == 303
+    [row] = rows(teacher.get(f"/teach/classes/{class_id}/gradebook.csv"))
+    assert (row["student"], row["unfinished"]) == ("Dana Diaz", "1")
+
+
+def test_a_student_whose_name_was_taken_meanwhile_is_not_restored(app, teacher):
+    """Another Dana Diaz without an id was added after the removal: restoring is refused."""
+    class_id, _ = create_class(teacher)
+    add(teacher, class_id, "Dana Diaz")
+    remove(teacher, class_id, app, "Dana Diaz")
+    add(teacher, class_id, "Dana Diaz")
+    with app.app_context():
+        removed = db.session.scalar(
+            db.select(RosterStudent.id).where(RosterStudent.removed_at.is_not(None))
+        )
+    url = f"{roster_url(class_id)}/{removed}/restore"
+    response = teacher.post(url, data={"csrf_token": form_token(teacher)})
+    assert response.status_code == 400
+    assert "Dana Diaz cannot be restored: another student on the roster has the same name." in (
+        text(response)
+    )
+    assert sorted(removed for _, _, _, removed in stored(app)) == [False, True]
 
 
 def test_the_gradebook_lists_every_roster_student(app, teacher):

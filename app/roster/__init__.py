@@ -13,6 +13,7 @@ from .store import (
     has_roster,
     offered_quizzes,
     remove_student,
+    restore_student,
     spaced,
 )
 
@@ -34,6 +35,7 @@ __all__ = [
     "read_csv",
     "read_text",
     "remove_student",
+    "restore_student",
     "spaced",
 ]
 

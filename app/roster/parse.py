@@ -86,19 +86,20 @@ def _entries(lines: list[str]) -> list[Entry]:
                 "then the rest."
             ]
         )
-    problems = []
+    problems: list[tuple[int, str]] = []
     entries = []
     for line, row in rows:
         found = _problems(line, row)
-        problems += found
+        problems += [(line, problem) for problem in found]
         if not found:
             number = tidy(row[1]) if len(row) > 1 else ""
             entries.append(Entry(line, tidy_name(row[0]), number or None))
     if not entries and not problems:
-        problems.append("The list is empty: give one student a line.")
+        raise RosterError(["The list is empty: give one student a line."])
     problems += _duplicates(entries)
     if problems:
-        raise RosterError(problems)
+        # In the order of the list, as the instructor will fix them; sorted() keeps a line's own.
+        raise RosterError([problem for _, problem in sorted(problems, key=lambda p: p[0])])
     return entries
 
 
@@ -139,8 +140,9 @@ def _problems(line: int, row: list[str]) -> list[str]:
     return found
 
 
-def _duplicates(entries: list[Entry]) -> list[str]:
-    """Students the list names twice: the same id, or the same name without ids to tell apart."""
+def _duplicates(entries: list[Entry]) -> list[tuple[int, str]]:
+    """Students the list names twice: the same id, or the same name without ids to tell apart;
+    each problem with its line."""
     found = []
     by_name: dict[str, Entry] = {}
     by_number: dict[str, Entry] = {}
@@ -148,15 +150,21 @@ def _duplicates(entries: list[Entry]) -> list[str]:
         same = by_name.setdefault(student_key(entry.name), entry)
         if same is not entry and not (same.student_number and entry.student_number):
             found.append(
-                f"Line {entry.line}: {entry.name} is also on line {same.line}. Give each a "
-                "student id or email, so their results can be told apart."
+                (
+                    entry.line,
+                    f"Line {entry.line}: {entry.name} is also on line {same.line}. Give each a "
+                    "student id or email, so their results can be told apart.",
+                )
             )
         if entry.student_number:
             twin = by_number.setdefault(entry.student_number.casefold(), entry)
             if twin is not entry:
                 found.append(
-                    f"Line {entry.line}: the student id {entry.student_number} is also on "
-                    f"line {twin.line}."
+                    (
+                        entry.line,
+                        f"Line {entry.line}: the student id {entry.student_number} is also on "
+                        f"line {twin.line}.",
+                    )
                 )
     return found
 

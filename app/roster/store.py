@@ -97,6 +97,29 @@ def remove_student(student: RosterStudent) -> None:
         db.session.commit()
 
 
+def restore_student(student: RosterStudent) -> str | None:
+    """Put a removed student back on the roster with their code and attempts, or say why not:
+    another student now has their id, or their name without an id to tell them apart."""
+    others = [
+        Listed(other.name, other.student_number, other.removed_at is not None)
+        for other in class_roster(student.class_id)
+        if other.id != student.id
+    ]
+    refusal = (
+        f"{student.name} cannot be restored: another student on the roster has the same "
+        f"{'student id' if student.student_number else 'name'}."
+    )
+    if clashes([Entry(0, student.name, student.student_number)], others):
+        return refusal
+    student.removed_at = None
+    try:
+        db.session.commit()
+    except IntegrityError:  # added meanwhile
+        db.session.rollback()
+        return refusal
+    return None
+
+
 def find_student(code: str) -> RosterStudent | None:
     """The current roster student with this sign-in code, however it was typed (case, spaces,
     dashes), with their class."""

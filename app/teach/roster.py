@@ -50,6 +50,11 @@ def roster_page(class_id):
         else:
             audit(f"roster: {len(added)} students added to class {scope.id}")
             return redirect(url_for(".roster_page", class_id=scope.id, added=len(added)), 303)
+    return _roster_page(scope, form)
+
+
+def _roster_page(scope: Class, form: RosterForm, refused: str | None = None):
+    """The roster page; 400 when the list or a restore was refused."""
     students = roster.class_roster(scope.id)
     current = [student for student in students if student.removed_at is None]
     page = render_template(
@@ -62,8 +67,9 @@ def roster_page(class_id):
         added=request.args.get("added", type=int),
         most=roster.MOST_STUDENTS,
         spaced=roster.spaced,
+        refused=refused,
     )
-    return page, 400 if form.errors else 200
+    return page, 400 if form.errors or refused else 200
 
 
 @bp.get("/classes/<int:class_id>/roster/cards")
@@ -112,6 +118,20 @@ def remove_student(class_id, student_id):
     roster.remove_student(student)
     audit(f"roster: student {student.id} removed from class {scope.id}")
     return redirect(url_for(".roster_page", class_id=scope.id), 303)
+
+
+@bp.post("/classes/<int:class_id>/roster/<int:student_id>/restore")
+def restore_student(class_id, student_id):
+    """Undo a removal: the student's code works again and their attempts are theirs."""
+    scope = _manage(class_id)
+    student = _student(scope, student_id)
+    if student.removed_at is not None:
+        refused = roster.restore_student(student)
+        if refused:
+            return _roster_page(scope, RosterForm(formdata=None), refused)
+        audit(f"roster: student {student.id} restored to class {scope.id}")
+    back = url_for(".roster_page", class_id=scope.id, _anchor=f"student-{student.id}")
+    return redirect(back, 303)
 
 
 @bp.post("/classes/<int:class_id>/roster/<int:student_id>/new-code")
