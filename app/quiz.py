@@ -291,6 +291,12 @@ def retake(token):
         abort(403, description="Only the browser that took this attempt can retake it.")
     if attempt.class_ and not attempt.class_.is_open:
         abort(403, description="Your class is closed, so no new attempts can start.")
+    student = attempt.roster_student
+    if student is not None and student.removed_at is not None:
+        abort(403, description="You are no longer on your class's roster. Ask your instructor.")
     quiz = quiz_or_404(attempt.quiz_version.slug)
-    fresh = start_attempt(quiz, attempt.student_name, _browser(), attempt.class_id)
+    # A roster student's retake is theirs too, not a typed name's.
+    fresh = start_attempt(
+        quiz, attempt.student_name, _browser(), attempt.class_id, roster_student=student
+    )
     return redirect(url_for(".question", token=fresh.token, number=1), 303)

@@ -229,6 +229,24 @@ def test_a_personal_link_shows_the_name_and_class_then_starts_the_quiz(app, teac
         assert attempt.student_name == "Dana Diaz" and attempt.student_key == dana.student_key
 
 
+def test_a_retake_stays_the_roster_students(app, teacher):
+    """ "Retake quiz" starts the roster student's next attempt, not a typed name's; once they are
+    removed, it is refused."""
+    class_id, _ = create_class(teacher)
+    add(teacher, class_id, "Dana Diaz, 1")
+    student, _ = sign_in(app, code_of(app, "Dana Diaz"))
+    response = student.post(f"/attempts/{student.token}/retake")
+    assert response.status_code == 303
+    with app.app_context():
+        keys = db.session.scalars(db.select(Attempt.student_key)).all()
+        dana = db.session.scalars(db.select(RosterStudent)).one()
+        assert keys == [dana.student_key] * 2
+    [row] = rows(teacher.get(f"/teach/classes/{class_id}/gradebook.csv"))
+    assert (row["student"], row["unfinished"]) == ("Dana Diaz", "2")
+    remove(teacher, class_id, app, "Dana Diaz")
+    assert student.post(f"/attempts/{student.token}/retake").status_code == 403
+
+
 @pytest.mark.parametrize("typed", ["{}", "{lower}", "{half} {rest}", "{half}-{rest}"])
 def test_a_typed_code_leads_to_the_personal_link_however_it_is_typed(app, teacher, typed):
     """Lower case, a space or a dash in the middle: the same student."""
@@ -546,3 +564,21 @@ def test_a_double_clicked_add_stores_the_list_once(app, teacher, monkeypatch, pa
         thread.join()
     assert sorted(statuses) == [303, 400]
     assert [name for name, _, _, _ in stored(app)] == ["Dana Diaz", "Eli Ek"]
+
+
+@pytest.mark.parametrize("page", ["", "/cards", "/codes.csv"])
+def test_roster_pages_cost_the_same_queries_for_10_and_500_students(app, teacher, page):
+    """The roster page, the cards and the codes file read the roster in one query."""
+    class_id, _ = create_class(teacher)
+
+    def counted_queries(first, count):
+        with app.app_context():
+            factories.roster(class_id, "\n".join(f"Student {n}" for n in range(first, count)))
+        with queries(app) as statements:
+            response = teacher.get(roster_url(class_id) + page)
+            assert response.status_code == 200
+            assert response.get_data(as_text=True).count(f"Student {count - 1}") >= 1
+        return len(statements)
+
+    small = counted_queries(0, 10)
+    assert counted_queries(10, 500) == small <= 4
