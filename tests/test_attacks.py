@@ -26,7 +26,8 @@ from app.bank import BankError, current_bank, load_bank
 from app.config import PROJECT_ROOT
 from app.extensions import db
 from app.forms import tidy, tidy_name
-from app.models import Answer, Attempt, Class, Instructor
+from app.models import Answer, Attempt, Class, Instructor, RosterStudent, now
+from app.roster import add_students, read_text
 
 from helpers import (
     POSTGRES_URL,
@@ -728,7 +729,9 @@ def test_download_names_cannot_be_steered_by_class_names(tmp_path, tally):
             assert not any("stolen" in c for c in response.headers.getlist("Set-Cookie"))
             for saved in download_names(response.headers["Content-Disposition"]):
                 where = f"{name!r} -> {saved!r}"
-                assert saved.endswith(f"{SLUG}-{kind}.csv"), where
+                # The gradebook's name says which attempts it counted.
+                named = "gradebook-first-attempt" if kind == "gradebook" else kind
+                assert saved.endswith(f"{SLUG}-{named}.csv"), where
                 assert PurePosixPath(saved).name == PureWindowsPath(saved).name == saved, where
                 assert not re.search(r'[\\/:*?"<>|]', saved), where
                 assert not saved.startswith((".", "-", " ")), where
@@ -799,6 +802,8 @@ class Scene:
     student: Student
     class_id: int
     code: str
+    rostered_class_id: int
+    roster_student_id: int
 
     def state(self, client) -> tuple:
         """Everything a forged request could change, and whether this browser is logged in."""
@@ -808,6 +813,11 @@ class Scene:
                 db.session.scalars(db.select(Answer.choice_id).order_by(Answer.id)).all(),
                 db.session.execute(db.select(Class.id, Class.name, Class.is_open)).all(),
                 db.session.execute(db.select(Instructor.id, Instructor.session_token)).all(),
+                db.session.execute(
+                    db.select(RosterStudent.id, RosterStudent.sign_in_code).add_columns(
+                        RosterStudent.removed_at
+                    )
+                ).all(),
             )
         return (*map(tuple, rows), client.get("/teach").status_code)
 
@@ -819,7 +829,10 @@ def scene(tmp_path):
     class_id, code = new_class(teacher, "Physics 101")
     student = Student(app.test_client())
     assert student.start(name="Ada", class_code=code).status_code == 303
-    return Scene(app, teacher, student, class_id, code)
+    rostered_class_id, _ = new_class(teacher, "Rostered")
+    with app.app_context():
+        dana_id = add_students(rostered_class_id, read_text("Dana Diaz, 1"))[0].id
+    return Scene(app, teacher, student, class_id, code, rostered_class_id, dana_id)
 
 
 def _request_for(scene, rule):
@@ -845,6 +858,20 @@ def _request_for(scene, rule):
         new = {"new_password": "forged password", "repeat_password": "forged password"}
         fields = {"current_password": PASSWORD, **new}
         return scene.teacher, "/account/password", fields, "/account/password"
+    if rule == "/s/<code>":
+        with scene.app.app_context():
+            code = db.session.get(RosterStudent, scene.roster_student_id).sign_in_code
+        return fresh, f"/s/{code}", {"quiz": SLUG}, f"/s/{code}"
+    roster = f"/teach/classes/{scene.rostered_class_id}/roster"
+    if rule == "/teach/classes/<int:class_id>/roster":
+        return scene.teacher, roster, {"students": "Mallory Forged"}, roster
+    if rule.startswith("/teach/classes/<int:class_id>/roster/<int:student_id>/"):
+        if rule.endswith("/restore"):  # so that restoring would show
+            with scene.app.app_context():
+                db.session.get(RosterStudent, scene.roster_student_id).removed_at = now()
+                db.session.commit()
+        action = rule.rsplit("/", 1)[1]
+        return scene.teacher, f"{roster}/{scene.roster_student_id}/{action}", {}, roster
     if rule.startswith("/teach/classes/<int:class_id>/"):
         with scene.app.app_context():  # so that the action would show if it went through
             db.session.get(Class, scene.class_id).is_open = rule.endswith("/close")
@@ -1322,7 +1349,8 @@ def test_extra_fields_cannot_steer_close_or_reopen(scene):
 
     def status():
         with scene.app.app_context():
-            return {c.id: c.is_open for c in db.session.scalars(db.select(Class))}
+            found = db.session.scalars(db.select(Class).where(Class.id != scene.rostered_class_id))
+            return {c.id: c.is_open for c in found}
 
     base = f"/teach/classes/{scene.class_id}"
     for action, sent, expected in (("close", "1", False), ("reopen", "0", True)):
