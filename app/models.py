@@ -15,11 +15,15 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    text,
     true,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from .extensions import db
+
+# No 0/O, 1/I/L, so a join or sign-in code read off a projector or a card cannot be mistyped.
+CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 
 PASSWORD_LENGTH = (8, 1024)
 """Fewest and most characters in an instructor's password."""
@@ -188,15 +192,32 @@ class Assignment(db.Model):
     class_: Mapped[Class] = relationship(back_populates="assignments")
 
 
+def _key_of_roster_name(context) -> str:
+    return student_key(context.get_current_parameters()["name"])
+
+
+# Without an id, a current student's name is all that tells them apart.
+_WITHOUT_ID = text("student_number IS NULL AND removed_at IS NULL")
+
+
 class RosterStudent(db.Model):
     """A student on a class's roster, who starts attempts with a personal sign-in code."""
 
     __tablename__ = "roster_students"
-    __table_args__ = (UniqueConstraint("class_id", "student_number"),)
+    __table_args__ = (
+        UniqueConstraint("class_id", "student_number"),
+        # So a double-clicked "Add students" cannot put Dana Diaz on the roster twice.
+        Index(
+            "uq_roster_students_name_without_id", "class_id", "name_key", unique=True,
+            sqlite_where=_WITHOUT_ID, postgresql_where=_WITHOUT_ID,
+        ),
+    )  # fmt: skip
 
     id: Mapped[int] = mapped_column(primary_key=True)
     class_id: Mapped[int] = mapped_column(ForeignKey("classes.id", ondelete="CASCADE"), index=True)
     name: Mapped[str] = mapped_column(String(80))
+    # The name as a student key (case, spaces and invisible characters folded).
+    name_key: Mapped[str] = mapped_column(String(240), default=_key_of_roster_name)
     # The student id or email the instructor gave, if any: the gradebook's key for the LMS.
     student_number: Mapped[str | None] = mapped_column(String(254))
     # 8 characters without look-alikes; a new code replaces it, and the old one stops working.
@@ -204,6 +225,8 @@ class RosterStudent(db.Model):
     # Removed students keep their attempts, which reports mark as removed.
     removed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+    class_: Mapped[Class] = relationship()
 
     @property
     def student_key(self) -> str:

@@ -43,7 +43,8 @@ from .bank import Quiz, current_bank, quiz_or_404
 from .extensions import limiter
 from .forms import AnswerForm, StartForm, find_class
 from .grading import grade
-from .models import Assignment, Attempt, Class, now
+from .models import Assignment, Attempt, Class, RosterStudent, now
+from .roster import has_roster
 from .rules import Ending
 
 bp = Blueprint("quiz", __name__)
@@ -173,27 +174,17 @@ def start(slug):
     """Introduce a quiz and start an attempt at it."""
     quiz = quiz_or_404(slug)
     form = StartForm(class_code=request.args.get("code", ""))
-    if form.validate_on_submit():
+    valid = form.validate_on_submit()
+    by_code = valid and _needs_personal_code(form)
+    if valid and not by_code:
         assignment, refusal = _assigned(form.class_, slug)
         if refusal == NOT_ASSIGNED:
             form.class_code.errors.append(
                 f"{form.class_.name} does not set this quiz. Open its join link to see the "
                 "quizzes it sets."
             )
-        elif refusal:
-            return _refused(refusal, quiz, form.class_, assignment)
         else:
-            try:
-                attempt = start_attempt(
-                    quiz,
-                    form.name.data,
-                    _browser(),
-                    form.class_.id if form.class_ else None,
-                    assignment=assignment,
-                )
-            except NoAttemptsLeft:
-                return _refused(NO_ATTEMPTS_LEFT, quiz, form.class_, assignment)
-            return redirect(url_for(".question", token=attempt.token, number=1), 303)
+            return start_in_class(quiz, form.class_, form.name.data)
     code = form.class_code.data
     joining = form.class_ or (find_class(code) if code and request.method == "GET" else None)
     assignment, refusal = _assigned(joining, slug)
@@ -206,6 +197,7 @@ def start(slug):
         joining=joining,
         assignment=assignment,
         unfinished=_unfinished([quiz]),
+        by_code=by_code,
     )
     return page, _status(form)
 
@@ -231,7 +223,7 @@ def _assigned(joining: Class | None, slug: str) -> tuple[Assignment | None, str 
 
 def _refused(reason: str, quiz: Quiz, joining: Class, assignment: Assignment | None):
     """The page that says why no attempt starts: 403 for a refused start, 200 for a look."""
-    offered = _offered(joining) if reason == NOT_ASSIGNED else []
+    offered = offered_quizzes(joining) if reason == NOT_ASSIGNED else []
     page = render_template(
         "quiz/unavailable.html",
         reason=reason,
@@ -244,11 +236,44 @@ def _refused(reason: str, quiz: Quiz, joining: Class, assignment: Assignment | N
     return page, 403 if request.method == "POST" else 200
 
 
-def _offered(joining: Class) -> list[Quiz]:
+def start_in_class(
+    quiz: Quiz, joining: Class | None, name: str, roster_student: RosterStudent | None = None
+):
+    """Start an attempt under the class's assignment and go to its first question, or show the
+    page that says why none may start now."""
+    assignment, refusal = _assigned(joining, quiz.slug)
+    if refusal:
+        return _refused(refusal, quiz, joining, assignment)
+    try:
+        attempt = start_attempt(
+            quiz,
+            name,
+            _browser(),
+            joining.id if joining else None,
+            assignment=assignment,
+            roster_student=roster_student,
+        )
+    except NoAttemptsLeft:
+        return _refused(NO_ATTEMPTS_LEFT, quiz, joining, assignment)
+    return redirect(url_for("quiz.question", token=attempt.token, number=1), 303)
+
+
+def offered_quizzes(joining: Class) -> list[Quiz]:
     """The quizzes a class's students may start: those it assigns, or all when it assigns none."""
     bank = current_bank().quizzes
     assigned = {assignment.quiz_slug for assignment in joining.assignments}
     return [bank[slug] for slug in rules.offered(bank, assigned)]
+
+
+def _needs_personal_code(form: StartForm) -> bool:
+    """Refuse a typed name in a class with a roster, whose students sign in by their code."""
+    if form.class_ is None or not has_roster(form.class_.id):
+        return False
+    form.name.errors.append(
+        f"{form.class_.name} signs students in with personal codes: enter the code from your "
+        "card instead of a name."
+    )
+    return True
 
 
 @bp.get("/join/<code>")
@@ -264,7 +289,9 @@ def join(code):
             description=f"{joining.name} has ended: its instructor archived it, so this join "
             "link no longer works. Ask your instructor for the link of your current class.",
         )
-    quizzes = _offered(joining)
+    if has_roster(joining.id):
+        return redirect(url_for("roster.sign_in", **{"class": joining.join_code}))
+    quizzes = offered_quizzes(joining)
     if len(quizzes) == 1:
         return redirect(url_for(".start", slug=quizzes[0].slug, code=joining.join_code))
     return render_template(
@@ -447,19 +474,8 @@ def retake(token):
         abort(403, description="Your class has ended, so no new attempts can start.")
     if attempt.class_ and not attempt.class_.is_open:
         abort(403, description="Your class is closed, so no new attempts can start.")
+    student = attempt.roster_student
+    if student is not None and student.removed_at is not None:
+        abort(403, description="You are no longer on your class's roster. Ask your instructor.")
     quiz = quiz_or_404(attempt.quiz_version.slug)
-    assignment, refusal = _assigned(attempt.class_, quiz.slug)
-    if refusal:
-        return _refused(refusal, quiz, attempt.class_, assignment)
-    try:
-        fresh = start_attempt(
-            quiz,
-            attempt.student_name,
-            _browser(),
-            attempt.class_id,
-            assignment=assignment,
-            roster_student=attempt.roster_student,
-        )
-    except NoAttemptsLeft:
-        return _refused(NO_ATTEMPTS_LEFT, quiz, attempt.class_, assignment)
-    return redirect(url_for(".question", token=fresh.token, number=1), 303)
+    return start_in_class(quiz, attempt.class_, attempt.student_name, roster_student=student)

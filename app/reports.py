@@ -17,7 +17,7 @@ from . import stats
 from .bank import Question, Quiz, quiz_from_snapshot
 from .extensions import db
 from .grading import Score, half_up
-from .models import Answer, Attempt, QuizVersion
+from .models import Answer, Attempt, QuizVersion, RosterStudent, roster_key, student_key
 
 
 class Counting(StrEnum):
@@ -71,6 +71,8 @@ class AttemptRow:
     """The version of the quiz this attempt was taken against."""
     number: int
     """1 for a student's first attempt, 2 for the next, and so on."""
+    finished_at: datetime | None = None
+    """When "Finish attempt" or the time limit ended it, if it ended before every answer."""
 
     @property
     def out_of(self) -> int:
@@ -78,7 +80,8 @@ class AttemptRow:
 
     @property
     def complete(self) -> bool:
-        return self.answered == self.out_of
+        """Finished: every question answered, or ended and scored on what was answered."""
+        return self.answered == self.out_of or self.finished_at is not None
 
     @property
     def score(self) -> Score:
@@ -86,16 +89,33 @@ class AttemptRow:
 
     @property
     def time_taken(self) -> timedelta | None:
-        return self.last_answer_at - self.started_at if self.complete else None
+        ended = self.last_answer_at if self.answered == self.out_of else self.finished_at
+        return ended - self.started_at if self.complete and ended else None
 
 
 @dataclass(frozen=True)
 class StudentRow:
     name: str
-    """The name as the student first typed it."""
+    """The roster's name, or the name as the student first typed it."""
     attempts: int
-    shown: AttemptRow
-    """The counted attempt, or the latest one while none is complete."""
+    """Finished attempts."""
+    shown: AttemptRow | None
+    """The counted attempt, or the latest one while none is finished; None if not started."""
+    unfinished: int = 0
+    """Attempts started and not finished."""
+    key: str = ""
+    """Who the row is about: rows with the same key are one student's."""
+    student_number: str | None = None
+    """The student id or email the roster gives."""
+    removed: bool = False
+    """Taken off the roster: their attempts stay, marked as removed."""
+
+    @property
+    def status(self) -> str | None:
+        """Why there is no score: "Not started", "Not finished", or None when there is one."""
+        if self.shown is None:
+            return "Not started"
+        return None if self.shown.complete else "Not finished"
 
 
 class AnswerRow(NamedTuple):
@@ -114,6 +134,11 @@ class GradebookRow:
     score: float | None
     """The counted attempt's points, or their mean when all attempts count; None if none."""
     max_score: int
+    unfinished: int = 0
+    student_number: str | None = None
+    removed: bool = False
+    status: str | None = None
+    """"Not started" or "Not finished" when there is no score."""
 
     @property
     def percent(self) -> float | None:
@@ -131,6 +156,12 @@ class ItemRow:
     discrimination: float | None
     counts: dict[str, int]
     """Choice id -> how many counted attempts chose it."""
+
+    @property
+    def warned(self) -> bool:
+        """Whether something may be wrong with the question: a wrong choice beats the right one,
+        or stronger students did worse on it."""
+        return bool(self.flags) and self.flags != ["Everyone got this right"]
 
     @property
     def flags(self) -> list[str]:
@@ -154,15 +185,22 @@ class Roster:
     quiz: Quiz
     counting: Counting
     students: list[StudentRow]
-    """A row per student (per counted attempt when all count), unfinished ones too."""
+    """A row per student (per counted attempt when all count), unfinished ones too, and the
+    roster's students who have not started."""
     student_count: int
     started: int
     completed: int
+    roster_size: int = 0
+    """Students on the class's roster, not counting removed ones."""
+    not_started: int = 0
+    """Roster students without an attempt."""
+    with_ids: bool = False
+    """Whether the roster gives any student id or email: the gradebook then has their column."""
 
 
 def counted(students: list[StudentRow]) -> list[AttemptRow]:
     """The completed attempts that count, oldest first."""
-    shown = [row.shown for row in students if row.shown.complete]
+    shown = [row.shown for row in students if row.shown and row.shown.complete]
     return sorted(shown, key=lambda attempt: (attempt.started_at, attempt.id))
 
 
@@ -170,15 +208,35 @@ def gradebook(quiz: Quiz, students: list[StudentRow]) -> list[GradebookRow]:
     """A row per student: the counted attempt's score, or the mean when all count."""
     rows: dict[str, list[StudentRow]] = {}
     for row in students:
-        rows.setdefault(row.name, []).append(row)
+        rows.setdefault(row.key or row.name, []).append(row)
     top = len(quiz.questions)
     found = []
-    for name, mine in rows.items():
-        complete = [row.shown for row in mine if row.shown.complete]
+    for mine in rows.values():
+        complete = [row.shown for row in mine if row.shown and row.shown.complete]
         share = sum(a.points / a.out_of for a in complete) / len(complete) if complete else None
         score = None if share is None else share * top
-        found.append(GradebookRow(name, mine[0].attempts, score, top))
+        first = mine[0]
+        found.append(
+            GradebookRow(
+                first.name,
+                first.attempts,
+                score,
+                top,
+                unfinished=first.unfinished,
+                student_number=first.student_number,
+                removed=first.removed,
+                status=first.status,
+            )
+        )
     return found
+
+
+def glance(items: list[ItemRow], hardest: int = 3) -> list[ItemRow]:
+    """The questions an instructor should look at first: the few hardest, then every other
+    question with a warning, in the quiz's order."""
+    answered = [item for item in items if item.facility is not None and item.facility < 1]
+    first = sorted(answered, key=lambda item: item.facility)[:hardest]
+    return first + [item for item in items if item.warned and item not in first]
 
 
 def answer_matrix(
@@ -217,7 +275,7 @@ class ClassReport(Roster):
     """A roster and its counted attempts' answers; every figure is worked out from these values,
     without the database."""
 
-    answers: Sequence[AnswerRow]
+    answers: Sequence[AnswerRow] = ()
     """AnswerRows, or the database's rows with the same fields in the same order."""
 
     @cached_property
@@ -250,6 +308,10 @@ class ClassReport(Roster):
     @cached_property
     def items(self) -> list[ItemRow]:
         return item_rows(self.quiz, *self._matrix_and_counts)
+
+    @cached_property
+    def glance(self) -> list[ItemRow]:
+        return glance(self.items)
 
 
 def _rows(statement, **options):
@@ -284,6 +346,7 @@ _OUTLINE = db.select(
     Attempt.quiz_version_id,
     Attempt.answered,
     Attempt.points,
+    Attempt.finished_at.is_not(None),
 ).order_by(Attempt.started_at, Attempt.id)
 _FULL = db.select(
     Attempt.id,
@@ -293,7 +356,32 @@ _FULL = db.select(
     Attempt.answered,
     Attempt.points,
     Attempt.quiz_version_id,
+    Attempt.finished_at,
 )
+_ROSTER = db.select(
+    RosterStudent.id, RosterStudent.name, RosterStudent.student_number, RosterStudent.removed_at
+).order_by(RosterStudent.id)
+
+
+class Listed(NamedTuple):
+    """A roster student as reports show them."""
+
+    name: str
+    student_number: str | None
+    removed: bool
+
+
+def _listed(class_id: int | None) -> dict[str, Listed]:
+    """The class's roster, removed students too, by the student key their attempts carry."""
+    if class_id is None:
+        return {}
+    rows = _rows(_ROSTER.where(RosterStudent.class_id == class_id))
+    return {
+        roster_key(id_): Listed(name, number, removed is not None)
+        for id_, name, number, removed in rows
+    }
+
+
 _ANSWERS = db.select(Answer.attempt_id, Answer.question_id, Answer.choice_id, Answer.is_correct)
 
 
@@ -306,9 +394,10 @@ def _roster(
     in full (SQLite's window functions were slower at this than Python).
     """
     versions = _versions(quiz)
+    listed = _listed(class_id)
     out_of = {id_: len(version.questions) for id_, version in versions.items()}
     in_scope = _in_scope(versions, class_id)
-    names: dict[str, str] = {}
+    names: dict[str, str] = {key: student.name for key, student in listed.items()}
     numbers: dict[int, int] = {}
     mine: dict[str, list[int]] = {}  # student key -> their attempt ids, oldest first
     shares: dict[int, float] = {}  # completed attempt id -> its share of right answers
@@ -316,12 +405,14 @@ def _roster(
     # In batches: psycopg's row-by-row fetchone cost a third of the page, and one big fetch
     # left the worker holding the memory of 12,500 rows at once. Plain ints and dicts: an
     # object per attempt cost the page a few milliseconds.
-    for id_, key, name, version, answered, points in chain.from_iterable(attempts.partitions(1000)):
+    for id_, key, name, version, answered, points, finished in chain.from_iterable(
+        attempts.partitions(1000)
+    ):
         names.setdefault(key, name)
         ids = mine.setdefault(key, [])
         ids.append(id_)
         numbers[id_] = len(ids)
-        if answered >= out_of[version]:
+        if answered >= out_of[version] or finished:
             shares[id_] = points / out_of[version]
     shown: dict[int, str] = {}  # attempt id -> its student's key
     pick = PICK[counting]
@@ -332,8 +423,22 @@ def _roster(
             shown[id_] = key
     # Counting all may show thousands of attempts: too many to name one by one.
     full = _FULL.where(in_scope if counting is Counting.ALL else Attempt.id.in_(shown))
+    finished = {key: sum(id_ in shares for id_ in ids) for key, ids in mine.items()}
+
+    def row(key: str, attempt: AttemptRow | None) -> StudentRow:
+        student = listed.get(key)
+        return StudentRow(
+            names[key],
+            finished.get(key, 0),
+            attempt,
+            unfinished=len(mine.get(key, ())) - finished.get(key, 0),
+            key=key,
+            student_number=student.student_number if student else None,
+            removed=student.removed if student else False,
+        )
+
     students = []
-    for id_, token, started, last, answered, points, version in _rows(full).all():
+    for id_, token, started, last, answered, points, version, ended in _rows(full).all():
         if id_ in shown:
             key = shown[id_]
             attempt = AttemptRow(
@@ -346,16 +451,23 @@ def _roster(
                 points=points,
                 quiz=versions[version],
                 number=numbers[id_],
+                finished_at=ended,
             )
-            students.append((key, StudentRow(names[key], len(mine[key]), attempt)))
-    students.sort(key=lambda pair: (pair[0], pair[1].shown.number))
+            students.append(row(key, attempt))
+    waiting = [key for key, student in listed.items() if key not in mine and not student.removed]
+    students += [row(key, None) for key in waiting]
+    # By name as people read it; a student's own rows (all counted) in attempt order.
+    students.sort(key=lambda r: (student_key(r.name), r.key, r.shown.number if r.shown else 0))
     roster = Roster(
         quiz=quiz,
         counting=counting,
-        students=[row for _, row in students],
+        students=students,
         student_count=len(mine),
         started=len(numbers),
         completed=len(shares),
+        roster_size=sum(not student.removed for student in listed.values()),
+        not_started=len(waiting),
+        with_ids=any(student.student_number for student in listed.values()),
     )
     return roster, in_scope
 
@@ -369,7 +481,7 @@ def class_report(quiz: Quiz, class_id: int | None, counting: Counting) -> ClassR
     """Everything the class page and the item statistics show, fetched here in a fixed few
     queries whatever the class's size, so that reading the report later runs none."""
     roster, in_scope = _roster(quiz, class_id, Counting(counting))
-    shown = [row.shown.id for row in roster.students if row.shown.complete]
+    shown = [row.shown.id for row in roster.students if row.shown and row.shown.complete]
     if roster.counting is Counting.ALL:  # most of the class's answers: read them all, skip the rest
         answers = _ANSWERS.join(Attempt).where(in_scope)
     else:

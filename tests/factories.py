@@ -12,9 +12,18 @@ from app.auth import create_instructor, share_class
 from app.bank import Quiz
 from app.extensions import db
 from app.grading import grade
-from app.models import Assignment, Attempt, Class, Instructor, Role, now
+from app.models import (
+    CODE_ALPHABET,
+    Assignment,
+    Attempt,
+    Class,
+    Instructor,
+    Role,
+    RosterStudent,
+    now,
+)
+from app.roster import add_students, read_text
 from app.teach.assignments import Settings, save_assignment
-from app.teach.views import CODE_ALPHABET
 
 Choices = Sequence[str | None]
 """A choice id for each of a quiz's questions, in order; None leaves the question unanswered."""
@@ -70,13 +79,28 @@ def attempt(
     return started
 
 
+def roster(class_id: int, pasted: str) -> list[RosterStudent]:
+    """Students added to a class's roster, as "Add students" adds a pasted list."""
+    return add_students(class_id, read_text(pasted))
+
+
 def attempts(
-    quiz: Quiz, answers: Sequence[Choices], *, names: Sequence[str], class_id=None, browser="seed"
+    quiz: Quiz,
+    answers: Sequence[Choices],
+    *,
+    names: Sequence[str],
+    class_id=None,
+    browser="seed",
+    roster_students: Sequence[RosterStudent] | None = None,
 ) -> list[int]:
     """Many answered attempts in one transaction, through the same statements as attempt();
-    returns their ids in order."""
+    returns their ids in order. Roster students, if given, take one attempt each, by name."""
     version = record_version(quiz)
-    made = [new_attempt(quiz, version, name, browser, class_id) for name in names]
+    signed_in = roster_students or [None] * len(names)
+    made = [
+        new_attempt(quiz, version, name, browser, class_id, roster_student=student)
+        for name, student in zip(names, signed_in, strict=True)
+    ]
     db.session.add_all(made)
     db.session.flush()
     moment = now()

@@ -10,7 +10,8 @@ from flask import url_for
 from app import create_app
 from app.auth import create_instructor
 from app.extensions import db
-from app.models import Attempt, Class, FeedbackWhen, Role, now, student_key
+from app.models import Attempt, Class, FeedbackWhen, Role, RosterStudent, now, student_key
+from app.roster import add_students, read_text
 
 from helpers import SLUG, Student, csrf_token, record_tables, text
 
@@ -67,6 +68,12 @@ ACCESS = {
     "teach.release_feedback":                "L L N R D D D",
     "teach.preview":                         "L L P P P P P",
     "teach.download":                        "L L P P P P P",
+    "teach.roster_page":                     "L L N R P P P",
+    "teach.sign_in_cards":                   "L L N R P P P",
+    "teach.sign_in_codes":                   "L L N R P P P",
+    "teach.new_sign_in_code":                "L L N R D D D",
+    "teach.remove_student":                  "L L N R D D D",
+    "teach.restore_student":                 "L L N R D D D",
     "teach.void":                            "L L N R D D D",
     "teach.void without a class":            "L L N N N N D",
     "teach.restore":                         "L L N R D D D",
@@ -86,18 +93,20 @@ class Action:
     """How the walk sends a POST route's form, and where a visitor allowed to act lands."""
 
     lands: str | Callable[[dict], str]
-    """The Location, with {class_id} and {token} filled in; a function of the rule's defaults
-    where its rules differ."""
+    """The Location, with {class_id}, {token} and {student_id} filled in; a function of the
+    rule's defaults where its rules differ."""
     form: Callable[["World"], dict] = lambda world: {}
     prepare: Callable[["World", dict], None] = lambda world, defaults: None
     """Sets the scene so that the action would show, given the rule's defaults."""
 
 
-CLASS_PAGE, MANAGE_PAGE, REVIEW = (
+CLASS_PAGE, MANAGE_PAGE, ROSTER, REVIEW = (
     "/teach/classes/{class_id}",
     "/teach/classes/{class_id}/manage",
+    "/teach/classes/{class_id}/roster",
     "/teach/attempts/{token}",
 )
+ROSTER_STUDENT = ROSTER + "#student-{student_id}"
 ACTIONS = {
     "teach.set_open": Action(
         CLASS_PAGE, prepare=lambda world, defaults: world.set(is_open=not defaults["is_open"])
@@ -119,6 +128,11 @@ ACTIONS = {
     "teach.delete_class": Action("/teach", form=lambda world: {"confirm": OWNER_CLASS}),
     "teach.remove_assignment": Action(CLASS_PAGE + f"?quiz={SLUG}"),
     "teach.release_feedback": Action(CLASS_PAGE + f"?quiz={SLUG}"),
+    "teach.new_sign_in_code": Action(ROSTER_STUDENT),
+    "teach.remove_student": Action(ROSTER),
+    "teach.restore_student": Action(
+        ROSTER_STUDENT, prepare=lambda world, defaults: world.remove_roster_student()
+    ),
     "teach.void": Action(REVIEW),
     "teach.restore": Action(REVIEW, prepare=lambda world, defaults: world.void_attempts()),
     "auth.logout": Action("/login"),
@@ -129,6 +143,7 @@ FILL: dict[str, Callable[["World", "Route"], object]] = {
     "class_id": lambda world, route: world.class_id,
     "token": lambda world, route: world.loose_token if route.without_a_class else world.class_token,
     "assignment_id": lambda world, route: world.assignment_id,
+    "student_id": lambda world, route: world.roster_student_id,
     "slug": lambda world, route: SLUG,
     "format_name": lambda world, route: "qti",
 }
@@ -201,6 +216,7 @@ class World:
     student: Student
     viewer_id: str
     assignment_id: int
+    roster_student_id: int
 
     def set(self, **values):
         """Change the owner's class directly, to set a scene."""
@@ -208,6 +224,12 @@ class World:
             scope = db.session.get(Class, self.class_id)
             for name, value in values.items():
                 setattr(scope, name, value)
+            db.session.commit()
+
+    def remove_roster_student(self):
+        """Take the roster's student off it, so that restoring them would show."""
+        with self.app.app_context():
+            db.session.get(RosterStudent, self.roster_student_id).removed_at = now()
             db.session.commit()
 
     def void_attempts(self):
@@ -249,8 +271,18 @@ def world(app, quiz):
         right = quiz.questions[number - 1].right_choice.id
         assert ada.answer(number, right).status_code == 303
         assert grace.answer(number, right).status_code == 303
+    with app.app_context():  # added after Ada typed her name: a roster class takes codes only
+        dana_id = add_students(class_id, read_text("Dana Diaz, 20231234"))[0].id
     return World(
-        app, class_id, other_class_id, ada.token, grace.token, ada, viewer_id, assignment_id
+        app,
+        class_id,
+        other_class_id,
+        ada.token,
+        grace.token,
+        ada,
+        viewer_id,
+        assignment_id,
+        dana_id,
     )
 
 
@@ -338,7 +370,8 @@ def test_instructor_routes_by_visitor(world, route, role):
         assert response.status_code == 303, text(response)
         lands = action.lands(defaults) if callable(action.lands) else action.lands
         token = world.loose_token if route.without_a_class else world.class_token
-        assert location == lands.format(class_id=world.class_id, token=token)
+        student_id = world.roster_student_id
+        assert location == lands.format(class_id=world.class_id, token=token, student_id=student_id)
     else:
         assert response.status_code == status[expected], text(response)
     assert (every_row(world.app) != before) == (expected == "done")

@@ -284,6 +284,9 @@ def build_world(tmp_path, csrf: bool, tally) -> World:
         db.session.commit()
         class_ids = [str(mine.id), str(theirs.id)]
         quiz = current_bank().quizzes[SLUG]
+        # The other instructor's class signs in by code: a roster student to aim at.
+        [rostered] = factories.roster(theirs.id, "Dana Diaz, 20231234")
+        roster_ids, sign_in_code = [str(rostered.id)], rostered.sign_in_code
 
     student = app.test_client()
     tokens = []
@@ -311,10 +314,11 @@ def build_world(tmp_path, csrf: bool, tally) -> World:
         real={
             "token": tokens,
             "slug": [SLUG],
-            "code": ["ABCDEF", "abc-def"],
+            "code": ["ABCDEF", "abc-def", sign_in_code],
             "number": [str(n) for n in range(1, len(quiz.questions) + 1)],
             "class_id": class_ids,
             "assignment_id": assignment_ids,
+            "student_id": roster_ids,
             "filename": ["quizwright.css"],
             "name": ["checkpointing"],  # a measurement's page, script and numbers
             "format_name": ["moodle-xml", "qti", "gift"],  # a quiz's downloads

@@ -85,3 +85,30 @@ def test_upgrade_gives_older_names_with_invisible_characters_their_student(tmp_p
         with db.engine.connect() as connection:
             restored = connection.exec_driver_sql(keys).scalars().all()
     assert restored == ["ada", "ada\u200b", "\ufeffa\u200dda"]
+
+
+def test_upgrade_gives_existing_roster_students_their_name_key(tmp_path):
+    """Roster students stored before 0011 keep their rows and get the key of their name."""
+    app = create_app({"SECRET_KEY": "test", **database(tmp_path)})
+    with app.app_context():
+        flask_migrate.upgrade(revision="e928b78e10ef")
+        with db.engine.begin() as connection:
+            connection.exec_driver_sql(
+                "INSERT INTO instructors (id, username, password_hash, is_admin, session_token,"
+                " is_active, time_zone, created_at) VALUES (1, 't', 'h', false, 's', true, 'UTC',"
+                " '2026-01-01 10:00:00')"
+            )
+            connection.exec_driver_sql(
+                "INSERT INTO classes (id, name, join_code, instructor_id, is_open, created_at)"
+                " VALUES (1, 'Physics', 'ABCDEF', 1, true, '2026-01-01 10:00:00')"
+            )
+            connection.exec_driver_sql(
+                "INSERT INTO roster_students (id, class_id, name, sign_in_code, created_at)"
+                " VALUES (1, 1, 'Dana  STRASSE', 'ABCD2345', '2026-01-01 10:00:00')"
+            )
+        flask_migrate.upgrade()
+        with db.engine.connect() as connection:
+            row = connection.exec_driver_sql(
+                "SELECT name, name_key, sign_in_code FROM roster_students"
+            ).one()
+    assert tuple(row) == ("Dana  STRASSE", "dana strasse", "ABCD2345")

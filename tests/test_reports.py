@@ -12,7 +12,10 @@ from app.reports import (
     AttemptRow,
     ClassReport,
     Counting,
+    ItemRow,
     StudentRow,
+    glance,
+    gradebook,
 )
 
 QUIZ = build_quiz(
@@ -110,3 +113,46 @@ def test_an_unknown_counting_rule_is_an_error():
     assert set(PICK) == set(Counting)
     with pytest.raises(ValueError):
         Counting("highest")
+
+
+def test_at_a_glance_lists_the_hardest_then_every_warned_question():
+    """Beyond the three hardest, any question with a warning is listed; an easy clean one is not.
+
+    Six questions: q1..q3 hard, q4 and q5 easier but warned, q6 easy and clean."""
+    items = [
+        ItemRow(QUIZ.questions[0], number, n, facility, discrimination, counts)
+        for number, n, facility, discrimination, counts in [
+            (1, 10, 0.1, 0.2, {"a": 1, "b": 9}),
+            (2, 10, 0.2, 0.2, {"a": 2, "b": 8}),
+            (3, 10, 0.3, 0.1, {"a": 3, "b": 7}),
+            (4, 10, 0.8, -0.3, {"a": 8, "b": 2}),  # stronger students did worse
+            (5, 10, 0.4, 0.3, {"a": 4, "b": 6}),  # a wrong choice beats the right one
+            (6, 10, 0.9, 0.4, {"a": 9, "b": 1}),
+            (7, 10, 1.0, None, {"a": 10, "b": 0}),  # everyone right: not a warning
+        ]
+    ]
+    assert [item.number for item in glance(items)] == [1, 2, 3, 4, 5]
+
+
+def test_an_attempt_ended_by_its_time_limit_is_finished_and_scored():
+    """Finished with questions unanswered: it counts, scored on what was answered."""
+    ended = AttemptRow(
+        id=1, token="t", student="Dana", started_at=START, last_answer_at=START + timedelta(1),
+        answered=1, points=1, quiz=QUIZ, number=1, finished_at=START + timedelta(minutes=20),
+    )  # fmt: skip
+    going = AttemptRow(**{**vars(ended), "finished_at": None})
+    assert ended.complete and ended.time_taken == timedelta(minutes=20)
+    assert not going.complete and going.time_taken is None
+    rows = gradebook(
+        QUIZ,
+        [
+            StudentRow("Dana", 1, ended, key="#roster:1"),
+            StudentRow("Dana", 0, going, unfinished=1, key="#roster:2"),
+            StudentRow("Eli", 0, None, key="#roster:3", student_number="E1"),
+        ],
+    )
+    assert [(row.student, row.score, row.status, row.student_number) for row in rows] == [
+        ("Dana", 1, None, None),
+        ("Dana", None, "Not finished", None),
+        ("Eli", None, "Not started", "E1"),
+    ]

@@ -11,6 +11,6 @@ bp.after_request(no_store)
 
 def init_app(app: Flask) -> None:
     """Add the instructor pages."""
-    from . import assignments, manage, quizzes, views  # noqa: F401 - their routes join bp
+    from . import assignments, manage, quizzes, roster, views  # noqa: F401 - their routes join bp
 
     app.register_blueprint(bp)

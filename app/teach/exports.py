@@ -13,7 +13,7 @@ from flask import Response, stream_with_context
 
 from .. import reports
 from ..bank import Quiz
-from ..reports import ClassReport, Roster
+from ..reports import ClassReport, Counting, Roster
 
 Table = tuple[list[str], Iterable[list]]
 """A header and its rows."""
@@ -38,13 +38,40 @@ def utc(moment: datetime | None) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ") if moment else ""
 
 
+# What each way of counting makes of a student's grade: for the file's name and first row.
+GRADE_RULES = {
+    Counting.FIRST: ("first-attempt", "each student's first finished attempt"),
+    Counting.BEST: ("best-attempt", "each student's best finished attempt"),
+    Counting.LATEST: ("latest-attempt", "each student's latest finished attempt"),
+    Counting.ALL: ("average-of-attempts", "the average of each student's finished attempts"),
+}
+
+
+def gradebook_rule(roster: Roster) -> tuple[str, str]:
+    """The gradebook's file kind, naming its rule, and the comment row that explains it."""
+    kind, rule = GRADE_RULES[roster.counting]
+    return f"gradebook-{kind}", f"# {roster.quiz.title}: score from {rule}."
+
+
 def gradebook(roster: Roster) -> Table:
-    """One row per student: the counted attempt's score, or the mean when all count."""
-    header = ["student", "attempts", "score", "max_score", "percent"]
-    rows = [
-        [row.student, row.attempts, number(row.score, 2), row.max_score, number(row.percent, 1)]
-        for row in reports.gradebook(roster.quiz, roster.students)
-    ]
+    """One row per student: the counted attempt's score, or the mean when all count; roster
+    students who have not started or finished say so where the score would be."""
+    header = ["student", "attempts", "unfinished", "score", "max_score", "percent"]
+    if roster.with_ids:
+        header.insert(1, "student_id")
+    rows = []
+    for row in reports.gradebook(roster.quiz, roster.students):
+        found = [
+            f"{row.student} (removed)" if row.removed else row.student,
+            row.attempts,
+            row.unfinished,
+            row.status or number(row.score, 2),
+            row.max_score,
+            number(row.percent, 1),
+        ]
+        if roster.with_ids:
+            found.insert(1, row.student_number or "")
+        rows.append(found)
     return header, rows
 
 
@@ -107,13 +134,17 @@ def item_statistics(report: ClassReport) -> Table:
     return header, rows
 
 
-def csv_chunks(header: list[str], rows: Iterable[list]) -> Iterator[str]:
+def csv_chunks(
+    header: list[str], rows: Iterable[list], comment: str | None = None
+) -> Iterator[str]:
     """UTF-8 CSV text in pieces of about 64 kB; numbers stay numbers, formula-like text is
-    defused."""
+    defused. A comment, if any, is the first row, a single cell starting with "#"."""
     out = io.StringIO()
     # The byte-order mark makes Excel read UTF-8 names correctly; other tools skip it.
     out.write("\ufeff")
     writer = csv.writer(out)
+    if comment is not None:
+        writer.writerow([comment])
     writer.writerow(header)
     for row in rows:
         writer.writerow([cell(value) for value in row])
@@ -137,11 +168,13 @@ def file_names(class_name: str, slug: str, kind: str) -> tuple[str, str]:
     return filename, re.sub(r"[^A-Za-z0-9.]+", "-", filename).strip("-.")
 
 
-def download(class_name: str, slug: str, kind: str, table: Table) -> Response:
+def download(
+    class_name: str, slug: str, kind: str, table: Table, comment: str | None = None
+) -> Response:
     """Stream a table as a CSV download named after the class, the quiz and the export."""
     filename, ascii_name = file_names(class_name, slug, kind)
     return Response(
-        stream_with_context(csv_chunks(*table)),
+        stream_with_context(csv_chunks(*table, comment=comment)),
         mimetype="text/csv",
         headers={
             "Content-Disposition": f'attachment; filename="{ascii_name}"; '

@@ -2,7 +2,17 @@
 
 from flask import request
 from flask_wtf import FlaskForm
-from wtforms import HiddenField, RadioField, SelectChoice, SelectField, StringField, SubmitField
+from flask_wtf.file import FileField
+from wtforms import (
+    Field,
+    HiddenField,
+    RadioField,
+    SelectChoice,
+    SelectField,
+    StringField,
+    SubmitField,
+    TextAreaField,
+)
 from wtforms.validators import DataRequired, Length, ValidationError
 
 from ..auth import find_instructor
@@ -10,6 +20,7 @@ from ..bank import current_bank
 from ..forms import tidy
 from ..models import Class, Role
 from ..reports import Counting
+from ..roster import Entry, RosterError, read_csv, read_text
 from ..rules import SeenStudent
 
 
@@ -150,3 +161,40 @@ class ShareForm(FlaskForm):
 
 class StopSharingForm(FlaskForm):
     instructor = HiddenField(validators=[DataRequired()])
+
+
+class RosterForm(FlaskForm):
+    """Students to add to a class's roster: a pasted list or a CSV file, read whole, so that
+    every problem is reported at once, by line."""
+
+    entries: list[Entry] = []
+    """The students to add, once the form has validated."""
+
+    students = TextAreaField("Paste students", render_kw={"rows": 10, "spellcheck": "false"})
+    upload = FileField("Or upload a CSV file", render_kw={"accept": ".csv,text/csv,text/plain"})
+    submit = SubmitField("Add students")
+
+    @property
+    def source(self) -> Field:
+        """The field the students came from, where problems with them are shown."""
+        return self.upload if self.upload.data else self.students
+
+    def validate(self, extra_validators=None) -> bool:
+        if not super().validate(extra_validators):
+            return False
+        pasted = (self.students.data or "").strip()
+        if pasted and self.upload.data:
+            self.students.errors.append("Paste a list or upload a file, not both.")
+            return False
+        if not pasted and not self.upload.data:
+            self.students.errors.append("Paste a list of students, or choose a CSV file.")
+            return False
+        try:
+            if self.upload.data:
+                self.entries = read_csv(self.upload.data.read())
+            else:
+                self.entries = read_text(self.students.data)
+        except RosterError as error:
+            self.source.errors.extend(error.problems)
+            return False
+        return True

@@ -19,13 +19,11 @@ from ..audit import audit
 from ..auth import class_or_404, may, require_admin, role_in
 from ..bank import Quiz, current_bank
 from ..extensions import db
-from ..models import Attempt, Class, ClassShare, Instructor, QuizVersion, Role
+from ..models import CODE_ALPHABET, Attempt, Class, ClassShare, Instructor, QuizVersion, Role
 from ..stats import FEW_ATTEMPTS
 from . import assignments, bp, exports
 from .forms import SHARE_ROLES, ClassForm, ReportForm
 
-# No 0/O, 1/I/L, so a code read off a projector cannot be mistyped.
-CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 REFRESH_SECONDS = 30
 
 
@@ -233,7 +231,9 @@ def gradebook(class_id):
     """One row per student: the counted attempt's score, or the mean when all count."""
     scope, form, quiz = _selection(class_id)
     roster = reports.class_roster(quiz, class_id, form.count.data)
-    return _download(scope, quiz, "gradebook", exports.gradebook(roster))
+    kind, comment = exports.gradebook_rule(roster)
+    name = scope.name if scope else "no class"
+    return exports.download(name, quiz.slug, kind, exports.gradebook(roster), comment)
 
 
 @bp.get("/no-class/responses.csv", defaults={"class_id": None})

@@ -60,6 +60,8 @@ def test_a_class_from_join_link_to_gradebook(browse, quiz):
             teacher.get_by_role("link", name=link).click()
         text = Path(download.value.path()).read_text(encoding="utf-8-sig")
         table = list(csv.reader(io.StringIO(text)))
+        if table[0][0].startswith("#"):  # the gradebook's comment row, naming its rule
+            table = table[1:]
         assert table[0][0] == first_column and len(table) - 1 == rows, (link, table[:2])
         assert download.value.suggested_filename.startswith("Browser class-gradient-checkpointing")
 

@@ -1,0 +1,104 @@
+"""The students' side of a roster: a personal link or a typed code, a check of who they are,
+then their class's quiz."""
+
+from flask import abort, redirect, render_template, request, url_for
+from flask_wtf import FlaskForm
+from wtforms import RadioField, SelectChoice, StringField, SubmitField
+from wtforms.validators import InputRequired
+
+from ..forms import find_class, tidy
+from ..models import Class
+
+# The start form's own limits and browser id: starting by code is starting, and counts so.
+from ..quiz import (
+    _starts_per_address,
+    _starts_per_browser,
+    _unfinished,
+    _unknown_codes,
+    offered_quizzes,
+    start_in_class,
+)
+from . import bp
+from .store import find_student
+
+
+class CodeForm(FlaskForm):
+    """The sign-in code typed from a card; a GET form, so it needs no CSRF token."""
+
+    class Meta:
+        csrf = False
+
+    code = StringField("Your sign-in code", filters=[tidy])
+    submit = SubmitField("Continue")
+
+
+class ConfirmForm(FlaskForm):
+    """ "I am Dana Diaz": the student confirms who they are, and picks one of several quizzes."""
+
+    quiz = RadioField("Quiz", validators=[InputRequired("Choose a quiz.")])
+    submit = SubmitField()
+
+    def __init__(self, name: str, quizzes: list, **kwargs):
+        super().__init__(**kwargs)
+        self.quiz.choices = [SelectChoice(quiz.slug, quiz.title) for quiz in quizzes]
+        if len(quizzes) == 1:
+            self.quiz.data = quizzes[0].slug
+        self.submit.label.text = f"I am {name}"
+
+
+def _closed(class_: Class) -> str | None:
+    """Why no attempt can start in the class now, if none can."""
+    if class_.archived_at is not None:
+        return f"{class_.name} is archived, so no new attempts can start."
+    if not class_.is_open:
+        return f"{class_.name} is closed, so no new attempts can start. Ask your instructor."
+    return None
+
+
+@bp.get("/s")
+@_unknown_codes
+def sign_in():
+    """Type the code from your card; the personal link leads to the same place."""
+    form = CodeForm(request.args)
+    joining = find_class(request.args["class"]) if request.args.get("class") else None
+    if form.code.data:
+        student = find_student(form.code.data)
+        if student is not None:
+            return redirect(url_for(".personal", code=student.sign_in_code), 303)
+        form.code.errors = [
+            f"No student has the code “{form.code.data}”. Check it against your card, or ask "
+            "your instructor."
+        ]
+    page = render_template("roster/sign_in.html", form=form, joining=joining)
+    return page, 400 if form.code.errors else 200
+
+
+@bp.route("/s/<code>", methods=["GET", "POST"])
+# Checked from the bottom up, as on the start form.
+@_unknown_codes
+@_starts_per_address
+@_starts_per_browser
+def personal(code):
+    """A student's personal link: their name and class to confirm, then their quiz."""
+    student = find_student(code)
+    if student is None:
+        abort(404, description="No student has this sign-in link. Check it with your instructor.")
+    class_ = student.class_
+    quizzes = offered_quizzes(class_)
+    form = ConfirmForm(student.name, quizzes)
+    closed = _closed(class_)
+    if request.method == "POST" and closed:
+        abort(403, description=closed)
+    if form.validate_on_submit():
+        quiz = next(quiz for quiz in quizzes if quiz.slug == form.quiz.data)
+        return start_in_class(quiz, class_, student.name, roster_student=student)
+    page = render_template(
+        "roster/confirm.html",
+        student=student,
+        class_=class_,
+        form=form,
+        quizzes=quizzes,
+        closed=closed,
+        unfinished=_unfinished(quizzes),
+    )
+    return page, 400 if form.errors else 200

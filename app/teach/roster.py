@@ -1,0 +1,147 @@
+"""The instructor's side of a roster: add students, print and download their sign-in codes,
+remove a student or give them a new code."""
+
+from flask import abort, redirect, render_template, request, url_for
+from flask_login import current_user
+
+from .. import roster
+from ..audit import audit
+from ..auth import class_or_404
+from ..extensions import db
+from ..models import Class, Role, RosterStudent
+from . import bp, exports
+from .forms import RosterForm
+from .views import _qr
+
+# 2,000 students with long email addresses, as a paste or a file: far above the answer forms'
+# limit, which stays as it is everywhere else.
+ROSTER_BYTES = 1024 * 1024
+
+
+def _manage(class_id: int) -> Class:
+    """Sign-in codes let anyone answer as the student: only who may change the class sees them."""
+    return class_or_404(class_id, need=Role.MANAGE)
+
+
+def _personal_links(students: list[RosterStudent]) -> dict[int, str]:
+    base = url_for("roster.personal", code="", _external=True)
+    return {student.id: base + student.sign_in_code for student in students}
+
+
+@bp.url_value_preprocessor
+def allow_a_whole_roster(endpoint, _values):
+    """Let a logged-in instructor send a roster larger than other forms may be; this runs before
+    anything reads the form (the NUL guard, the CSRF check)."""
+    if endpoint == "teach.roster_page" and current_user.is_authenticated:
+        request.max_content_length = ROSTER_BYTES
+        request.max_form_memory_size = ROSTER_BYTES
+
+
+@bp.route("/classes/<int:class_id>/roster", methods=["GET", "POST"])
+def roster_page(class_id):
+    """The class's roster with each student's code, and the form that adds students."""
+    scope = _manage(class_id)
+    form = RosterForm()
+    if form.validate_on_submit():
+        try:
+            added = roster.add_students(scope.id, form.entries)
+        except roster.RosterError as error:
+            form.source.errors.extend(error.problems)
+        else:
+            audit(f"roster: {len(added)} students added to class {scope.id}")
+            return redirect(url_for(".roster_page", class_id=scope.id, added=len(added)), 303)
+    return _roster_page(scope, form)
+
+
+def _roster_page(scope: Class, form: RosterForm, refused: str | None = None):
+    """The roster page; 400 when the list or a restore was refused."""
+    students = roster.class_roster(scope.id)
+    current = [student for student in students if student.removed_at is None]
+    page = render_template(
+        "teach/roster.html",
+        scope=scope,
+        form=form,
+        current=current,
+        removed=[student for student in students if student.removed_at is not None],
+        links=_personal_links(current),
+        added=request.args.get("added", type=int),
+        most=roster.MOST_STUDENTS,
+        spaced=roster.spaced,
+        refused=refused,
+    )
+    return page, 400 if form.errors or refused else 200
+
+
+@bp.get("/classes/<int:class_id>/roster/cards")
+def sign_in_cards(class_id):
+    """A printable page of cards: each student's name, class, personal link and its QR code."""
+    scope = _manage(class_id)
+    current = [s for s in roster.class_roster(scope.id) if s.removed_at is None]
+    links = _personal_links(current)
+    return render_template(
+        "teach/cards.html",
+        scope=scope,
+        students=current,
+        links=links,
+        qr_codes={id_: _qr(link) for id_, link in links.items()},
+        sign_in_url=url_for("roster.sign_in", _external=True),
+        spaced=roster.spaced,
+    )
+
+
+@bp.get("/classes/<int:class_id>/roster/codes.csv")
+def sign_in_codes(class_id):
+    """The cards as a file: one row per student with their code and personal link."""
+    scope = _manage(class_id)
+    current = [s for s in roster.class_roster(scope.id) if s.removed_at is None]
+    links = _personal_links(current)
+    header = ["student", "student_id", "class", "sign_in_code", "personal_link"]
+    rows = [
+        [s.name, s.student_number or "", scope.name, s.sign_in_code, links[s.id]] for s in current
+    ]
+    audit(f"roster: sign-in codes of class {scope.id} downloaded")
+    return exports.download(scope.name, "sign-in", "codes", (header, rows))
+
+
+def _student(scope: Class, student_id: int) -> RosterStudent:
+    found = db.session.get(RosterStudent, student_id)
+    if found is None or found.class_id != scope.id:
+        abort(404, description="There is no such student on this class's roster.")
+    return found
+
+
+@bp.post("/classes/<int:class_id>/roster/<int:student_id>/remove")
+def remove_student(class_id, student_id):
+    """Take a student off the roster: their code stops working, their attempts stay."""
+    scope = _manage(class_id)
+    student = _student(scope, student_id)
+    roster.remove_student(student)
+    audit(f"roster: student {student.id} removed from class {scope.id}")
+    return redirect(url_for(".roster_page", class_id=scope.id), 303)
+
+
+@bp.post("/classes/<int:class_id>/roster/<int:student_id>/restore")
+def restore_student(class_id, student_id):
+    """Undo a removal: the student's code works again and their attempts are theirs."""
+    scope = _manage(class_id)
+    student = _student(scope, student_id)
+    if student.removed_at is not None:
+        refused = roster.restore_student(student)
+        if refused:
+            return _roster_page(scope, RosterForm(formdata=None), refused)
+        audit(f"roster: student {student.id} restored to class {scope.id}")
+    back = url_for(".roster_page", class_id=scope.id, _anchor=f"student-{student.id}")
+    return redirect(back, 303)
+
+
+@bp.post("/classes/<int:class_id>/roster/<int:student_id>/new-code")
+def new_sign_in_code(class_id, student_id):
+    """Give a student a new code, as when a card is lost: the old code stops working at once."""
+    scope = _manage(class_id)
+    student = _student(scope, student_id)
+    if student.removed_at is not None:
+        abort(404, description="This student was removed from the roster.")
+    roster.give_new_code(student)
+    audit(f"roster: new sign-in code for student {student.id} of class {scope.id}")
+    back = url_for(".roster_page", class_id=scope.id, _anchor=f"student-{student.id}")
+    return redirect(back, 303)

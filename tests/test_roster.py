@@ -1,0 +1,584 @@
+"""Rosters: adding students, their sign-in codes and cards, signing in by code, and the roster
+in the class page and gradebook."""
+
+import csv
+import io
+import logging
+import re
+import threading
+
+import factories
+import pytest
+from test_bad_input import other_browser
+from test_teach import create_class, rows
+
+from app.bank import current_bank
+from app.config import PROJECT_ROOT
+from app.extensions import db
+from app.models import CODE_ALPHABET, Attempt, RosterStudent
+from app.roster import store as roster_store
+
+from helpers import SLUG, Student, form_token, login, queries, shown, text, wrong_choice
+
+
+@pytest.fixture
+def teacher(app, quick_passwords):
+    """A logged-in instructor's browser."""
+    with app.app_context():
+        factories.instructor("teacher", "correct horse")
+    client = app.test_client()
+    assert login(client, "teacher", "correct horse").status_code == 303
+    return client
+
+
+def roster_url(class_id):
+    return f"/teach/classes/{class_id}/roster"
+
+
+def add(client, class_id, students="", upload=None, token=None):
+    """Send the "Add students" form: pasted text, or a file as (bytes, file name)."""
+    data = {"csrf_token": token or form_token(client, roster_url(class_id)), "students": students}
+    if upload is not None:
+        data["upload"] = (io.BytesIO(upload[0]), upload[1])
+    return client.post(roster_url(class_id), data=data, content_type="multipart/form-data")
+
+
+def stored(app, class_id=None):
+    """The roster as stored: (name, student id, code, removed?) by name."""
+    with app.app_context():
+        found = db.session.scalars(db.select(RosterStudent).order_by(RosterStudent.name))
+        return [
+            (s.name, s.student_number, s.sign_in_code, s.removed_at is not None)
+            for s in found
+            if class_id is None or s.class_id == class_id
+        ]
+
+
+def code_of(app, name):
+    return next(code for student, _, code, _ in stored(app) if student == name)
+
+
+def test_adding_a_pasted_list_gives_each_student_a_code(app, teacher, caplog):
+    """Names and ids are stored, each with 8 characters of the look-alike-free alphabet."""
+    class_id, _ = create_class(teacher)
+    with caplog.at_level(logging.WARNING):
+        response = add(teacher, class_id, "Dana Diaz, 20231234\nEli Ek\n")
+    assert response.status_code == 303
+    assert response.location == f"{roster_url(class_id)}?added=2"
+    assert "roster: 2 students added to class" in caplog.text
+    students = stored(app)
+    assert [(name, number) for name, number, _, _ in students] == [
+        ("Dana Diaz", "20231234"),
+        ("Eli Ek", None),
+    ]
+    codes = [code for _, _, code, _ in students]
+    assert all(len(code) == 8 and set(code) <= set(CODE_ALPHABET) for code in codes)
+    page = text(teacher.get(response.location))
+    assert "2 students added, each with a sign-in code." in page
+    assert f"{codes[0][:4]} {codes[0][4:]}" in page
+    assert f"http://localhost/s/{codes[0]}" in page
+    summary = text(teacher.get(f"/teach/classes/{class_id}"))
+    assert "2 students sign in with personal codes; typed names are refused." in summary
+
+
+def test_a_csv_upload_with_a_header_and_byte_order_mark_is_added(app, teacher):
+    """A spreadsheet's "CSV UTF-8" file: header row, BOM, quoted names with commas."""
+    class_id, _ = create_class(teacher)
+    data = '\ufeffName,Email\r\n"Diaz, Dana",dana@school.example\r\nZoë Zander,\r\n'.encode()
+    assert add(teacher, class_id, upload=(data, "class.csv")).status_code == 303
+    assert [(name, number) for name, number, _, _ in stored(app)] == [
+        ("Diaz, Dana", "dana@school.example"),
+        ("Zoë Zander", None),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("students", "upload", "message"),
+    [
+        ("", None, "Paste a list of students, or choose a CSV file."),
+        ("Dana Diaz", (b"Eli Ek", "x.csv"), "Paste a list or upload a file, not both."),
+        ("Dana Diaz\nEli Ek\nDana Diaz", None, "Line 3: Dana Diaz is also on line 1."),
+        ("", ("Zoë\n".encode("latin-1"), "x.csv"), "The file is not UTF-8 text."),
+        ("", (b"=1+1, 2\n", "x.csv"), "Line 1: “=1+1” begins with &#39;=&#39;"),
+        ("\n".join(f"S{n}" for n in range(2001)), None, "add at most 2,000 at a time"),
+    ],
+    ids=["nothing", "both", "duplicate names", "not utf-8", "formula", "too many"],
+)
+def test_a_bad_list_is_refused_next_to_its_field_and_nothing_is_stored(
+    app, teacher, students, upload, message
+):
+    """A clear message beside the field that holds the problem, a 400, and no student added."""
+    class_id, _ = create_class(teacher)
+    response = add(teacher, class_id, students, upload)
+    assert response.status_code == 400
+    page = text(response)
+    field = "upload" if upload and not students else "students"
+    error = re.search(rf'<div class="error" id="{field}-error">(.*?)</div>', page).group(1)
+    assert message in error
+    assert f'aria-describedby="{field}-hint {field}-error"' in page
+    assert stored(app) == []
+
+
+def test_every_problem_of_a_list_is_shown_at_once_in_line_order(app, teacher):
+    """Three bad lines, three located messages in the list's order, and the count of them."""
+    class_id, _ = create_class(teacher)
+    page = text(add(teacher, class_id, "Dana Diaz\n, 1\nDana Diaz\n@Eve"))
+    assert "3 problems; nothing was added." in page
+    found = re.findall(r"<li>(Line \d+)", page)
+    assert found == ["Line 2", "Line 3", "Line 4"]
+
+
+def test_students_already_on_the_roster_are_not_added_twice(app, teacher):
+    """A second paste naming the same student, or the same id, is refused whole."""
+    class_id, _ = create_class(teacher)
+    add(teacher, class_id, "Dana Diaz, 1\nEli Ek")
+    page = text(add(teacher, class_id, "Fay Fox\nEli Ek\nGus Gray, 1"))
+    assert "Line 2: Eli Ek is on the roster already." in page
+    assert shown("Line 3: the student id 1 belongs to Dana Diaz, already on this class's") in page
+    assert len(stored(app)) == 2
+
+
+def test_a_whole_year_group_fits_in_one_paste(app, teacher):
+    """2,000 students with email addresses are far more than a form's 64 kB, and are added."""
+    class_id, _ = create_class(teacher)
+    pasted = "\n".join(
+        f"Student Number {n}, student.number.{n}@a-long-school-name.example" for n in range(2000)
+    )
+    assert len(pasted.encode()) > 64 * 1024
+    assert add(teacher, class_id, pasted).status_code == 303
+    assert len(stored(app)) == 2000
+
+
+def test_adding_students_still_needs_the_csrf_token(app, teacher):
+    """The larger form is read before its token is checked, but the token is still required."""
+    class_id, _ = create_class(teacher)
+    assert add(teacher, class_id, "Dana Diaz", token="forged").status_code == 400
+    assert stored(app) == []
+
+
+def test_a_code_clash_draws_new_codes(app, teacher, monkeypatch):
+    """If a drawn code is taken, the unique constraint refuses it and new codes are drawn."""
+    class_id, _ = create_class(teacher)
+    add(teacher, class_id, "Dana Diaz")
+    taken = code_of(app, "Dana Diaz")
+    drawn = iter([taken, "ZZZZ2222"])
+    monkeypatch.setattr("app.roster.store.new_code", lambda: next(drawn))
+    assert add(teacher, class_id, "Eli Ek").status_code == 303
+    assert code_of(app, "Eli Ek") == "ZZZZ2222"
+
+
+def test_another_instructor_cannot_see_or_change_the_roster(app, teacher):
+    """Codes let anyone answer as a student: another instructor gets 404s and changes nothing."""
+    class_id, _ = create_class(teacher)
+    add(teacher, class_id, "Dana Diaz")
+    with app.app_context():
+        factories.instructor("other", "other password")
+        student_id = db.session.scalar(db.select(RosterStudent.id))
+    other = app.test_client()
+    login(other, "other", "other password")
+    token = form_token(other)
+    for url in ("", "/cards", "/codes.csv"):
+        assert other.get(roster_url(class_id) + url).status_code == 404
+    assert add(other, class_id, "Eve", token=token).status_code == 404
+    for action in ("remove", "new-code"):
+        url = f"{roster_url(class_id)}/{student_id}/{action}"
+        assert other.post(url, data={"csrf_token": token}).status_code == 404
+    assert [name for name, _, _, removed in stored(app) if not removed] == ["Dana Diaz"]
+
+
+def test_a_student_of_another_class_cannot_be_changed_through_this_one(app, teacher):
+    """The student id must belong to the class in the address."""
+    first, _ = create_class(teacher, "First")
+    second, _ = create_class(teacher, "Second")
+    add(teacher, second, "Dana Diaz")
+    with app.app_context():
+        student_id = db.session.scalar(db.select(RosterStudent.id))
+    url = f"{roster_url(first)}/{student_id}/remove"
+    assert teacher.post(url, data={"csrf_token": form_token(teacher)}).status_code == 404
+    assert stored(app)[0][3] is False
+
+
+def sign_in(app, code, confirm=True):
+    """A student's browser opening their personal link and confirming who they are."""
+    student = Student(app.test_client())
+    page = student.client.get(f"/s/{code}")
+    if not confirm or page.status_code != 200:
+        return student, page
+    response = student.post(f"/s/{code}", quiz=SLUG)
+    if response.status_code == 303:
+        student.token = response.location.split("/")[2]
+    return student, response
+
+
+def test_a_personal_link_shows_the_name_and_class_then_starts_the_quiz(app, teacher):
+    """ "I am Dana Diaz": confirmed, the attempt carries the roster student and their name."""
+    class_id, _ = create_class(teacher)
+    add(teacher, class_id, "Dana Diaz, 20231234")
+    code = code_of(app, "Dana Diaz")
+    student, response = sign_in(app, code, confirm=False)
+    page = text(response)
+    assert "Are you Dana Diaz?" in page and "Physics 101" in page
+    assert 'value="I am Dana Diaz"' in page
+    student, response = sign_in(app, code)
+    assert response.status_code == 303
+    assert response.location.endswith("/questions/1")
+    with app.app_context():
+        attempt = db.session.scalars(db.select(Attempt)).one()
+        dana = db.session.scalars(db.select(RosterStudent)).one()
+        assert attempt.roster_student_id == dana.id and attempt.class_id == class_id
+        assert attempt.student_name == "Dana Diaz" and attempt.student_key == dana.student_key
+
+
+def test_a_retake_stays_the_roster_students(app, teacher):
+    """ "Retake quiz" starts the roster student's next attempt, not a typed name's; once they are
+    removed, it is refused."""
+    class_id, _ = create_class(teacher)
+    add(teacher, class_id, "Dana Diaz, 1")
+    student, _ = sign_in(app, code_of(app, "Dana Diaz"))
+    response = student.post(f"/attempts/{student.token}/retake")
+    assert response.status_code == 303
+    with app.app_context():
+        keys = db.session.scalars(db.select(Attempt.student_key)).all()
+        dana = db.session.scalars(db.select(RosterStudent)).one()
+        assert keys == [dana.student_key] * 2
+    [row] = rows(teacher.get(f"/teach/classes/{class_id}/gradebook.csv"))
+    assert (row["student"], row["unfinished"]) == ("Dana Diaz", "2")
+    remove(teacher, class_id, app, "Dana Diaz")
+    assert student.post(f"/attempts/{student.token}/retake").status_code == 403
+
+
+@pytest.mark.parametrize("typed", ["{}", "{lower}", "{half} {rest}", "{half}-{rest}"])
+def test_a_typed_code_leads_to_the_personal_link_however_it_is_typed(app, teacher, typed):
+    """Lower case, a space or a dash in the middle: the same student."""
+    class_id, _ = create_class(teacher)
+    add(teacher, class_id, "Dana Diaz")
+    code = code_of(app, "Dana Diaz")
+    entered = typed.format(code, lower=code.lower(), half=code[:4], rest=code[4:])
+    response = app.test_client().get("/s", query_string={"code": entered})
+    assert response.status_code == 303 and response.location == f"/s/{code}"
+
+
+def test_an_unknown_code_is_refused_with_a_message(app):
+    """The typed code gets a message beside its field; an unknown link a 404."""
+    response = app.test_client().get("/s?code=ABCD2345")
+    assert response.status_code == 400
+    assert "No student has the code “ABCD2345”" in text(response)
+    assert app.test_client().get("/s/ABCD2345").status_code == 404
+
+
+def test_guessing_sign_in_codes_counts_against_the_unknown_code_limit(app, teacher):
+    """Unknown sign-in codes and unknown class codes share one allowance per address."""
+    class_id, _ = create_class(teacher)
+    add(teacher, class_id, "Dana Diaz")
+    code = code_of(app, "Dana Diaz")
+    guesser = other_browser(app)
+    misses = [guesser.client.get(f"/s/GUESS{n:03}").status_code for n in range(75)]
+    misses += [guesser.client.get(f"/s?code=GUESS{n:03}").status_code for n in range(50)]
+    misses += [guesser.client.get(f"/join/GUESS{n}").status_code for n in range(25)]
+    assert misses == [404] * 75 + [400] * 50 + [404] * 25
+    refused = guesser.client.get(f"/s/{code}")
+    assert refused.status_code == 429
+    assert other_browser(app, "198.51.100.7").client.get(f"/s/{code}").status_code == 200
+
+
+def test_a_roster_class_refuses_typed_names(app, teacher):
+    """The start form asks for the code; the join link leads to the sign-in page."""
+    class_id, join_code = create_class(teacher)
+    add(teacher, class_id, "Dana Diaz")
+    student = Student(app.test_client())
+    response = student.start(name="Dana Diaz", class_code=join_code)
+    assert response.status_code == 400
+    page = text(response)
+    assert "Physics 101 signs students in with personal codes" in page
+    assert '<a href="/s">Sign in with your code</a>' in page
+    with app.app_context():
+        assert db.session.scalar(db.select(db.func.count(Attempt.id))) == 0
+    joined = app.test_client().get(f"/join/{join_code}")
+    assert joined.status_code == 302 and joined.location == f"/s?class={join_code}"
+    assert "<strong>Physics 101</strong> signs its students in with personal codes" in text(
+        app.test_client().get(joined.location)
+    )
+
+
+def test_a_class_without_a_roster_still_takes_typed_names(app, teacher):
+    """Nothing changes for a class that never added students."""
+    _, join_code = create_class(teacher)
+    assert Student(app.test_client()).start(name="Ada", class_code=join_code).status_code == 303
+
+
+def test_a_closed_class_does_not_start_by_code(app, teacher):
+    """The page says the class is closed, and a POST anyway is refused."""
+    class_id, _ = create_class(teacher)
+    add(teacher, class_id, "Dana Diaz")
+    teacher.post(f"/teach/classes/{class_id}/close", data={"csrf_token": form_token(teacher)})
+    code = code_of(app, "Dana Diaz")
+    student, page = sign_in(app, code, confirm=False)
+    assert "Physics 101 is closed, so no new attempts can start." in text(page)
+    assert "I am Dana Diaz" not in text(page)
+    assert student.post(f"/s/{code}", quiz=SLUG).status_code == 403
+
+
+def remove(teacher, class_id, app, name, action="remove"):
+    with app.app_context():
+        student_id = db.session.scalar(db.select(RosterStudent.id).filter_by(name=name))
+    url = f"{roster_url(class_id)}/{student_id}/{action}"
+    return teacher.post(url, data={"csrf_token": form_token(teacher)})
+
+
+def test_a_new_code_stops_the_old_one_at_once(app, teacher, caplog):
+    """The old code and link are unknown from then on; the new one signs the student in."""
+    class_id, _ = create_class(teacher)
+    add(teacher, class_id, "Dana Diaz")
+    old = code_of(app, "Dana Diaz")
+    with caplog.at_level(logging.WARNING):
+        response = remove(teacher, class_id, app, "Dana Diaz", "new-code")
+    assert response.status_code == 303
+    assert response.location.startswith(roster_url(class_id) + "#student-")
+    assert "roster: new sign-in code for student" in caplog.text
+    new = code_of(app, "Dana Diaz")
+    assert new != old
+    assert sign_in(app, old, confirm=False)[1].status_code == 404
+    assert sign_in(app, new)[1].status_code == 303
+
+
+def test_a_removed_student_keeps_their_attempts_marked_removed(app, teacher, caplog):
+    """Their code stops working; the class page and gradebook show their attempt as removed."""
+    class_id, _ = create_class(teacher)
+    add(teacher, class_id, "Dana Diaz, 1\nEli Ek, 2\nFay Fox, 3")
+    dana = code_of(app, "Dana Diaz")
+    student, _ = sign_in(app, dana)
+    with app.app_context():
+        quiz = current_bank().quizzes[SLUG]
+    for number, question in enumerate(quiz.questions, 1):
+        student.answer(number, question.right_choice.id)
+    with caplog.at_level(logging.WARNING):
+        assert remove(teacher, class_id, app, "Dana Diaz").status_code == 303
+        assert remove(teacher, class_id, app, "Eli Ek").status_code == 303
+    assert "roster: student" in caplog.text and "removed from class" in caplog.text
+    assert sign_in(app, dana, confirm=False)[1].status_code == 404
+    page = text(teacher.get(f"/teach/classes/{class_id}"))
+    assert '<th scope="row">Dana Diaz (removed)</th>' in page
+    assert "Eli Ek" not in page  # removed before starting: nothing to report
+    gradebook = rows(teacher.get(f"/teach/classes/{class_id}/gradebook.csv"))
+    assert [(row["student"], row["student_id"], row["score"]) for row in gradebook] == [
+        ("Dana Diaz (removed)", "1", "8"),
+        ("Fay Fox", "3", "Not started"),
+    ]
+    roster_page = text(teacher.get(roster_url(class_id)))
+    assert "Removed (2)" in roster_page and "Students (1)" in roster_page
+
+
+def test_a_removed_student_can_be_restored_with_their_code_and_attempts(app, teacher, caplog):
+    """Restore undoes Remove: the same code signs them in again; restoring twice changes nothing."""
+    class_id, _ = create_class(teacher)
+    add(teacher, class_id, "Dana Diaz, 1")
+    code = code_of(app, "Dana Diaz")
+    sign_in(app, code)
+    remove(teacher, class_id, app, "Dana Diaz")
+    assert 'Restore<span class="visually-hidden"> Dana Diaz</span>' in text(
+        teacher.get(roster_url(class_id))
+    )
+    with caplog.at_level(logging.WARNING):
+        response = remove(teacher, class_id, app, "Dana Diaz", "restore")
+    assert response.status_code == 303 and "restored to class" in caplog.text
+    assert stored(app) == [("Dana Diaz", "1", code, False)]
+    assert sign_in(app, code, confirm=False)[1].status_code == 200
+    assert remove(teacher, class_id, app, "Dana Diaz", "restore").status_code == 303
+    [row] = rows(teacher.get(f"/teach/classes/{class_id}/gradebook.csv"))
+    assert (row["student"], row["unfinished"]) == ("Dana Diaz", "1")
+
+
+def test_a_student_whose_name_was_taken_meanwhile_is_not_restored(app, teacher):
+    """Another Dana Diaz without an id was added after the removal: restoring is refused."""
+    class_id, _ = create_class(teacher)
+    add(teacher, class_id, "Dana Diaz")
+    remove(teacher, class_id, app, "Dana Diaz")
+    add(teacher, class_id, "Dana Diaz")
+    with app.app_context():
+        removed = db.session.scalar(
+            db.select(RosterStudent.id).where(RosterStudent.removed_at.is_not(None))
+        )
+    url = f"{roster_url(class_id)}/{removed}/restore"
+    response = teacher.post(url, data={"csrf_token": form_token(teacher)})
+    assert response.status_code == 400
+    assert "Dana Diaz cannot be restored: another student on the roster has the same name." in (
+        text(response)
+    )
+    assert sorted(removed for _, _, _, removed in stored(app)) == [False, True]
+
+
+def test_the_gradebook_lists_every_roster_student(app, teacher):
+    """Not started, not finished and finished roster students, by name, with their ids."""
+    class_id, _ = create_class(teacher)
+    add(teacher, class_id, "Cy Cole, c@x.example\nAl Abe, a@x.example\nBo Bee, b@x.example")
+    finished, _ = sign_in(app, code_of(app, "Al Abe"))
+    with app.app_context():
+        quiz = current_bank().quizzes[SLUG]
+    for number, question in enumerate(quiz.questions, 1):
+        finished.answer(
+            number, (question.right_choice if number <= 6 else wrong_choice(question)).id
+        )
+    started, _ = sign_in(app, code_of(app, "Bo Bee"))
+    started.answer(1, quiz.questions[0].right_choice.id)
+    gradebook = teacher.get(f"/teach/classes/{class_id}/gradebook.csv?count=best")
+    assert gradebook.get_data().decode("utf-8-sig").splitlines()[0] == (
+        "# Gradient Checkpointing Quiz: score from each student's best finished attempt."
+    )
+    disposition = gradebook.headers["Content-Disposition"]
+    assert 'filename="Physics-101-gradient-checkpointing-gradebook-best-attempt.csv"' in disposition
+    listed = [
+        (row["student"], row["student_id"], row["attempts"], row["unfinished"], row["score"])
+        for row in rows(gradebook)
+    ]
+    assert listed[1:] == [
+        ("Bo Bee", "b@x.example", "0", "1", "Not finished"),
+        ("Cy Cole", "c@x.example", "0", "0", "Not started"),
+    ]
+    assert listed[0][:4] == ("Al Abe", "a@x.example", "1", "0")
+    page = text(teacher.get(f"/teach/classes/{class_id}"))
+    assert '<th scope="col">Student id</th>' in page
+    assert (
+        '<th scope="row">Cy Cole</th> <td>c@x.example</td> <td class="num">0</td> '
+        '<td class="num">0</td> <td colspan="5">Not started</td>' in page
+    )
+    assert "<dt>Not started (of 3 on the roster)</dt><dd>1</dd>" in page
+
+
+def test_without_ids_the_gradebook_has_no_id_column(app, teacher):
+    class_id, _ = create_class(teacher)
+    add(teacher, class_id, "Dana Diaz")
+    [row] = rows(teacher.get(f"/teach/classes/{class_id}/gradebook.csv"))
+    assert "student_id" not in row and row["score"] == "Not started"
+    assert "Student id" not in text(teacher.get(f"/teach/classes/{class_id}"))
+
+
+def test_two_roster_students_of_one_name_stay_two_students(app, teacher):
+    """Told apart by their ids, their attempts never merge as typed names would."""
+    class_id, _ = create_class(teacher)
+    add(teacher, class_id, "Dana Diaz, 1\nDana Diaz, 2")
+    codes = [code for _, _, code, _ in stored(app)]
+    sign_in(app, codes[0])
+    sign_in(app, codes[1])
+    gradebook = rows(teacher.get(f"/teach/classes/{class_id}/gradebook.csv"))
+    assert sorted(row["student_id"] for row in gradebook) == ["1", "2"]
+
+
+def test_sign_in_cards_print_one_whole_card_per_student(app, teacher):
+    """Name, class, code, personal link and its QR code; cards never split across pages."""
+    class_id, _ = create_class(teacher)
+    add(teacher, class_id, "Dana Diaz\nEli Ek\nFay Fox")
+    remove(teacher, class_id, app, "Fay Fox")
+    page = text(teacher.get(f"{roster_url(class_id)}/cards"))
+    cards = re.findall(r'<li class="card">(.*?)</li>', page)
+    assert len(cards) == 2
+    code = code_of(app, "Dana Diaz")
+    dana = cards[0]
+    assert '<p class="card-name">Dana Diaz</p>' in dana and "Physics 101" in dana
+    assert f"{code[:4]} {code[4:]}" in dana and f"http://localhost/s/{code}" in dana
+    assert "<svg" in dana and 'aria-label="QR code of Dana Diaz’s sign-in link"' in dana
+    css = (PROJECT_ROOT / "app" / "static" / "quizwright.css").read_text()
+    assert re.search(r"\.card \{[^}]*break-inside: avoid", css)
+    assert re.search(r"@media print \{[^@]*\.site-header[^}]*display: none", css)
+
+
+def test_sign_in_codes_download_as_a_formula_safe_csv(app, teacher, caplog):
+    """One row per current student; a class name a spreadsheet would run is defused."""
+    class_id, _ = create_class(teacher, name="=HYPERLINK(1)")
+    add(teacher, class_id, "Dana Diaz, 1\nEli Ek")
+    with caplog.at_level(logging.WARNING):
+        response = teacher.get(f"{roster_url(class_id)}/codes.csv")
+    assert "sign-in codes of class" in caplog.text
+    assert "sign-in-codes.csv" in response.headers["Content-Disposition"]
+    found = list(csv.DictReader(io.StringIO(response.get_data().decode("utf-8-sig"))))
+    code = code_of(app, "Dana Diaz")
+    assert found[0] == {
+        "student": "Dana Diaz",
+        "student_id": "1",
+        "class": "'=HYPERLINK(1)",
+        "sign_in_code": code,
+        "personal_link": f"http://localhost/s/{code}",
+    }
+    assert [row["student"] for row in found] == ["Dana Diaz", "Eli Ek"]
+
+
+@pytest.mark.parametrize("kind", ["", "/gradebook.csv"])
+def test_class_pages_cost_the_same_queries_with_a_roster_of_500(app, teacher, kind):
+    """10 or 500 of a 500-student roster started: the same number of queries."""
+    class_id, _ = create_class(teacher)
+    with app.app_context():
+        quiz = current_bank().quizzes[SLUG]
+        pasted = "\n".join(f"Student {n}, {n}" for n in range(500))
+        students = factories.roster(class_id, pasted)
+        signed = [(s.id, s.name) for s in students]
+
+    def counted_queries(start, stop):
+        with app.app_context():
+            who = [db.session.get(RosterStudent, id_) for id_, _ in signed[start:stop]]
+            picks = [[q.right_choice.id for q in quiz.questions]] * len(who)
+            names = [name for _, name in signed[start:stop]]
+            factories.attempts(quiz, picks, names=names, class_id=class_id, roster_students=who)
+        with queries(app) as statements:
+            response = teacher.get(f"/teach/classes/{class_id}{kind}")
+            assert response.status_code == 200
+            body = response.get_data(as_text=True)
+        return len(statements), body
+
+    small, first = counted_queries(0, 10)
+    assert first.count("Not started") >= 490
+    large, second = counted_queries(10, 500)
+    assert large == small <= 7
+    assert ">Not started<" not in second
+
+
+@pytest.mark.parametrize(
+    "pasted", ["Dana Diaz\nEli Ek", "Dana Diaz, 1\nEli Ek, 2"], ids=["names only", "with ids"]
+)
+def test_a_double_clicked_add_stores_the_list_once(app, teacher, monkeypatch, pasted):
+    """Two requests with the same list both pass the check before either stores: the database's
+    unique indexes refuse the second, which then reports the students as already there."""
+    class_id, _ = create_class(teacher)
+    url = roster_url(class_id)
+    token = form_token(teacher, url)
+    both_checked = threading.Barrier(2, timeout=10)
+    first_check = threading.local()
+    check = roster_store.clashes
+
+    def clashes_in_step(entries, roster):
+        found = check(entries, roster)
+        if not getattr(first_check, "done", False):
+            first_check.done = True
+            both_checked.wait()
+        return found
+
+    monkeypatch.setattr(roster_store, "clashes", clashes_in_step)
+    statuses = []
+
+    def send():
+        data = {"csrf_token": token, "students": pasted}
+        statuses.append(teacher.post(url, data=data).status_code)
+
+    threads = [threading.Thread(target=send) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(statuses) == [303, 400]
+    assert [name for name, _, _, _ in stored(app)] == ["Dana Diaz", "Eli Ek"]
+
+
+@pytest.mark.parametrize("page", ["", "/cards", "/codes.csv"])
+def test_roster_pages_cost_the_same_queries_for_10_and_500_students(app, teacher, page):
+    """The roster page, the cards and the codes file read the roster in one query."""
+    class_id, _ = create_class(teacher)
+
+    def counted_queries(first, count):
+        with app.app_context():
+            factories.roster(class_id, "\n".join(f"Student {n}" for n in range(first, count)))
+        with queries(app) as statements:
+            response = teacher.get(roster_url(class_id) + page)
+            assert response.status_code == 200
+            assert response.get_data(as_text=True).count(f"Student {count - 1}") >= 1
+        return len(statements)
+
+    small = counted_queries(0, 10)
+    assert counted_queries(10, 500) == small <= 4
