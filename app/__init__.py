@@ -7,7 +7,7 @@ import sqlalchemy
 from flask import Flask, redirect, url_for
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from . import auth, cli, errors, evidence, formatting, guards, health, quiz, ratelimits, teach
+from . import auth, cli, errors, evidence, formatting, guards, health, lti, quiz, ratelimits, teach
 from .config import (
     PROJECT_ROOT,
     ConfigError,
@@ -84,7 +84,7 @@ def create_app(config: dict | None = None, *, migrations: bool = True) -> Flask:
     app.extensions["quizwright.evidence"] = all_evidence()
     app.jinja_env.globals["measurements"] = current_evidence
     # Guards first: the blueprints' rules are built with its converters in place.
-    for feature in (guards, quiz, auth, teach, health, cli, errors, formatting):
+    for feature in (guards, quiz, auth, teach, lti, health, cli, errors, formatting):
         feature.init_app(app)
     app.register_blueprint(evidence.bp)
     # Browsers ask for /favicon.ico whatever the page links; answer instead of logging a 404.
