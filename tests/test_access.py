@@ -35,6 +35,7 @@ EXPECTED = {
     "unassigned_attempt": ("login",   "login",  "missing", "missing", "page"),
     "logout":             ("login",   "login",  "done",    "done",    "done"),
     "account":            ("login",   "login",  "page",    "page",    "page"),
+    "lti_admin":          ("login",   "login",  "missing", "missing", "page"),
 }  # fmt: skip
 # Where a "done" action sends the browser.
 DONE_AT = {"class_change": "/teach/classes/{class_id}", "logout": "/login"}
@@ -56,7 +57,11 @@ def walked(rule) -> bool:
     return rule.endpoint.startswith("teach.") or rule.endpoint in ACCOUNT_PAGES
 
 
-ACCOUNT_PAGES = {"auth.logout": "logout", "auth.change_password": "account"}
+ACCOUNT_PAGES = {
+    "auth.logout": "logout",
+    "auth.change_password": "account",
+    "lti.admin": "lti_admin",
+}
 
 
 def kinds_of(rule) -> list[str | None]:
