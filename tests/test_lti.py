@@ -682,8 +682,8 @@ def test_registered_platforms_may_frame_lti_pages_only(world):
 
 
 def test_a_login_inside_a_frame_offers_a_new_window(world):
-    """In an iframe (Sec-Fetch-Dest), the login first offers a new window, carrying every login
-    parameter; following it runs the login as usual."""
+    """In an iframe (Sec-Fetch-Dest), where the quiz's cookies are not sent, the login offers a
+    new window carrying every login parameter; following it runs the login as usual."""
     url = world.platform.login_url(STUDENT.sub, f"{world.tool}/lti/launch")
     framed = requests.get(url, headers={"Sec-Fetch-Dest": "iframe"}, allow_redirects=False)
     assert framed.status_code == 200
