@@ -25,11 +25,12 @@ from app.auth import create_instructor
 from app.extensions import db
 from app.lti.keys import signing_key
 from app.lti.models import LtiAttempt, LtiCourse, LtiLaunchData, LtiPlatform, LtiUser
+from app.lti.people import instructor_for, user_for
 from app.lti.platforms import PlatformDetails, save_platform
 from app.lti.storage import DatabaseStorage, purge_expired
 from app.models import Answer, Attempt, Class, Instructor
 
-from helpers import SLUG, csrf_token, gunicorn, login, make_app
+from helpers import SLUG, csrf_token, gunicorn, login, make_app, queries
 
 pytestmark = pytest.mark.usefixtures("quick_passwords")
 
@@ -443,10 +444,41 @@ def test_first_launches_at_once_make_one_class(world):
     teachers = [Person(f"teacher-{n}", f"Teacher {n}", INSTRUCTOR) for n in range(4)]
     with ThreadPoolExecutor(max_workers=4) as pool:
         sent = list(pool.map(lambda who: launch(world.platform, requests.Session(), who), teachers))
-    assert {s.response.status_code for s in sent} == {303}
-    assert len({s.response.headers["Location"] for s in sent}) == 1
+    # The first to commit owns the class and is sent to it; the others are told who runs it.
+    assert sorted(s.response.status_code for s in sent) == [303, 403, 403, 403]
     assert counts(world.app)["classes"] == 1
     assert counts(world.app)["lti_courses"] == 1
+    with world.app.app_context():
+        owner = db.session.scalars(db.select(Class)).one().instructor_id
+        first = db.session.scalars(db.select(LtiUser).filter_by(instructor_id=owner)).one()
+    for who, s in zip(teachers, sent, strict=True):
+        if who.sub == first.sub:
+            assert re.fullmatch(r"/teach/classes/\d+", s.response.headers["Location"])
+        else:
+            assert f"run by {first.name}" in page_text(s.response)
+
+
+def test_another_instructor_is_told_who_runs_the_class_until_linked(world):
+    """A second instructor of the course is logged in but told whose class it is; once the admin
+    links their launches to the owner's account, they land on the class page."""
+    launch(world.platform, requests.Session(), TEACHER)
+    colleague = Person("teacher-sub-2", "Edsger Dijkstra", INSTRUCTOR)
+    told = launch(world.platform, requests.Session(), colleague).response
+    assert told.status_code == 403
+    assert f"this course's class is run by {TEACHER.name}" in page_text(told)
+
+    with world.app.app_context():
+        owner = db.session.scalars(db.select(Class)).one().instructor.username
+    result = world.app.test_cli_runner().invoke(
+        args=["lti", "link-instructor", "--issuer", world.platform.issuer,
+              "--sub", colleague.sub, owner]
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert f"{colleague.name}'s launches from Test platform now log in as" in result.output
+    browser = requests.Session()
+    linked = launch(world.platform, browser, colleague).response
+    assert linked.status_code == 303
+    assert COURSE["title"] in page_text(browser.get(world.tool + linked.headers["Location"]))
 
 
 # --- Each Security Framework check, failing: a page saying what, a log line, nothing stored.
@@ -779,6 +811,29 @@ def test_a_refused_registration_says_why_and_stores_nothing(tmp_path, site):
             assert db.session.scalar(db.select(db.func.count()).select_from(LtiPlatform)) == 0
 
 
+def test_a_configuration_claiming_another_issuer_is_refused(tmp_path, site):
+    """A configuration whose issuer is not where it was found registers nothing."""
+    site.openid_configuration = lambda: {
+        "issuer": "https://trusted-lms.example.edu",
+        "authorization_endpoint": f"{site.url}/auth",
+        "token_endpoint": f"{site.url}/token",
+        "jwks_uri": f"{site.url}/jwks.json",
+        "registration_endpoint": f"{site.url}/register",
+    }
+    with fresh_tool(tmp_path) as (app, tool):
+        link = registration_link(app, tool)
+        configuration = f"{site.url}/.well-known/openid-configuration"
+        browser = requests.Session()
+        page = browser.get(f"{link}&openid_configuration={configuration}&registration_token=x")
+        fields = dict(re.findall(r'name="(\w+)" value="([^"]*)"', page.text))
+        done = browser.post(f"{tool}/lti/register", data=fields)
+        assert done.status_code == 400
+        assert "names the issuer https://trusted-lms.example.edu" in page_text(done)
+        assert site.registrations == []
+        with app.app_context():
+            assert db.session.scalar(db.select(db.func.count()).select_from(LtiPlatform)) == 0
+
+
 def test_launch_data_expires(app):
     """Expired nonces and states are swept away by the next login."""
     with app.app_context():
@@ -793,6 +848,55 @@ def test_launch_data_expires(app):
         assert purge_expired() == 1
         assert storage.check_value("fresh") is True
         assert storage.check_value("fresh") is False  # taken once
+
+
+def test_link_instructor_needs_a_known_user_and_account(app, runner):
+    """Linking names what is missing: the platform, the account, or a user who never launched."""
+    with app.app_context():
+        create_instructor("ada", "a password")
+        save_platform(
+            PlatformDetails(
+                "https://lms.example.edu", "c1", "https://lms.example.edu/a",
+                "https://lms.example.edu/t", "https://lms.example.edu/k", ("1",),
+            )
+        )  # fmt: skip
+    link = ["lti", "link-instructor", "--sub", "s-1"]
+    unknown = runner.invoke(args=[*link, "--issuer", "https://other.example.edu", "ada"])
+    assert "No platform https://other.example.edu is registered" in unknown.output
+    nobody = runner.invoke(args=[*link, "--issuer", "https://lms.example.edu", "bob"])
+    assert "There is no instructor named “bob”" in nobody.output
+    never = runner.invoke(args=[*link, "--issuer", "https://lms.example.edu", "ada"])
+    assert "s-1 has never launched from lms.example.edu" in never.output
+    assert {unknown.exit_code, nobody.exit_code, never.exit_code} == {1}
+
+
+def test_admin_page_costs_the_same_queries_for_1_and_20_platforms(app, client):
+    """Platforms, deployments and linked instructors are fetched in a fixed number of queries."""
+    with app.app_context():
+        create_instructor("boss", "boss password", is_admin=True)
+    assert login(client, "boss", "boss password").status_code == 303
+    client.get("/lti/admin")  # the first visit makes the tool's key
+
+    def counted(platforms):
+        with app.app_context():
+            start = db.session.scalar(db.select(db.func.count()).select_from(LtiPlatform))
+            for n in range(start, start + platforms):
+                host = f"https://lms{n}.example.edu"
+                saved, _ = save_platform(
+                    PlatformDetails(
+                        host, "c", f"{host}/a", f"{host}/t", f"{host}/k", ("1", "2", "3")
+                    )
+                )
+                user_for(saved, f"teacher-{n}", f"Teacher {n}")
+                instructor_for(db.session.scalars(db.select(LtiUser).filter_by(
+                    platform_id=saved.id)).one())  # fmt: skip
+        with queries(app) as statements:
+            page = client.get("/lti/admin")
+        assert page.status_code == 200
+        return len(statements)
+
+    few = counted(1)
+    assert counted(19) == few <= 8
 
 
 def test_admin_page_lists_addresses_platforms_and_keys(app, client):

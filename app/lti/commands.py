@@ -6,9 +6,12 @@ import click
 from flask import current_app, url_for
 from flask.cli import AppGroup
 
+from ..auth import find_instructor
 from ..extensions import db
+from .config import find_platform
 from .keys import GRACE, rotate, signing_key
 from .models import LtiPlatform
+from .people import link_instructor
 from .platforms import (
     PlatformDetails,
     PlatformError,
@@ -92,6 +95,28 @@ def remove_platform_command(issuer, client_id, yes):
         )
     _log(f"lti platform removed: {issuer} {platform.client_id}")
     click.echo(f"Removed “{platform.name}”. Its classes and attempts stay.")
+
+
+@lti_cli.command("link-instructor")
+@click.option("--issuer", required=True)
+@click.option("--client-id", help="Needed when the issuer is registered more than once.")
+@click.option("--sub", required=True, help="The platform's user id, as the LTI page lists it.")
+@click.argument("username")
+def link_instructor_command(issuer, client_id, sub, username):
+    """Have a platform user's launches log in as an existing instructor account."""
+    platform = find_platform(issuer, client_id)
+    if platform is None:
+        raise click.ClickException(f"No platform {issuer} is registered (see list-platforms).")
+    account = find_instructor(username)
+    if account is None:
+        raise click.ClickException(f"There is no instructor named “{username}”.")
+    user = link_instructor(platform, sub, account)
+    if user is None:
+        raise click.ClickException(
+            f"{sub} has never launched from {platform.name}: link them after their first launch."
+        )
+    _log(f"lti user {issuer} {sub} linked to {account.username}")
+    click.echo(f"{user.name}'s launches from {platform.name} now log in as “{account.username}”.")
 
 
 @lti_cli.command("rotate-key")

@@ -7,7 +7,7 @@ from sqlalchemy import JSON, DateTime, ForeignKey, String, Text, UniqueConstrain
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from ..extensions import db
-from ..models import now
+from ..models import Instructor, now
 
 URL_LENGTH = 1000
 """Platforms' addresses can carry long query strings (Brightspace, Blackboard)."""
@@ -86,12 +86,14 @@ class LtiUser(db.Model):
     sub: Mapped[str] = mapped_column(String(255))
     # The name the platform sent at the latest launch: what pages and reports show.
     name: Mapped[str] = mapped_column(String(80))
-    # Set for someone who launched as an instructor: the account they are logged in as.
+    # Set for someone who launched as an instructor: the account they are logged in as. Not
+    # unique: an admin may link one person's users on two platforms to one account.
     instructor_id: Mapped[int | None] = mapped_column(
-        ForeignKey("instructors.id", ondelete="SET NULL"), unique=True
+        ForeignKey("instructors.id", ondelete="SET NULL"), index=True
     )
 
     platform: Mapped[LtiPlatform] = relationship()
+    instructor: Mapped[Instructor | None] = relationship()
 
 
 class LtiCourse(db.Model):

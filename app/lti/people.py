@@ -77,6 +77,16 @@ def instructor_for(user: LtiUser) -> Instructor:
     return db.session.get(Instructor, user.instructor_id)
 
 
+def link_instructor(platform: LtiPlatform, sub: str, account: Instructor) -> LtiUser | None:
+    """Have the platform user's launches log in as an existing account; None if that user has
+    never launched."""
+    user = db.session.scalar(db.select(LtiUser).filter_by(platform_id=platform.id, sub=sub))
+    if user is not None:
+        user.instructor_id = account.id
+        db.session.commit()
+    return user
+
+
 def course_class(platform: LtiPlatform, context_id: str) -> Class | None:
     """The class of a platform's course, if an instructor has launched in it."""
     return db.session.scalar(
@@ -92,10 +102,11 @@ def open_course(platform: LtiPlatform, context: dict, owner: Instructor) -> Clas
     found = course_class(platform, context["id"])
     if found is not None:
         return found
-    title = context.get("title") or context.get("label") or f"Course {context['id']}"
+    title = " ".join((context.get("title") or context.get("label") or "").split())
+    title = title or f"Course {context['id']}"
     for _ in range(10):  # a join code clash is rare (31^6 codes); its constraint catches it
         made = Class(
-            name=" ".join(title.split())[:CLASS_NAME_LENGTH],
+            name=title[:CLASS_NAME_LENGTH],
             instructor_id=owner.id,
             join_code="".join(secrets.choice(CODE_ALPHABET) for _ in range(6)),
         )

@@ -14,16 +14,18 @@ from flask import (
     url_for,
 )
 from flask_login import login_required, login_user
+from sqlalchemy.orm import joinedload, selectinload
 
 from ..audit import audit
 from ..auth import _minute, require_admin
 from ..bank import current_bank
 from ..extensions import csrf, db
+from ..models import Instructor
 from ..quiz import _browser
 from . import bp
 from .keys import key_set, published_keys, signing_key
 from .launch import CLAIM, REASONS, Refusal, login_redirect, validated_launch
-from .models import LtiPlatform
+from .models import LtiPlatform, LtiUser
 from .people import (
     course_class,
     instructor_for,
@@ -125,6 +127,14 @@ def _teach(platform, context, user):
     session["seen"] = _minute()
     session[FRAMED_SESSION_KEY] = framed
     audit("lti login", account.username)
+    if class_.instructor_id != account.id and not account.is_admin:
+        # Until classes can be shared, a course's class belongs to its first instructor only.
+        owner = db.session.get(Instructor, class_.instructor_id)
+        known_as = db.session.scalar(
+            db.select(LtiUser.name).filter_by(instructor_id=owner.id).limit(1)
+        )
+        page = render_template("lti/not_owner.html", class_=class_, owner=owner, known_as=known_as)
+        return page, 403
     return redirect(url_for("teach.class_page", class_id=class_.id), 303)
 
 
@@ -167,14 +177,26 @@ def jwks():
 @bp.route("/admin")
 @login_required
 def admin():
-    """The admin's LTI page: the addresses to give a platform, the platforms, the keys."""
+    """The admin's LTI page: the addresses to give a platform, the platforms, the keys, and
+    which account each teaching platform user is logged in as."""
     require_admin()
-    platforms = db.session.scalars(db.select(LtiPlatform).order_by(LtiPlatform.name)).all()
+    platforms = db.session.scalars(
+        db.select(LtiPlatform)
+        .options(selectinload(LtiPlatform.deployments))
+        .order_by(LtiPlatform.name, LtiPlatform.id)
+    ).all()
+    teachers = db.session.scalars(
+        db.select(LtiUser)
+        .where(LtiUser.instructor_id.is_not(None))
+        .options(joinedload(LtiUser.platform), joinedload(LtiUser.instructor))
+        .order_by(LtiUser.name, LtiUser.id)
+    ).all()
     signing = signing_key()
     return render_template(
         "lti/admin.html",
         addresses=addresses(),
         platforms=platforms,
+        teachers=teachers,
         keys=published_keys(),
         signing_kid=signing.kid,
     )

@@ -91,9 +91,13 @@ def upgrade():
             ondelete="CASCADE",
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_lti_users")),
-        sa.UniqueConstraint("instructor_id", name=op.f("uq_lti_users_instructor_id")),
         sa.UniqueConstraint("platform_id", "sub", name=op.f("uq_lti_users_platform_id_sub")),
     )
+    with op.batch_alter_table("lti_users", schema=None) as batch_op:
+        batch_op.create_index(
+            batch_op.f("ix_lti_users_instructor_id"), ["instructor_id"], unique=False
+        )
+
     op.create_table(
         "lti_courses",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -147,6 +151,9 @@ def downgrade():
 
     op.drop_table("lti_attempts")
     op.drop_table("lti_courses")
+    with op.batch_alter_table("lti_users", schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f("ix_lti_users_instructor_id"))
+
     op.drop_table("lti_users")
     op.drop_table("lti_deployments")
     op.drop_table("lti_tool_keys")
