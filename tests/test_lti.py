@@ -9,6 +9,7 @@ import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import jwt
@@ -28,7 +29,7 @@ from app.lti.models import LtiAttempt, LtiCourse, LtiLaunchData, LtiPlatform, Lt
 from app.lti.people import instructor_for, user_for
 from app.lti.platforms import PlatformDetails, save_platform
 from app.lti.storage import DatabaseStorage, purge_expired
-from app.models import Answer, Attempt, Class, Instructor
+from app.models import Answer, Attempt, Class, Instructor, now
 
 from helpers import SLUG, csrf_token, gunicorn, login, make_app, queries
 
@@ -672,6 +673,22 @@ def test_unregistered_platform_is_refused_at_login(world):
     )
     assert response.status_code == 400
     assert "No platform with this issuer and client id" in page_text(response)
+
+
+def test_a_login_keeps_its_nonce_for_ten_minutes(world):
+    """The nonce a login stores expires after ten minutes; the state cookie after five."""
+    started = now()
+    response = requests.get(
+        world.platform.login_url("x", f"{world.tool}/lti/launch"), allow_redirects=False
+    )
+    state_cookie = next(c for c in response.cookies if c.name.startswith("lti1p3-state-"))
+    assert started.timestamp() + 290 < state_cookie.expires <= started.timestamp() + 310
+    with world.app.app_context():
+        rows = db.session.scalars(db.select(LtiLaunchData)).all()
+    nonces = [row for row in rows if "-nonce-" in row.key]
+    assert len(nonces) == 1
+    expires = nonces[0].expires_at.replace(tzinfo=UTC)
+    assert started + timedelta(seconds=590) < expires <= now() + timedelta(seconds=600)
 
 
 def test_a_login_for_another_site_is_refused(world):

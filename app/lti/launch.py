@@ -6,7 +6,12 @@ from dataclasses import dataclass
 
 import jwt
 import requests
-from pylti1p3.contrib.flask import FlaskMessageLaunch, FlaskOIDCLogin, FlaskRequest
+from pylti1p3.contrib.flask import (
+    FlaskMessageLaunch,
+    FlaskOIDCLogin,
+    FlaskRequest,
+    FlaskSessionService,
+)
 from pylti1p3.exception import LtiException, OIDCException
 
 from .config import DatabaseToolConf, find_platform
@@ -14,6 +19,8 @@ from .storage import DatabaseStorage
 
 FETCH_TIMEOUT = 5
 """Seconds a platform's key set may take: a launch waits for it, so never long."""
+LOGIN_LIFETIME = 600
+"""Seconds a login's nonce waits for its launch; pylti1p3's state cookie lasts 5 minutes."""
 KEY_SET_LIFETIME = 3600
 """Seconds a fetched platform key set is trusted before it is fetched again."""
 SUPPORTED_MESSAGES = ("LtiResourceLinkRequest",)
@@ -89,8 +96,15 @@ def login_redirect(launch_url: str):
     """Answer an OIDC login initiation: remember a state (cookie) and a nonce, then send the
     browser to the platform's authorization endpoint."""
     request = FlaskRequest()
+    # The platform answers a login within seconds: its nonce need not outlive the state cookie
+    # by much, and a flood of logins then leaves rows for minutes, not a day.
+    session = FlaskSessionService(request)
+    session.set_data_storage(_storage())
+    session.set_launch_data_lifetime(LOGIN_LIFETIME)
     try:
-        login = FlaskOIDCLogin(request, DatabaseToolConf(), launch_data_storage=_storage())
+        login = FlaskOIDCLogin(
+            request, DatabaseToolConf(), session_service=session, launch_data_storage=_storage()
+        )
         return login.redirect(launch_url)
     except OIDCException as error:
         raise Refusal("platform", str(error)) from error

@@ -81,8 +81,8 @@ def login():
     if request.headers.get("Sec-Fetch-Dest") == "iframe" and not request.values.get(
         "lti1p3_new_window"
     ):
-        # Inside the course page this browser may keep no cookie of ours: ask before the
-        # state cookie is set whether to go on here or in a window of its own.
+        # Inside another site's frame the quiz's own cookies (SameSite=Lax) are never sent:
+        # offer a window of its own before any state is stored.
         passed = {name: request.values[name] for name in LOGIN_PARAMETERS if name in request.values}
         here = url_for("lti.login") + "?" + urlencode({**passed, "lti1p3_new_window": "1"})
         return render_template("lti/framed.html", here=here)
