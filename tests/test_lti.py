@@ -692,12 +692,16 @@ def test_a_login_keeps_its_nonce_for_ten_minutes(world):
 
 
 def test_a_login_for_another_site_is_refused(world):
-    """A target_link_uri that is not this tool's: 400, no redirect to the platform."""
+    """A target_link_uri that is not this tool's: 400, no redirect to the platform, and its
+    text quoted in the log, never able to start a forged line."""
     response = requests.get(
-        world.platform.login_url("x", "https://elsewhere.example/lti/launch"),
+        world.platform.login_url("x", "https://elsewhere.example/lti/launch\nFORGED: line"),
         allow_redirects=False,
     )
     assert response.status_code == 400
+    log = world.log.read_text()
+    assert "lti launch refused (no_launch)" in log
+    assert "\nFORGED" not in log
 
 
 def test_launch_needs_a_post_from_a_platform(world):

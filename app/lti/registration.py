@@ -176,7 +176,7 @@ def register_confirmed():
             request.form.get("registration_token") or None,
         )
     except RegistrationError as error:
-        audit(f"lti registration failed: {error}")
+        audit(f"lti registration failed: {str(error)!r}")
         return render_template("lti/register.html", problem="failed", error=str(error)), 400
-    audit(f"lti platform registered: {name} client id {client_id}")
+    audit(f"lti platform registered: {name!r} client id {client_id!r}")
     return render_template("lti/registered.html", name=name, client_id=client_id)

@@ -55,7 +55,8 @@ FRAMED_SESSION_KEY = "lti_framed"
 def refused(error: Refusal):
     """A refused login or launch: what was wrong, logged, with the status the check calls for."""
     status, title, message = REASONS[error.reason]
-    audit(f"lti launch refused ({error.reason}): {error.detail}")
+    # repr: the detail quotes what the request sent, which must not be able to forge a log line.
+    audit(f"lti launch refused ({error.reason}): {error.detail!r}")
     page = render_template("lti/refused.html", title=title, message=message, reason=error.reason)
     return page, status
 
