@@ -539,6 +539,20 @@ def test_unknown_kid_refetches_the_key_set_then_refuses(world):
     assert world.platform.site.key_set_fetches == fetches + 2
 
 
+def test_a_key_set_fetched_just_now_is_not_fetched_again(world):
+    """The first launch fetches the key set; if its kid is missing there, one fetch was enough."""
+    stranger = private_pem()
+    fetches = world.platform.site.key_set_fetches
+    sent = launch(
+        world.platform,
+        requests.Session(),
+        TEACHER,
+        post=forged(stranger, public_jwk(stranger)["kid"]),
+    )
+    assert sent.response.status_code == 401
+    assert world.platform.site.key_set_fetches == fetches + 1
+
+
 def test_a_platform_that_rotated_its_key_is_followed(world):
     """After the platform replaces its key, the next launch's new kid refreshes the cached key
     set and the launch succeeds."""

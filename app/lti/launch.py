@@ -163,6 +163,7 @@ class Launch(FlaskMessageLaunch):
     def get_public_key(self):
         """The platform key the launch names; an unknown kid fetches the key set once more,
         since the platform may have rotated its keys since we cached them."""
+        cached = self._cached_key_set() is not None
         try:
             return super().get_public_key()
         except LtiException as error:
@@ -170,6 +171,8 @@ class Launch(FlaskMessageLaunch):
                 raise Refusal("key_set", str(error)) from error
             if "public key" not in str(error) and "KID" not in str(error):
                 raise
+            if not cached:  # fetched just now: asking again would only repeat the answer
+                raise Refusal("unknown_key", str(error)) from error
         self._forget_key_set()
         try:
             return super().get_public_key()
@@ -178,11 +181,16 @@ class Launch(FlaskMessageLaunch):
                 raise Refusal("key_set", str(error)) from error
             raise Refusal("unknown_key", str(error)) from error
 
-    def _forget_key_set(self):
-        url = self._registration.get_key_set_url()
-        probe = DatabaseStorage()
+    def _key_set_key(self) -> str:
         # The cache key pylti1p3's fetch_public_key reads, outside any browser's session.
-        probe.forget(probe._prepare_key(_key_set_cache_key(url)))
+        return _key_set_cache_key(self._registration.get_key_set_url())
+
+    def _cached_key_set(self):
+        return DatabaseStorage().get_value(self._key_set_key())
+
+    def _forget_key_set(self):
+        probe = DatabaseStorage()
+        probe.forget(probe._prepare_key(self._key_set_key()))
         self._registration.set_key_set(None)
 
     def validate_jwt_signature(self):
