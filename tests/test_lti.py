@@ -9,7 +9,7 @@ import urllib.parse
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, timedelta
+from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import jwt
@@ -28,7 +28,7 @@ from app.lti.keys import signing_key
 from app.lti.models import LtiAttempt, LtiCourse, LtiLaunchData, LtiPlatform, LtiUser
 from app.lti.people import instructor_for, user_for
 from app.lti.platforms import PlatformDetails, save_platform
-from app.lti.storage import DatabaseStorage, purge_expired
+from app.lti.storage import DatabaseStorage, aware, purge_expired
 from app.models import Answer, Attempt, Class, Instructor, now
 
 from helpers import SLUG, csrf_token, gunicorn, login, make_app, queries
@@ -701,7 +701,7 @@ def test_a_login_keeps_its_nonce_for_ten_minutes(world):
         rows = db.session.scalars(db.select(LtiLaunchData)).all()
     nonces = [row for row in rows if "-nonce-" in row.key]
     assert len(nonces) == 1
-    expires = nonces[0].expires_at.replace(tzinfo=UTC)
+    expires = aware(nonces[0].expires_at)
     assert started + timedelta(seconds=590) < expires <= now() + timedelta(seconds=600)
 
 
@@ -956,3 +956,7 @@ def test_admin_page_lists_addresses_platforms_and_keys(app, client):
     assert "Example Moodle" in page and "abc123" in page and "<code>7</code>" in page
     with app.app_context():
         assert f"<code>{signing_key().kid}</code>: signs now" in page
+    runner = app.test_cli_runner()
+    assert runner.invoke(args=["lti", "rotate-key", "--grace-days", "2"]).exit_code == 0
+    rotated = " ".join(client.get("/lti/admin").get_data(as_text=True).split())
+    assert re.search(r"replaced, published until <time datetime=\"[\d-]+T[\d:]+Z\">", rotated)

@@ -8,6 +8,7 @@ from app.extensions import db
 from app.lti.keys import key_set, signing_key
 from app.lti.models import LtiDeployment, LtiPlatform, LtiToolKey
 from app.lti.rules import chosen_quiz, display_name, quizwright_role
+from app.lti.storage import aware
 from app.models import now
 
 MOODLE = [
@@ -136,7 +137,7 @@ def test_rotate_key_keeps_the_old_key_published_for_the_grace_period(app, runner
         assert f"Key {old} stays published until" in result.output
         assert [key["kid"] for key in key_set()["keys"]] == [new, old]
         retired = db.session.scalars(db.select(LtiToolKey).filter_by(kid=old)).one()
-        until = retired.retired_at.replace(tzinfo=now().tzinfo)
+        until = aware(retired.retired_at)
         assert now() + timedelta(days=2.9) < until <= now() + timedelta(days=3)
         retired.retired_at = now() - timedelta(seconds=1)
         db.session.commit()

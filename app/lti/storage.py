@@ -22,7 +22,7 @@ class DatabaseStorage(LaunchDataStorage):
 
     def get_value(self, key: str):
         row = db.session.get(LtiLaunchData, self._prepare_key(key))
-        if row is None or _aware(row.expires_at) <= now():
+        if row is None or aware(row.expires_at) <= now():
             return None
         return row.value
 
@@ -74,6 +74,6 @@ def purge_expired() -> int:
     return gone.rowcount
 
 
-def _aware(moment):
-    # SQLite hands back naive datetimes for timezone-aware columns; they were stored in UTC.
+def aware(moment):
+    """A stored moment as an aware datetime: SQLite hands back naive ones, stored in UTC."""
     return moment if moment.tzinfo else moment.replace(tzinfo=now().tzinfo)
