@@ -80,12 +80,13 @@ ACCESS = {
     "teach.restore without a class":         "L L N N N N D",
     "auth.logout":                           "L L D D D D D",
     "auth.change_password":                  "L L P P P P P",
+    "lti.admin":                             "L L N N N N P",
 }  # fmt: skip
 
 OUTCOMES = {"L": "login", "P": "page", "N": "missing", "R": "refused", "D": "done"}
 
-WALKED = ("teach.", "auth.logout", "auth.change_password")
-"""Endpoints the walk covers: every instructor page, and the account pages."""
+WALKED = ("teach.", "auth.logout", "auth.change_password", "lti.admin")
+"""Endpoints the walk covers: every instructor page, the account pages and the LTI admin page."""
 
 
 @dataclass(frozen=True)

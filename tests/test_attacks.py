@@ -789,14 +789,33 @@ def test_nul_characters_are_refused_before_the_database(tmp_path, tally):
 # --- CSRF: every state-changing request needs this session's token ----------------------------
 
 
+# Posted by a learning platform, or by a page inside its frame where our session cookie may be
+# blocked: the launch's state, nonce and signature (app/lti/launch.py), or the registration link's
+# one-time code, stand in for the CSRF token. Only these skip it.
+LTI_PLATFORM_POSTS = ("/lti/launch", "/lti/login", "/lti/register")
+
+
 def _post_rules() -> list[str]:
     app = create_app({"TESTING": True, "SECRET_KEY": "x", "SQLALCHEMY_DATABASE_URI": "sqlite://"})
     with app.app_context():
         db.engine.dispose()
-    return sorted(rule.rule for rule in app.url_map.iter_rules() if "POST" in rule.methods)
+    rules = (rule.rule for rule in app.url_map.iter_rules() if "POST" in rule.methods)
+    return sorted(rule for rule in rules if rule not in LTI_PLATFORM_POSTS)
 
 
 POST_RULES = _post_rules()
+
+
+@pytest.mark.parametrize("rule", LTI_PLATFORM_POSTS)
+def test_only_the_platforms_posts_skip_the_csrf_check(scene, rule):
+    """A platform's POST without a CSRF token reaches the LTI checks (which refuse this one for
+    their own reason) instead of being turned away as an expired form."""
+    response = scene.app.test_client().post(rule, data={"iss": "https://lms.example.edu"})
+    assert 400 <= response.status_code < 500
+    assert "This form has expired" not in text(response)
+    assert "LTI launch refused" in text(response) or "registration link is unknown" in text(
+        response
+    )
 
 
 @dataclass

@@ -1,0 +1,60 @@
+"""The registered platforms as pylti1p3 asks for them: a tool configuration read from the
+database, so that `flask lti add-platform` and dynamic registration take effect at once."""
+
+from pylti1p3.deployment import Deployment
+from pylti1p3.registration import Registration
+from pylti1p3.tool_config import ToolConfAbstract
+
+from ..extensions import db
+from .keys import signing_key
+from .models import LtiDeployment, LtiPlatform
+
+
+def find_platform(issuer: str, client_id: str | None, any_one=False) -> LtiPlatform | None:
+    """The platform with this issuer and client id; without a client id (the login request's is
+    optional), the issuer's only registration, or with `any_one` the first of several."""
+    query = db.select(LtiPlatform).filter_by(issuer=issuer).order_by(LtiPlatform.id)
+    if client_id:
+        return db.session.scalar(query.filter_by(client_id=client_id))
+    found = db.session.scalars(query.limit(2)).all()
+    return found[0] if len(found) == 1 or (found and any_one) else None
+
+
+class DatabaseToolConf(ToolConfAbstract):
+    """Registrations and deployments from the lti_platforms and lti_deployments tables."""
+
+    def check_iss_has_one_client(self, iss: str) -> bool:
+        # Every issuer may have several client ids: always look up by both.
+        return False
+
+    def check_iss_has_many_clients(self, iss: str) -> bool:
+        return True
+
+    def find_registration_by_issuer(self, iss, *args, **kwargs):
+        return self.find_registration_by_params(iss, None)
+
+    def find_registration_by_params(self, iss, client_id, *args, **kwargs):
+        platform = find_platform(iss, client_id)
+        if platform is None:
+            return None
+        return (
+            Registration()
+            .set_issuer(platform.issuer)
+            .set_client_id(platform.client_id)
+            .set_auth_login_url(platform.auth_login_url)
+            .set_auth_token_url(platform.auth_token_url)
+            .set_key_set_url(platform.key_set_url)
+            .set_tool_private_key(signing_key().private_key)
+        )
+
+    def find_deployment(self, iss, deployment_id):
+        return self.find_deployment_by_params(iss, deployment_id, None)
+
+    def find_deployment_by_params(self, iss, deployment_id, client_id, *args, **kwargs):
+        platform = find_platform(iss, client_id)
+        if platform is None:
+            return None
+        found = db.session.scalar(
+            db.select(LtiDeployment).filter_by(platform_id=platform.id, deployment_id=deployment_id)
+        )
+        return Deployment().set_deployment_id(found.deployment_id) if found else None

@@ -1,0 +1,248 @@
+"""Launch validation as the 1EdTech Security Framework asks, through pylti1p3: each failed
+check becomes a Refusal that names what was wrong, before anything is stored."""
+
+import hashlib
+from dataclasses import dataclass
+
+import jwt
+import requests
+from pylti1p3.contrib.flask import (
+    FlaskMessageLaunch,
+    FlaskOIDCLogin,
+    FlaskRequest,
+    FlaskSessionService,
+)
+from pylti1p3.exception import LtiException, OIDCException
+
+from .config import DatabaseToolConf, find_platform
+from .storage import DatabaseStorage
+
+FETCH_TIMEOUT = 5
+"""Seconds a platform's key set may take: a launch waits for it, so never long."""
+LOGIN_LIFETIME = 600
+"""Seconds a login's nonce waits for its launch; pylti1p3's state cookie lasts 5 minutes."""
+KEY_SET_LIFETIME = 3600
+"""Seconds a fetched platform key set is trusted before it is fetched again."""
+SUPPORTED_MESSAGES = ("LtiResourceLinkRequest",)
+"""Message types this tool answers today; deep linking joins with its own page."""
+ALGORITHMS = ("RS256", "RS384", "RS512")
+"""What the Security Framework allows a platform to sign with: RSA, never 'none' or a secret."""
+CLOCK_SKEW = 60
+"""Seconds of disagreement between the platform's clock and ours that `exp` and `iat` forgive."""
+
+CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
+
+REASONS = {
+    "no_launch": (400, "No launch here", "This address receives launches from a learning "
+                  "platform (an LMS). Open the activity from your course instead."),
+    "state": (401, "Launch not started in this browser", "The launch did not carry the state "
+              "this browser was given when it started (the state is missing, foreign or "
+              "expired, or the browser blocked Quizwright's cookie). Launch the activity again "
+              "from your course; if it happens again, open it in a new window."),
+    "malformed": (400, "Unreadable launch", "The platform sent an id_token that is not a JWT."),
+    "platform": (400, "Platform not registered", "No platform with this issuer and client id "
+                 "is registered with Quizwright. An admin registers it with "
+                 "`flask lti add-platform` or dynamic registration."),
+    "key_set": (401, "Platform keys unavailable", "Quizwright could not fetch the platform's "
+                "public keys to check the launch's signature."),
+    "unknown_key": (401, "Unknown signing key", "The launch is signed with a key (kid) that "
+                    "the platform's key set does not publish."),
+    "signature": (401, "Bad signature", "The launch's signature does not match the platform's "
+                  "public key: it was not signed by the registered platform."),
+    "expired": (401, "Launch expired", "The launch has expired (exp) or was issued in the "
+                "future (iat). Launch the activity again; if it keeps happening, check the "
+                "clocks of both servers."),
+    "audience": (401, "Launch meant for another tool", "The launch's audience (aud, azp) is "
+                 "not this tool's client id."),
+    "issuer": (401, "Wrong issuer", "The launch's issuer (iss) is not the registered one."),
+    "claims": (401, "Incomplete launch", "The launch lacks a claim the Security Framework "
+               "requires."),
+    "nonce": (401, "Launch already used", "This launch's nonce was used before or was never "
+              "issued: a launch works once. Launch the activity again from your course."),
+    "deployment": (400, "Deployment not registered", "The launch names a deployment id that "
+                   "is not registered for this platform. An admin adds it with "
+                   "`flask lti add-platform ... --deployment-id`."),
+    "message_type": (400, "Unsupported message type", "Quizwright answers resource link "
+                     "launches (LtiResourceLinkRequest) only."),
+    "message": (400, "Invalid LTI message", "The launch is not a valid LTI 1.3 message."),
+}  # fmt: skip
+
+
+@dataclass
+class Refusal(Exception):
+    """A launch or login turned away: why (a key of REASONS) and the detail for the log."""
+
+    reason: str
+    detail: str = ""
+
+    @property
+    def status(self) -> int:
+        return REASONS[self.reason][0]
+
+
+class TimedSession(requests.Session):
+    """An HTTP session whose every request gives up after FETCH_TIMEOUT seconds."""
+
+    def request(self, *args, **kwargs):
+        kwargs.setdefault("timeout", FETCH_TIMEOUT)
+        return super().request(*args, **kwargs)
+
+
+def _storage() -> DatabaseStorage:
+    return DatabaseStorage()
+
+
+def login_redirect(launch_url: str):
+    """Answer an OIDC login initiation: remember a state (cookie) and a nonce, then send the
+    browser to the platform's authorization endpoint."""
+    request = FlaskRequest()
+    # The platform answers a login within seconds: its nonce need not outlive the state cookie
+    # by much, and a flood of logins then leaves rows for minutes, not a day.
+    session = FlaskSessionService(request)
+    session.set_data_storage(_storage())
+    session.set_launch_data_lifetime(LOGIN_LIFETIME)
+    try:
+        login = FlaskOIDCLogin(
+            request, DatabaseToolConf(), session_service=session, launch_data_storage=_storage()
+        )
+        return login.redirect(launch_url)
+    except OIDCException as error:
+        raise Refusal("platform", str(error)) from error
+
+
+class Launch(FlaskMessageLaunch):
+    """A message launch validated in the Security Framework's order, refusing on each check."""
+
+    def __init__(self):
+        request = FlaskRequest()
+        session = TimedSession()
+        session.headers["User-Agent"] = "Quizwright LTI tool"
+        try:
+            super().__init__(
+                request,
+                DatabaseToolConf(),
+                launch_data_storage=_storage(),
+                requests_session=session,
+            )
+        except LtiException as error:  # no session cookie from the login: another browser
+            raise Refusal("state", str(error)) from error
+        self.set_public_key_caching(_storage(), KEY_SET_LIFETIME)
+
+    def validate(self):
+        """Check the state before anything else, and take the nonce only from a launch whose
+        signature holds, so a forged launch cannot use up a real one's."""
+        if not self._get_request_param("id_token"):
+            raise Refusal("no_launch", "no id_token")
+        steps = (
+            (self.validate_state, "state"),
+            (self.validate_jwt_format, "malformed"),
+            (self.validate_registration, None),
+            (self.validate_jwt_signature, "signature"),
+            (self.validate_nonce, "nonce"),
+            (self.validate_deployment, "deployment"),
+            (self.validate_message, "message"),
+        )
+        self._validated = True
+        try:
+            for step, reason in steps:
+                try:
+                    step()
+                except LtiException as error:
+                    raise Refusal(reason or self._unregistered(), str(error)) from error
+            return self.save_launch_data()
+        except Exception:
+            self._validated = False
+            raise
+
+    def _unregistered(self) -> str:
+        """Why no registration matched: an issuer we know sent it to another client id (its
+        audience is wrong), or the issuer itself is unknown."""
+        issuer = self._get_jwt_body().get("iss")
+        return "audience" if issuer and find_platform(issuer, None, any_one=True) else "platform"
+
+    def get_public_key(self):
+        """The platform key the launch names; an unknown kid fetches the key set once more,
+        since the platform may have rotated its keys since we cached them."""
+        cached = self._cached_key_set() is not None
+        try:
+            return super().get_public_key()
+        except LtiException as error:
+            if str(error).startswith(("Error during fetch", "Invalid response")):
+                raise Refusal("key_set", str(error)) from error
+            if "public key" not in str(error) and "KID" not in str(error):
+                raise
+            if not cached:  # fetched just now: asking again would only repeat the answer
+                raise Refusal("unknown_key", str(error)) from error
+        self._forget_key_set()
+        try:
+            return super().get_public_key()
+        except LtiException as error:
+            if str(error).startswith(("Error during fetch", "Invalid response")):
+                raise Refusal("key_set", str(error)) from error
+            raise Refusal("unknown_key", str(error)) from error
+
+    def _key_set_key(self) -> str:
+        # The cache key pylti1p3's fetch_public_key reads, outside any browser's session.
+        return _key_set_cache_key(self._registration.get_key_set_url())
+
+    def _cached_key_set(self):
+        return DatabaseStorage().get_value(self._key_set_key())
+
+    def _forget_key_set(self):
+        probe = DatabaseStorage()
+        probe.forget(probe._prepare_key(self._key_set_key()))
+        self._registration.set_key_set(None)
+
+    def validate_jwt_signature(self):
+        """Signature, issuer, audience and times, checked together by PyJWT; then azp."""
+        public_key, algorithm = self.get_public_key()
+        if algorithm not in ALGORITHMS:
+            raise Refusal("signature", f"algorithm {algorithm} is not allowed")
+        client_id = self._registration.get_client_id()
+        try:
+            body = jwt.decode(
+                self._get_id_token(),
+                public_key,
+                algorithms=[algorithm],
+                audience=client_id,
+                issuer=self._registration.get_issuer(),
+                leeway=CLOCK_SKEW,
+                options={"require": ["exp", "iat", "iss", "aud", "nonce"]},
+            )
+        except (jwt.ExpiredSignatureError, jwt.ImmatureSignatureError) as error:
+            raise Refusal("expired", str(error)) from error
+        except jwt.InvalidAudienceError as error:
+            raise Refusal("audience", str(error)) from error
+        except jwt.InvalidIssuerError as error:
+            raise Refusal("issuer", str(error)) from error
+        except jwt.MissingRequiredClaimError as error:
+            raise Refusal("claims", str(error)) from error
+        except jwt.InvalidTokenError as error:
+            raise Refusal("signature", str(error)) from error
+        audiences = body["aud"] if isinstance(body["aud"], list) else [body["aud"]]
+        # Several audiences need an azp naming us; an azp, when sent, must name us.
+        if ("azp" in body or len(audiences) > 1) and body.get("azp") != client_id:
+            raise Refusal("audience", f"azp {body.get('azp')!r} is not {client_id!r}")
+        return self
+
+    def validate_message(self):
+        """A message type this tool answers, then pylti1p3's checks of that type's claims."""
+        message_type = self._get_jwt_body().get(CLAIM + "message_type")
+        if message_type not in SUPPORTED_MESSAGES:
+            raise Refusal("message_type", f"message type {message_type!r}")
+        return super().validate_message()
+
+    def claims(self) -> dict:
+        """The validated launch's claims."""
+        return self.get_launch_data()
+
+
+def _key_set_cache_key(url: str) -> str:
+    return "key-set-url-" + hashlib.md5(url.encode("utf-8")).hexdigest()
+
+
+def validated_launch() -> Launch:
+    """This request's launch, every check passed and its data saved; or a Refusal."""
+    launch = Launch()
+    launch.validate()
+    return launch

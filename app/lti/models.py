@@ -1,0 +1,120 @@
+"""What LTI stores: registered platforms and deployments, the tool's keys, who launched, which
+course is which class, and the short-lived launch data every app server must see."""
+
+from datetime import datetime
+
+from sqlalchemy import JSON, DateTime, ForeignKey, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from ..extensions import db
+from ..models import Instructor, now
+
+URL_LENGTH = 1000
+"""Platforms' addresses can carry long query strings (Brightspace, Blackboard)."""
+
+
+class LtiPlatform(db.Model):
+    """An LMS registered with the tool: its issuer and client id, and where to reach it."""
+
+    __tablename__ = "lti_platforms"
+    # One issuer (a Canvas cloud, a Moodle site) may register the tool several times.
+    __table_args__ = (UniqueConstraint("issuer", "client_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    issuer: Mapped[str] = mapped_column(String(255))
+    client_id: Mapped[str] = mapped_column(String(255))
+    name: Mapped[str] = mapped_column(String(100))
+    auth_login_url: Mapped[str] = mapped_column(String(URL_LENGTH))
+    auth_token_url: Mapped[str] = mapped_column(String(URL_LENGTH))
+    key_set_url: Mapped[str] = mapped_column(String(URL_LENGTH))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+    deployments: Mapped[list["LtiDeployment"]] = relationship(
+        back_populates="platform",
+        cascade="all, delete-orphan",
+        order_by="LtiDeployment.deployment_id",
+    )
+
+
+class LtiDeployment(db.Model):
+    """One deployment of the tool in a platform; launches name it and must match one."""
+
+    __tablename__ = "lti_deployments"
+    __table_args__ = (UniqueConstraint("platform_id", "deployment_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    platform_id: Mapped[int] = mapped_column(ForeignKey("lti_platforms.id", ondelete="CASCADE"))
+    deployment_id: Mapped[str] = mapped_column(String(255))
+
+    platform: Mapped[LtiPlatform] = relationship(back_populates="deployments")
+
+
+class LtiToolKey(db.Model):
+    """A key pair the tool signs with; published at /lti/jwks.json until its retirement."""
+
+    __tablename__ = "lti_tool_keys"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    # The RFC 7638 thumbprint of the public key: platforms pick the key by it.
+    kid: Mapped[str] = mapped_column(String(64), unique=True)
+    private_key: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+    # Set by a rotation to the end of the grace period: no longer signs at once, still published
+    # until then, so platforms holding a cached key set keep checking what it signed.
+    retired_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class LtiLaunchData(db.Model):
+    """A value of the launch's own bookkeeping (nonce, state, launch, platform key set) that
+    any app server may be asked for next, until it expires."""
+
+    __tablename__ = "lti_launch_data"
+
+    key: Mapped[str] = mapped_column(String(255), primary_key=True)
+    value: Mapped[object] = mapped_column(JSON)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+
+
+class LtiUser(db.Model):
+    """A person as a platform knows them: its issuer's `sub`, never a typed name."""
+
+    __tablename__ = "lti_users"
+    __table_args__ = (UniqueConstraint("platform_id", "sub"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    platform_id: Mapped[int] = mapped_column(ForeignKey("lti_platforms.id", ondelete="CASCADE"))
+    sub: Mapped[str] = mapped_column(String(255))
+    # The name the platform sent at the latest launch: what pages and reports show.
+    name: Mapped[str] = mapped_column(String(80))
+    # Set for someone who launched as an instructor: the account they are logged in as. Not
+    # unique: an admin may link one person's users on two platforms to one account.
+    instructor_id: Mapped[int | None] = mapped_column(
+        ForeignKey("instructors.id", ondelete="SET NULL"), index=True
+    )
+
+    platform: Mapped[LtiPlatform] = relationship()
+    instructor: Mapped[Instructor | None] = relationship()
+
+
+class LtiCourse(db.Model):
+    """A platform's course (its LTI context), taught in Quizwright as one class."""
+
+    __tablename__ = "lti_courses"
+    __table_args__ = (UniqueConstraint("platform_id", "context_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    platform_id: Mapped[int] = mapped_column(ForeignKey("lti_platforms.id", ondelete="CASCADE"))
+    context_id: Mapped[str] = mapped_column(String(255))
+    class_id: Mapped[int] = mapped_column(ForeignKey("classes.id", ondelete="CASCADE"), unique=True)
+
+
+class LtiAttempt(db.Model):
+    """Which launch an attempt came from: who (for the grade passback) and which resource link."""
+
+    __tablename__ = "lti_attempts"
+
+    attempt_id: Mapped[int] = mapped_column(
+        ForeignKey("attempts.id", ondelete="CASCADE"), primary_key=True
+    )
+    user_id: Mapped[int] = mapped_column(ForeignKey("lti_users.id", ondelete="CASCADE"), index=True)
+    resource_link_id: Mapped[str] = mapped_column(String(255))

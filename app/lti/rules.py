@@ -1,0 +1,57 @@
+"""Pure rules of a launch over plain values: who the launcher is in Quizwright, what they are
+called, and which quiz a resource link opens."""
+
+from urllib.parse import parse_qs, urlsplit
+
+MEMBERSHIP = "http://purl.imsglobal.org/vocab/lis/v2/membership#"
+MEMBERSHIP_SUB = "http://purl.imsglobal.org/vocab/lis/v2/membership/"
+TEACHING = ("Instructor", "Administrator")
+"""Context roles that teach: they get the class page, logged in as an instructor."""
+LEARNING = ("Learner",)
+"""Context roles that take quizzes."""
+
+
+def context_roles(roles: list[str]) -> set[str]:
+    """The principal context roles named in an LTI roles claim: full URIs, sub-roles
+    (".../membership/Instructor#TeachingAssistant" counts as Instructor) and the simple
+    names LTI 1.3 still allows."""
+    found = set()
+    for role in roles:
+        if role.startswith(MEMBERSHIP):
+            found.add(role.removeprefix(MEMBERSHIP))
+        elif role.startswith(MEMBERSHIP_SUB):
+            found.add(role.removeprefix(MEMBERSHIP_SUB).split("#", 1)[0])
+        elif ":" not in role and "/" not in role:
+            found.add(role)
+    return found
+
+
+def quizwright_role(roles: list[str]) -> str | None:
+    """'instructor', 'learner', or None for a role with no page here (Mentor, guest)."""
+    held = context_roles(roles)
+    if held & set(TEACHING):
+        return "instructor"
+    if held & set(LEARNING):
+        return "learner"
+    return None
+
+
+def display_name(claims: dict, limit: int = 80) -> str | None:
+    """The name the platform sends: `name`, else given and family names; None if none."""
+    name = (claims.get("name") or "").strip()
+    if not name:
+        parts = (claims.get("given_name"), claims.get("family_name"))
+        name = " ".join(part.strip() for part in parts if part and part.strip())
+    name = " ".join(name.split())
+    return name[:limit] or None
+
+
+def chosen_quiz(custom: dict | None, target_link_uri: str | None, offered: list[str]) -> str | None:
+    """The slug a resource link opens: its custom parameter `quiz`, else `?quiz=` in its target
+    link URI, else the only quiz on offer; None if it names none that is offered."""
+    slug = (custom or {}).get("quiz")
+    if not slug and target_link_uri:
+        slug = parse_qs(urlsplit(target_link_uri).query).get("quiz", [None])[0]
+    if not slug and len(offered) == 1:
+        return offered[0]
+    return slug if slug in offered else None

@@ -1,0 +1,79 @@
+"""pylti1p3's launch data storage kept in the database: the login may reach one app server and
+the launch another, so nonces, states and launches cannot live in one process's memory."""
+
+from datetime import timedelta
+
+from pylti1p3.launch_data_storage.base import LaunchDataStorage
+from sqlalchemy.exc import IntegrityError
+
+from ..extensions import db
+from ..models import now
+from .models import LtiLaunchData
+
+DEFAULT_LIFETIME = 24 * 3600
+"""Seconds a value lives when pylti1p3 names no expiry."""
+
+
+class DatabaseStorage(LaunchDataStorage):
+    """Values by key with an expiry; a nonce is taken, not read, so it works once."""
+
+    def can_set_keys_expiration(self) -> bool:
+        return True
+
+    def get_value(self, key: str):
+        row = db.session.get(LtiLaunchData, self._prepare_key(key))
+        if row is None or aware(row.expires_at) <= now():
+            return None
+        return row.value
+
+    def set_value(self, key: str, value, exp: int | None = None) -> None:
+        key = self._prepare_key(key)
+        expires = now() + timedelta(seconds=exp or DEFAULT_LIFETIME)
+        replace = (
+            db.update(LtiLaunchData)
+            .where(LtiLaunchData.key == key)
+            .values(value=value, expires_at=expires)
+            .execution_options(synchronize_session=False)
+        )
+        if db.session.execute(replace).rowcount == 0:
+            db.session.add(LtiLaunchData(key=key, value=value, expires_at=expires))
+            try:
+                db.session.commit()
+            except IntegrityError:
+                # Another server stored the same key first (two launches caching one platform's
+                # key set): theirs is as fresh as ours.
+                db.session.rollback()
+            return
+        db.session.commit()
+
+    def check_value(self, key: str) -> bool:
+        """Take the value (pylti1p3 asks this only of nonces): of two launches carrying the
+        same nonce, whatever server each reaches, the database lets exactly one delete it."""
+        taken = db.session.execute(
+            db.delete(LtiLaunchData)
+            .where(LtiLaunchData.key == self._prepare_key(key), LtiLaunchData.expires_at > now())
+            .execution_options(synchronize_session=False)
+        )
+        db.session.commit()
+        return taken.rowcount == 1
+
+    def forget(self, key: str) -> None:
+        """Drop a value, so that the next read finds nothing (a stale platform key set)."""
+        db.session.execute(db.delete(LtiLaunchData).where(LtiLaunchData.key == key))
+        db.session.commit()
+
+
+def purge_expired() -> int:
+    """Delete expired values; returns how many. Each login runs it, so the table stays small."""
+    gone = db.session.execute(
+        db.delete(LtiLaunchData)
+        .where(LtiLaunchData.expires_at <= now())
+        .execution_options(synchronize_session=False)
+    )
+    db.session.commit()
+    return gone.rowcount
+
+
+def aware(moment):
+    """A stored moment as an aware datetime: SQLite hands back naive ones, stored in UTC."""
+    return moment if moment.tzinfo else moment.replace(tzinfo=now().tzinfo)

@@ -1,0 +1,230 @@
+"""The addresses a platform uses (/lti/login, /lti/launch, /lti/jwks.json, /lti/register) and
+the admin's LTI page. LTI's POSTs come from the platform, so those alone skip the CSRF check:
+the state, nonce and signature protect them instead."""
+
+from urllib.parse import urlencode, urlsplit
+
+from flask import (
+    abort,
+    jsonify,
+    redirect,
+    render_template,
+    request,
+    session,
+    url_for,
+)
+from flask_login import login_required, login_user
+from sqlalchemy.orm import joinedload, selectinload
+
+from ..audit import audit
+from ..auth import _minute, require_admin
+from ..bank import current_bank
+from ..extensions import csrf, db
+from ..models import Instructor
+from ..quiz import _browser
+from . import bp
+from .keys import key_set, published_keys, signing_key
+from .launch import CLAIM, REASONS, Refusal, login_redirect, validated_launch
+from .models import LtiPlatform, LtiUser
+from .people import (
+    course_class,
+    instructor_for,
+    open_course,
+    platform_of,
+    start_for,
+    unfinished_attempt,
+    user_for,
+)
+from .rules import chosen_quiz, display_name, quizwright_role
+from .storage import purge_expired
+
+LOGIN_PARAMETERS = (
+    "iss",
+    "login_hint",
+    "target_link_uri",
+    "lti_message_hint",
+    "lti_deployment_id",
+    "client_id",
+)
+"""What an OIDC login initiation carries, passed on unchanged when it moves to a new window."""
+FRAMED_SESSION_KEY = "lti_framed"
+"""Set by a launch: this browser's student pages may be shown inside its platform."""
+
+
+@bp.errorhandler(Refusal)
+def refused(error: Refusal):
+    """A refused login or launch: what was wrong, logged, with the status the check calls for."""
+    status, title, message = REASONS[error.reason]
+    # repr: the detail quotes what the request sent, which must not be able to forge a log line.
+    audit(f"lti launch refused ({error.reason}): {error.detail!r}")
+    page = render_template("lti/refused.html", title=title, message=message, reason=error.reason)
+    return page, status
+
+
+def addresses() -> dict[str, str]:
+    """The tool's fixed addresses, as a platform's admin types them in."""
+    return {
+        "login": url_for("lti.login", _external=True),
+        "launch": url_for("lti.launch", _external=True),
+        "jwks": url_for("lti.jwks", _external=True),
+        "register": url_for("lti.register", _external=True),
+    }
+
+
+@bp.route("/login", methods=["GET", "POST"])
+@csrf.exempt
+def login():
+    """OIDC third-party login initiation: check the platform, then send the browser to it."""
+    purge_expired()
+    target = request.values.get("target_link_uri", "")
+    if not target or urlsplit(target).netloc != request.host:
+        raise Refusal("no_launch", f"target_link_uri {target!r} is not on {request.host}")
+    if request.headers.get("Sec-Fetch-Dest") == "iframe" and not request.values.get(
+        "lti1p3_new_window"
+    ):
+        # Inside another site's frame the quiz's own cookies (SameSite=Lax) are never sent:
+        # offer a window of its own before any state is stored.
+        passed = {name: request.values[name] for name in LOGIN_PARAMETERS if name in request.values}
+        here = url_for("lti.login") + "?" + urlencode({**passed, "lti1p3_new_window": "1"})
+        return render_template("lti/framed.html", here=here)
+    return login_redirect(url_for("lti.launch", _external=True))
+
+
+@bp.route("/launch", methods=["GET", "POST"])
+@csrf.exempt
+def launch():
+    """A launch from a platform: every Security Framework check, then the class or the quiz."""
+    if request.method == "GET":
+        raise Refusal("no_launch", "GET")
+    claims = validated_launch().claims()
+    platform = platform_of(claims)
+    role = quizwright_role(claims.get(CLAIM + "roles", []))
+    context = claims.get(CLAIM + "context")
+    if role is None:
+        audit("lti launch without a role", claims["sub"])
+        abort(403, description="Your role in this course has no page in Quizwright. "
+              "Instructors and learners can open this activity.")  # fmt: skip
+    if not context or not context.get("id"):
+        abort(400, description="The launch names no course (context), so Quizwright cannot "
+              "tell which class it belongs to.")  # fmt: skip
+    name = display_name(claims) or ("Instructor" if role == "instructor" else "Student")
+    user = user_for(platform, claims["sub"], name)
+    session[FRAMED_SESSION_KEY] = platform.id
+    if role == "instructor":
+        return _teach(platform, context, user)
+    return _learn(platform, context, user, claims)
+
+
+def _teach(platform, context, user):
+    """Log the launching instructor in as their linked account, on their course's class page."""
+    account = instructor_for(user)
+    if not account.is_active:
+        audit("lti login refused, account disabled", account.username)
+        abort(403, description="Your Quizwright account is disabled. Ask the admin.")
+    class_ = open_course(platform, context, account)
+    framed = session.get(FRAMED_SESSION_KEY)
+    session.clear()  # a fresh session at login, as the login form starts one
+    login_user(account)
+    session["seen"] = _minute()
+    session[FRAMED_SESSION_KEY] = framed
+    audit("lti login", account.username)
+    if class_.instructor_id != account.id and not account.is_admin:
+        # Until classes can be shared, a course's class belongs to its first instructor only.
+        owner = db.session.get(Instructor, class_.instructor_id)
+        known_as = db.session.scalar(
+            db.select(LtiUser.name).filter_by(instructor_id=owner.id).limit(1)
+        )
+        page = render_template("lti/not_owner.html", class_=class_, owner=owner, known_as=known_as)
+        return page, 403
+    return redirect(url_for("teach.class_page", class_id=class_.id), 303)
+
+
+def _learn(platform, context, user, claims):
+    """Start (or continue) the learner's attempt at the linked quiz in the course's class."""
+    class_ = course_class(platform, context["id"])
+    if class_ is None:
+        abort(409, description="This course has no Quizwright class yet: your instructor "
+              "opens the activity once first. Try again after that.")  # fmt: skip
+    if not class_.is_open:
+        abort(403, description="Your class is closed, so no new attempts can start.")
+    offered = list(current_bank().quizzes)
+    slug = chosen_quiz(claims.get(CLAIM + "custom"), claims.get(CLAIM + "target_link_uri"), offered)
+    if slug is None:
+        abort(404, description="This activity names no quiz Quizwright offers. Ask your "
+              "instructor to check the link's quiz setting.")  # fmt: skip
+    quiz = current_bank().quizzes[slug]
+    link = claims[CLAIM + "resource_link"]["id"]
+    browser = _browser()
+    attempt = unfinished_attempt(user, quiz, class_.id, link)
+    if attempt is None:
+        attempt = start_for(user, quiz, class_.id, link, browser)
+        audit("lti attempt started", user.name)
+        return redirect(url_for("quiz.question", token=attempt.token, number=1), 303)
+    # The platform vouches for who this is: their attempt follows them to this browser.
+    attempt.browser = browser
+    db.session.commit()
+    return redirect(url_for("quiz.resume", token=attempt.token), 303)
+
+
+@bp.get("/jwks.json")
+def jwks():
+    """The tool's public keys, which platforms check its signed messages with."""
+    response = jsonify(key_set())
+    response.cache_control.max_age = 3600
+    response.cache_control.public = True
+    return response
+
+
+@bp.route("/admin")
+@login_required
+def admin():
+    """The admin's LTI page: the addresses to give a platform, the platforms, the keys, and
+    which account each teaching platform user is logged in as."""
+    require_admin()
+    platforms = db.session.scalars(
+        db.select(LtiPlatform)
+        .options(selectinload(LtiPlatform.deployments))
+        .order_by(LtiPlatform.name, LtiPlatform.id)
+    ).all()
+    teachers = db.session.scalars(
+        db.select(LtiUser)
+        .where(LtiUser.instructor_id.is_not(None))
+        .options(joinedload(LtiUser.platform), joinedload(LtiUser.instructor))
+        .order_by(LtiUser.name, LtiUser.id)
+    ).all()
+    signing = signing_key()
+    return render_template(
+        "lti/admin.html",
+        addresses=addresses(),
+        platforms=platforms,
+        teachers=teachers,
+        keys=published_keys(),
+        signing_kid=signing.kid,
+    )
+
+
+def frame_ancestors() -> list[str]:
+    """Origins of every registered platform: the only sites that may frame LTI pages."""
+    origins = set()
+    for url in db.session.scalars(db.select(LtiPlatform.issuer)):
+        parts = urlsplit(url)
+        if parts.scheme in ("http", "https") and parts.netloc:
+            origins.add(f"{parts.scheme}://{parts.netloc}")
+    return sorted(origins)
+
+
+def allow_platform_frames(response):
+    """Let registered platforms frame LTI pages, and student pages a launch led to; every
+    other page keeps `frame-ancestors 'none'`."""
+    endpoint = request.endpoint or ""
+    framed = endpoint.startswith("lti.") and endpoint != "lti.admin"
+    framed = framed or (endpoint.startswith("quiz.") and FRAMED_SESSION_KEY in session)
+    policy = response.headers.get("Content-Security-Policy")
+    if not framed or not policy:
+        return response
+    origins = " ".join(["'self'", *frame_ancestors()])
+    response.headers["Content-Security-Policy"] = policy.replace(
+        "frame-ancestors 'none'", f"frame-ancestors {origins}"
+    )
+    response.headers.pop("X-Frame-Options", None)
+    return response

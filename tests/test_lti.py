@@ -1,0 +1,962 @@
+"""LTI 1.3 launches against the real app under gunicorn, from a test platform built on
+lti1p3platform (a platform-side library we did not write) with RSA keys made here."""
+
+import html
+import json
+import re
+import threading
+import urllib.parse
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import jwt
+import pytest
+import requests
+from jwcrypto.jwk import JWK
+from lti1p3platform.ltiplatform import LTI1P3PlatformConfAbstract
+from lti1p3platform.message_launch import LTIAdvantageMessageLaunchAbstract
+from lti1p3platform.oidc_login import OIDCLoginAbstract
+from lti1p3platform.registration import Registration
+from lti1p3platform.request import Request
+
+from app.auth import create_instructor
+from app.extensions import db
+from app.lti.keys import signing_key
+from app.lti.models import LtiAttempt, LtiCourse, LtiLaunchData, LtiPlatform, LtiUser
+from app.lti.people import instructor_for, user_for
+from app.lti.platforms import PlatformDetails, save_platform
+from app.lti.storage import DatabaseStorage, aware, purge_expired
+from app.models import Answer, Attempt, Class, Instructor, now
+
+from helpers import SLUG, csrf_token, gunicorn, login, make_app, queries
+
+pytestmark = pytest.mark.usefixtures("quick_passwords")
+
+CLIENT_ID = "quizwright-at-test-platform"
+DEPLOYMENT = "deployment-1"
+INSTRUCTOR = ["http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor"]
+LEARNER = ["http://purl.imsglobal.org/vocab/lis/v2/membership#Learner"]
+COURSE = {"id": "course-42", "title": "Deep Learning Systems"}
+CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
+
+
+def private_pem() -> str:
+    """A fresh 2048-bit RSA key in PEM, as a platform keeps its own."""
+    key = JWK.generate(kty="RSA", size=2048)
+    return key.export_to_pem(private_key=True, password=None).decode()
+
+
+def public_jwk(pem: str) -> dict:
+    return Registration.get_jwk(pem)
+
+
+class PlatformSite:
+    """What the platform serves over HTTP to the tool: its key set, and for dynamic
+    registration its OpenID configuration and registration endpoint."""
+
+    def __init__(self):
+        self.keys: list[dict] = []
+        self.key_set_fetches = 0
+        self.registrations: list[tuple[dict, str | None]] = []
+        site = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def _json(self, body, status=200):
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self):
+                if self.path == "/jwks.json":
+                    site.key_set_fetches += 1
+                    self._json({"keys": site.keys})
+                elif self.path == "/.well-known/openid-configuration":
+                    self._json(site.openid_configuration())
+                else:
+                    self._json({"error": "not found"}, 404)
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                site.registrations.append((body, self.headers.get("Authorization")))
+                if self.headers.get("Authorization") != "Bearer reg-token-1":
+                    self._json({"error": "unauthorized"}, 401)
+                    return
+                tool = body["https://purl.imsglobal.org/spec/lti-tool-configuration"]
+                self._json(
+                    {
+                        **body,
+                        "client_id": "dynamic-client",
+                        "https://purl.imsglobal.org/spec/lti-tool-configuration": {
+                            **tool,
+                            "deployment_id": "dynamic-deployment",
+                        },
+                    }
+                )
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def openid_configuration(self) -> dict:
+        return {
+            "issuer": self.url,
+            "authorization_endpoint": f"{self.url}/auth",
+            "token_endpoint": f"{self.url}/token",
+            "jwks_uri": f"{self.url}/jwks.json",
+            "registration_endpoint": f"{self.url}/register",
+            "https://purl.imsglobal.org/spec/lti-platform-configuration": {
+                "product_family_code": "testplatform",
+            },
+        }
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class CoursePlatformConfig(LTI1P3PlatformConfAbstract):
+    """lti1p3platform's platform configuration: one registration of the tool."""
+
+    def init_platform_config(self, **kwargs):
+        self._registration = kwargs["registration"]
+
+    def get_registration_by_params(self, **kwargs):
+        return self._registration
+
+
+class PlatformLogin(OIDCLoginAbstract):
+    """The platform starting a login: the URL it sends the browser to."""
+
+    def set_lti_message_hint(self, **kwargs):
+        self._lti_message_hint = kwargs["hint"]
+
+    def get_redirect(self, url):
+        return url
+
+
+class PlatformRequest(Request):
+    """The browser's request to the platform's authorization endpoint."""
+
+    def build_metadata(self, request):
+        return {"method": "GET", "get_data": request, "form_data": {}}
+
+
+class PlatformLaunch(LTIAdvantageMessageLaunchAbstract):
+    """The platform's answer to the tool's authentication request: the form it auto-posts,
+    with the claims changed by `tamper` first when a test forges a launch."""
+
+    tamper = None
+
+    def get_launch_data(self):
+        message, state = super().get_launch_data()
+        if self.tamper:
+            self.tamper(message)
+        return message, state
+
+    def render_launch_form(self, launch_data, **kwargs):
+        return launch_data
+
+
+@dataclass
+class Platform:
+    """The test platform: its site, keys and registration of the tool at `tool`."""
+
+    site: PlatformSite
+    tool: str
+    key: str = field(default_factory=private_pem)
+    deployment: str = DEPLOYMENT
+    client_id: str = CLIENT_ID
+
+    def __post_init__(self):
+        self.site.keys = [public_jwk(self.key)]
+
+    @property
+    def issuer(self) -> str:
+        return self.site.url
+
+    def registration(self, target: str) -> Registration:
+        return (
+            Registration()
+            .set_iss(self.issuer)
+            .set_client_id(self.client_id)
+            .set_deployment_id(self.deployment)
+            .set_oidc_login_url(f"{self.tool}/lti/login")
+            .set_launch_url(target)
+            .set_platform_private_key(self.key)
+            .set_tool_key_set_url(f"{self.tool}/lti/jwks.json")
+        )
+
+    def login_url(self, sub: str, target: str) -> str:
+        """Where the platform sends a browser to start a launch (third-party login)."""
+        config = CoursePlatformConfig(registration=self.registration(target))
+        login = PlatformLogin(None, config)
+        login.set_lti_message_hint(hint=f"link-for-{sub}")
+        return login.initiate_login(sub)
+
+    def authorize(self, query: dict, target: str, who: "Person", tamper=None) -> dict:
+        """The platform's authorization endpoint: the id_token and state to post to the tool."""
+        config = CoursePlatformConfig(registration=self.registration(target))
+        launch = PlatformLaunch(PlatformRequest(query), config)
+        launch.tamper = tamper
+        launch.set_user_data(who.sub, who.roles, full_name=who.name)
+        launch.set_resource_link_claim(who.link, title="Gradient checkpointing quiz")
+        launch.set_launch_context_claim(COURSE["id"], context_title=COURSE["title"])
+        if who.custom:
+            launch.set_custom_parameters_claim(who.custom)
+        return launch.lti_launch()
+
+
+@dataclass
+class Person:
+    """Someone in the platform's course."""
+
+    sub: str
+    name: str
+    roles: list[str]
+    link: str = "resource-link-1"
+    custom: dict | None = None
+
+
+TEACHER = Person("teacher-sub-1", "Grace Hopper", INSTRUCTOR)
+STUDENT = Person("student-sub-7", "Ada Lovelace", LEARNER)
+
+
+@dataclass
+class Sent:
+    """What the browser got back from the tool at the end of a launch."""
+
+    response: requests.Response
+    form: dict
+
+
+def launch(platform, browser, who, *, target=None, tamper=None, post=None) -> Sent:
+    """Run a whole launch in `browser`: the platform's login initiation, the tool's redirect to
+    the platform, the platform's signed answer, and its form post to the tool's launch URL."""
+    target = target or f"{platform.tool}/lti/launch"
+    start = browser.get(platform.login_url(who.sub, target), allow_redirects=False)
+    assert start.status_code == 302, start.text
+    to_platform = urllib.parse.urlsplit(start.headers["Location"])
+    assert f"{to_platform.scheme}://{to_platform.netloc}{to_platform.path}" == (
+        f"{platform.issuer}/auth"
+    )
+    query = dict(urllib.parse.parse_qsl(to_platform.query))
+    form = platform.authorize(query, target, who, tamper)
+    fields = {"id_token": form["id_token"], "state": form["state"]}
+    if post:
+        fields = post(fields)
+    response = browser.post(form["launch_url"], data=fields, allow_redirects=False)
+    return Sent(response, fields)
+
+
+@pytest.fixture
+def site():
+    served = PlatformSite()
+    yield served
+    served.close()
+
+
+@dataclass
+class World:
+    app: object
+    tool: str
+    platform: Platform
+    log: object
+
+
+@pytest.fixture
+def world(tmp_path, site):
+    """The tool under gunicorn (2 workers: a launch's steps may reach either) with the test
+    platform registered, as `flask lti add-platform` registers it."""
+    app = make_app(tmp_path)
+    with gunicorn(tmp_path, workers=2, LOG_LEVEL="warning") as server:
+        platform = Platform(site, server.url)
+        with app.app_context():
+            save_platform(
+                PlatformDetails(
+                    platform.issuer,
+                    CLIENT_ID,
+                    f"{site.url}/auth",
+                    f"{site.url}/token",
+                    f"{site.url}/jwks.json",
+                    (DEPLOYMENT,),
+                    "Test platform",
+                )
+            )
+        port = server.url.rsplit(":", 1)[1]
+        yield World(app, server.url, platform, tmp_path / f"gunicorn-{port}.log")
+
+
+def counts(app) -> dict[str, int]:
+    """Rows a launch could add: anything stored by a refused one shows here."""
+    tables = (Instructor, Class, Attempt, LtiUser, LtiCourse, LtiAttempt)
+    with app.app_context():
+        return {
+            model.__tablename__: db.session.scalar(db.select(db.func.count()).select_from(model))
+            for model in tables
+        }
+
+
+def page_text(response) -> str:
+    """The page's words as a reader sees them: white space folded, entities decoded."""
+    return html.unescape(" ".join(response.text.split()))
+
+
+def test_the_tool_publishes_its_key_for_the_platform(world):
+    """The platform library reads the tool's key set from /lti/jwks.json: one RSA signing key."""
+    platform = CoursePlatformConfig(registration=world.platform.registration("x"))
+    platform.get_registration()
+    keys = platform.get_tool_key_set()["keys"]
+    assert len(keys) == 1
+    assert keys[0]["kty"] == "RSA" and keys[0]["alg"] == "RS256" and keys[0]["use"] == "sig"
+    assert "d" not in keys[0]  # the private half never leaves
+    assert JWK(**keys[0]).thumbprint() == keys[0]["kid"]
+
+
+def test_instructor_launch_opens_the_course_class_logged_in(world):
+    """An instructor's first launch makes a linked account and the course's class, and lands on
+    its class page, logged in; a second launch opens the same class."""
+    browser = requests.Session()
+    sent = launch(world.platform, browser, TEACHER)
+    assert sent.response.status_code == 303
+    class_page = sent.response.headers["Location"]
+    assert re.fullmatch(r"/teach/classes/\d+", class_page)
+    page = browser.get(world.tool + class_page)
+    assert page.status_code == 200
+    assert COURSE["title"] in page_text(page)
+
+    with world.app.app_context():
+        account = db.session.scalars(db.select(Instructor)).one()
+        assert account.username.startswith("lti-")
+        assert not account.is_admin
+        class_ = db.session.scalars(db.select(Class)).one()
+        assert class_.name == COURSE["title"] and class_.instructor_id == account.id
+        user = db.session.scalars(db.select(LtiUser)).one()
+        assert (user.sub, user.name, user.instructor_id) == (TEACHER.sub, TEACHER.name, account.id)
+
+    again = launch(world.platform, requests.Session(), TEACHER)
+    assert again.response.headers["Location"] == class_page
+    assert counts(world.app)["classes"] == 1
+    assert counts(world.app)["instructors"] == 1
+
+
+def test_a_linked_account_cannot_log_in_with_a_password(world):
+    """The account a launch made has no password anyone could type."""
+    launch(world.platform, requests.Session(), TEACHER)
+    with world.app.app_context():
+        username = db.session.scalars(db.select(Instructor.username)).one()
+    browser = requests.Session()
+    token = csrf_token(browser.get(f"{world.tool}/login").text)
+    for password in ("", "!lti", "lti"):
+        tried = browser.post(
+            f"{world.tool}/login",
+            data={"csrf_token": token, "username": username, "password": password},
+            allow_redirects=False,
+        )
+        assert tried.status_code == 400
+
+
+def test_learner_launch_takes_the_quiz_without_typing_a_name(world):
+    """After the instructor's first launch, a learner's launch starts an attempt in the course's
+    class under the platform's name, and the student answers in it at once."""
+    launch(world.platform, requests.Session(), TEACHER)
+    browser = requests.Session()
+    sent = launch(world.platform, browser, STUDENT)
+    assert sent.response.status_code == 303
+    location = sent.response.headers["Location"]
+    assert re.fullmatch(r"/attempts/[\w-]+/questions/1", location)
+
+    question = browser.get(world.tool + location)
+    assert question.status_code == 200
+    choice = re.findall(r'type="radio"[^>]*value="([^"]+)"', question.text)[0]
+    answered = browser.post(
+        world.tool + location,
+        data={"csrf_token": csrf_token(question.text), "choice": choice},
+        allow_redirects=False,
+    )
+    assert answered.status_code == 303
+
+    with world.app.app_context():
+        attempt = db.session.scalars(db.select(Attempt)).one()
+        course = db.session.scalars(db.select(LtiCourse)).one()
+        assert attempt.student_name == STUDENT.name
+        assert attempt.class_id == course.class_id
+        link = db.session.get(LtiAttempt, attempt.id)
+        assert link.resource_link_id == STUDENT.link
+        assert db.session.get(LtiUser, link.user_id).sub == STUDENT.sub
+        assert db.session.scalar(db.select(db.func.count()).select_from(Answer)) == 1
+
+
+def test_a_learner_launching_again_continues_their_attempt(world):
+    """A second launch, even from another browser, continues the unfinished attempt there."""
+    launch(world.platform, requests.Session(), TEACHER)
+    first = launch(world.platform, requests.Session(), STUDENT).response.headers["Location"]
+    token = first.split("/")[2]
+    elsewhere = requests.Session()
+    again = launch(world.platform, elsewhere, STUDENT).response
+    assert again.headers["Location"] == f"/attempts/{token}/continue"
+    assert elsewhere.get(f"{world.tool}/attempts/{token}/questions/1").status_code == 200
+    assert counts(world.app)["attempts"] == 1
+
+
+def test_the_target_link_uri_or_custom_parameter_names_the_quiz(world):
+    """`?quiz=` in the target link URI and the custom parameter `quiz` choose the quiz; one
+    that is not offered gets a 404 page that says so, and no attempt."""
+    launch(world.platform, requests.Session(), TEACHER)
+    by_target = launch(
+        world.platform, requests.Session(), STUDENT, target=f"{world.tool}/lti/launch?quiz={SLUG}"
+    )
+    assert by_target.response.status_code == 303
+    unknown = Person("student-2", "Alan Turing", LEARNER, custom={"quiz": "no-such-quiz"})
+    refused = launch(world.platform, requests.Session(), unknown).response
+    assert refused.status_code == 404
+    assert "names no quiz Quizwright offers" in page_text(refused)
+    assert counts(world.app)["attempts"] == 1
+
+
+def test_a_learner_before_any_instructor_is_told_to_wait(world):
+    """Before the course has a class, a learner's launch explains why nothing can start yet."""
+    refused = launch(world.platform, requests.Session(), STUDENT).response
+    assert refused.status_code == 409
+    assert "your instructor opens the activity once first" in page_text(refused)
+    assert counts(world.app)["attempts"] == 0
+
+
+def test_a_role_without_a_page_is_refused(world):
+    """A mentor (neither teaching nor learning) gets a 403 page and no account."""
+    mentor = Person("mentor-1", "Mia", ["http://purl.imsglobal.org/vocab/lis/v2/membership#Mentor"])
+    refused = launch(world.platform, requests.Session(), mentor).response
+    assert refused.status_code == 403
+    assert "no page in Quizwright" in page_text(refused)
+    assert counts(world.app)["instructors"] == 0
+
+
+def test_first_launches_at_once_make_one_class(world):
+    """Two instructors of one course launching at the same moment share one class."""
+    teachers = [Person(f"teacher-{n}", f"Teacher {n}", INSTRUCTOR) for n in range(4)]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        sent = list(pool.map(lambda who: launch(world.platform, requests.Session(), who), teachers))
+    # The first to commit owns the class and is sent to it; the others are told who runs it.
+    assert sorted(s.response.status_code for s in sent) == [303, 403, 403, 403]
+    assert counts(world.app)["classes"] == 1
+    assert counts(world.app)["lti_courses"] == 1
+    with world.app.app_context():
+        owner = db.session.scalars(db.select(Class)).one().instructor_id
+        first = db.session.scalars(db.select(LtiUser).filter_by(instructor_id=owner)).one()
+    for who, s in zip(teachers, sent, strict=True):
+        if who.sub == first.sub:
+            assert re.fullmatch(r"/teach/classes/\d+", s.response.headers["Location"])
+        else:
+            assert f"run by {first.name}" in page_text(s.response)
+
+
+def test_another_instructor_is_told_who_runs_the_class_until_linked(world):
+    """A second instructor of the course is logged in but told whose class it is; once the admin
+    links their launches to the owner's account, they land on the class page."""
+    launch(world.platform, requests.Session(), TEACHER)
+    colleague = Person("teacher-sub-2", "Edsger Dijkstra", INSTRUCTOR)
+    told = launch(world.platform, requests.Session(), colleague).response
+    assert told.status_code == 403
+    assert f"this course's class is run by {TEACHER.name}" in page_text(told)
+
+    with world.app.app_context():
+        owner = db.session.scalars(db.select(Class)).one().instructor.username
+    result = world.app.test_cli_runner().invoke(
+        args=["lti", "link-instructor", "--issuer", world.platform.issuer,
+              "--sub", colleague.sub, owner]
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert f"{colleague.name}'s launches from Test platform now log in as" in result.output
+    browser = requests.Session()
+    linked = launch(world.platform, browser, colleague).response
+    assert linked.status_code == 303
+    assert COURSE["title"] in page_text(browser.get(world.tool + linked.headers["Location"]))
+
+
+# --- Each Security Framework check, failing: a page saying what, a log line, nothing stored.
+
+
+def forged(key_pem: str, kid: str):
+    """Re-sign a launch's id_token with another key, keeping (or changing) its kid."""
+
+    def post(fields):
+        claims = jwt.decode(fields["id_token"], options={"verify_signature": False})
+        token = jwt.encode(claims, key_pem, algorithm="RS256", headers={"kid": kid})
+        return {**fields, "id_token": token}
+
+    return post
+
+
+def setter(claim, value):
+    def tamper(message):
+        message[claim] = value
+
+    return tamper
+
+
+def refused_launch(world, reason, status, words, **how):
+    """Launch as the student after the instructor; check the refusal, its log and no rows."""
+    launch(world.platform, requests.Session(), TEACHER)
+    before = counts(world.app)
+    sent = launch(world.platform, requests.Session(), STUDENT, **how)
+    assert sent.response.status_code == status, page_text(sent.response)
+    assert words in page_text(sent.response)
+    assert f"LTI launch refused: <code>{reason}</code>" in sent.response.text
+    assert counts(world.app) == before
+    assert f"lti launch refused ({reason})" in world.log.read_text()
+    return sent
+
+
+def test_wrong_signature_is_refused(world):
+    """Signed by another key under the platform's kid: 401, the signature does not match."""
+    kid = public_jwk(world.platform.key)["kid"]
+    refused_launch(
+        world, "signature", 401, "signature does not match", post=forged(private_pem(), kid)
+    )
+
+
+def test_unknown_kid_refetches_the_key_set_then_refuses(world):
+    """A kid the cached key set lacks makes the tool fetch the set again; still unknown, 401."""
+    stranger = private_pem()
+    fetches = world.platform.site.key_set_fetches
+    refused_launch(
+        world,
+        "unknown_key",
+        401,
+        "the platform's key set does not publish",
+        post=forged(stranger, public_jwk(stranger)["kid"]),
+    )
+    # The instructor's launch fetched it once, the unknown kid once more.
+    assert world.platform.site.key_set_fetches == fetches + 2
+
+
+def test_a_key_set_fetched_just_now_is_not_fetched_again(world):
+    """The first launch fetches the key set; if its kid is missing there, one fetch was enough."""
+    stranger = private_pem()
+    fetches = world.platform.site.key_set_fetches
+    sent = launch(
+        world.platform,
+        requests.Session(),
+        TEACHER,
+        post=forged(stranger, public_jwk(stranger)["kid"]),
+    )
+    assert sent.response.status_code == 401
+    assert world.platform.site.key_set_fetches == fetches + 1
+
+
+def test_a_platform_that_rotated_its_key_is_followed(world):
+    """After the platform replaces its key, the next launch's new kid refreshes the cached key
+    set and the launch succeeds."""
+    assert launch(world.platform, requests.Session(), TEACHER).response.status_code == 303
+    fetched = world.platform.site.key_set_fetches
+    assert launch(world.platform, requests.Session(), TEACHER).response.status_code == 303
+    assert world.platform.site.key_set_fetches == fetched  # cached
+    world.platform.key = private_pem()
+    world.platform.site.keys = [public_jwk(world.platform.key)]
+    assert launch(world.platform, requests.Session(), TEACHER).response.status_code == 303
+    assert world.platform.site.key_set_fetches == fetched + 1
+
+
+def test_wrong_audience_is_refused(world):
+    """A launch for another tool's client id: 401."""
+    refused_launch(
+        world, "audience", 401, "not this tool's client id", tamper=setter("aud", "other-tool")
+    )
+
+
+def test_foreign_azp_is_refused(world):
+    """Several audiences with an azp naming another tool: 401."""
+
+    def two_audiences(message):
+        message["aud"] = [CLIENT_ID, "other-tool"]
+        message["azp"] = "other-tool"
+
+    refused_launch(world, "audience", 401, "not this tool's client id", tamper=two_audiences)
+
+
+def test_expired_launch_is_refused(world):
+    """An id_token whose exp passed (beyond a minute's clock skew): 401."""
+
+    def post(fields):
+        claims = jwt.decode(fields["id_token"], options={"verify_signature": False})
+        claims["iat"] -= 600
+        claims["exp"] = claims["iat"] + 300
+        kid = public_jwk(world.platform.key)["kid"]
+        token = jwt.encode(claims, world.platform.key, algorithm="RS256", headers={"kid": kid})
+        return {**fields, "id_token": token}
+
+    refused_launch(world, "expired", 401, "The launch has expired", post=post)
+
+
+def test_replayed_launch_is_refused(world):
+    """The same id_token and state posted again from the same browser: the nonce is used up."""
+    launch(world.platform, requests.Session(), TEACHER)
+    browser = requests.Session()
+    first = launch(world.platform, browser, STUDENT)
+    assert first.response.status_code == 303
+    before = counts(world.app)
+    again = browser.post(f"{world.tool}/lti/launch", data=first.form, allow_redirects=False)
+    assert again.status_code == 401
+    assert "a launch works once" in page_text(again)
+    assert counts(world.app) == before
+    assert "lti launch refused (nonce)" in world.log.read_text()
+
+
+def test_launch_without_state_is_refused(world):
+    """No state at all: 401."""
+    refused_launch(
+        world,
+        "state",
+        401,
+        "did not carry the state this browser was given",
+        post=lambda fields: {"id_token": fields["id_token"]},
+    )
+
+
+def test_launch_with_a_foreign_state_is_refused(world):
+    """A state this browser was never given (another browser's): 401."""
+    refused_launch(
+        world,
+        "state",
+        401,
+        "did not carry the state this browser was given",
+        post=lambda fields: {**fields, "state": "state-from-another-browser"},
+    )
+
+
+def test_launch_finished_in_another_browser_is_refused(world):
+    """The login started in one browser, the launch posted from another (no cookies): 401."""
+    launch(world.platform, requests.Session(), TEACHER)
+    started = requests.Session()
+    target = f"{world.tool}/lti/launch"
+    redirect = started.get(world.platform.login_url(STUDENT.sub, target), allow_redirects=False)
+    query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(redirect.headers["Location"]).query))
+    form = world.platform.authorize(query, target, STUDENT)
+    before = counts(world.app)
+    other = requests.post(
+        form["launch_url"],
+        data={"id_token": form["id_token"], "state": form["state"]},
+        allow_redirects=False,
+    )
+    assert other.status_code == 401
+    assert counts(world.app) == before
+
+
+def test_unregistered_deployment_is_refused(world):
+    """A deployment id the admin never registered: 400."""
+    world.platform.deployment = "deployment-unknown"
+    refused_launch(world, "deployment", 400, "not registered for this platform")
+
+
+def test_wrong_message_type_is_refused(world):
+    """A message type the tool does not answer: 400."""
+    refused_launch(
+        world,
+        "message_type",
+        400,
+        "resource link launches (LtiResourceLinkRequest) only",
+        tamper=setter(CLAIM + "message_type", "LtiSubmissionReviewRequest"),
+    )
+
+
+def test_wrong_lti_version_is_refused(world):
+    """An LTI version other than 1.3.0: 400."""
+    refused_launch(
+        world,
+        "message",
+        400,
+        "not a valid LTI 1.3 message",
+        tamper=setter(CLAIM + "version", "1.1"),
+    )
+
+
+def test_unregistered_platform_is_refused_at_login(world):
+    """A login initiation from an issuer nobody registered: 400 before any redirect."""
+    stranger = Platform(world.platform.site, world.tool, client_id="unknown-client")
+    response = requests.get(
+        stranger.login_url("x", f"{world.tool}/lti/launch"), allow_redirects=False
+    )
+    assert response.status_code == 400
+    assert "No platform with this issuer and client id" in page_text(response)
+
+
+def test_a_login_keeps_its_nonce_for_ten_minutes(world):
+    """The nonce a login stores expires after ten minutes; the state cookie after five."""
+    started = now()
+    response = requests.get(
+        world.platform.login_url("x", f"{world.tool}/lti/launch"), allow_redirects=False
+    )
+    state_cookie = next(c for c in response.cookies if c.name.startswith("lti1p3-state-"))
+    assert started.timestamp() + 290 < state_cookie.expires <= started.timestamp() + 310
+    with world.app.app_context():
+        rows = db.session.scalars(db.select(LtiLaunchData)).all()
+    nonces = [row for row in rows if "-nonce-" in row.key]
+    assert len(nonces) == 1
+    expires = aware(nonces[0].expires_at)
+    assert started + timedelta(seconds=590) < expires <= now() + timedelta(seconds=600)
+
+
+def test_a_login_for_another_site_is_refused(world):
+    """A target_link_uri that is not this tool's: 400, no redirect to the platform, and its
+    text quoted in the log, never able to start a forged line."""
+    response = requests.get(
+        world.platform.login_url("x", "https://elsewhere.example/lti/launch\nFORGED: line"),
+        allow_redirects=False,
+    )
+    assert response.status_code == 400
+    log = world.log.read_text()
+    assert "lti launch refused (no_launch)" in log
+    assert "\nFORGED" not in log
+
+
+def test_launch_needs_a_post_from_a_platform(world):
+    """Opening the launch address by hand says what it is for."""
+    response = requests.get(f"{world.tool}/lti/launch")
+    assert response.status_code == 400
+    assert "Open the activity from your course" in page_text(response)
+
+
+# --- Framing and the new-window fallback
+
+
+def frame_ancestors(response) -> str:
+    policy = response.headers["Content-Security-Policy"]
+    return next(part.strip() for part in policy.split(";") if "frame-ancestors" in part)
+
+
+def test_registered_platforms_may_frame_lti_pages_only(world):
+    """LTI pages, and a launched student's pages, name the platform in frame-ancestors; other
+    pages keep 'none'."""
+    launch(world.platform, requests.Session(), TEACHER)
+    browser = requests.Session()
+    sent = launch(world.platform, browser, STUDENT)
+    assert frame_ancestors(sent.response) == f"frame-ancestors 'self' {world.platform.issuer}"
+    question = browser.get(world.tool + sent.response.headers["Location"])
+    assert frame_ancestors(question) == f"frame-ancestors 'self' {world.platform.issuer}"
+    assert "X-Frame-Options" not in question.headers
+    for page in ("/", "/login"):
+        assert frame_ancestors(requests.get(world.tool + page)) == "frame-ancestors 'none'"
+    assert requests.get(world.tool + "/").headers["X-Frame-Options"] == "DENY"
+
+
+def test_a_login_inside_a_frame_offers_a_new_window(world):
+    """In an iframe (Sec-Fetch-Dest), where the quiz's cookies are not sent, the login offers a
+    new window carrying every login parameter; following it runs the login as usual."""
+    url = world.platform.login_url(STUDENT.sub, f"{world.tool}/lti/launch")
+    framed = requests.get(url, headers={"Sec-Fetch-Dest": "iframe"}, allow_redirects=False)
+    assert framed.status_code == 200
+    assert "Open in a new window" in framed.text
+    new_window = re.search(r'id="lti-new-window" href="([^"]+)" target="_blank"', framed.text)
+    href = new_window.group(1).replace("&amp;", "&")
+    sent = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(url).query))
+    carried = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(href).query))
+    assert carried == {**sent, "lti1p3_new_window": "1"}
+    onward = requests.get(world.tool + href, allow_redirects=False)
+    assert onward.status_code == 302
+    assert onward.headers["Location"].startswith(f"{world.platform.issuer}/auth?")
+
+
+# --- Dynamic registration
+
+
+@contextmanager
+def fresh_tool(tmp_path):
+    app = make_app(tmp_path)
+    with gunicorn(tmp_path, workers=1) as server:
+        yield app, server.url
+
+
+def registration_link(app, tool) -> str:
+    result = app.test_cli_runner().invoke(args=["lti", "registration-link", "--site", tool])
+    assert result.exit_code == 0, result.output
+    return result.output.strip().splitlines()[-1]
+
+
+def test_dynamic_registration_registers_the_platform(tmp_path, site):
+    """The platform opens the admin's link with its configuration and token; the tool registers
+    itself there and stores the platform and deployment, and a launch then works."""
+    with fresh_tool(tmp_path) as (app, tool):
+        link = registration_link(app, tool)
+        opened = f"{link}&openid_configuration={site.url}/.well-known/openid-configuration"
+        browser = requests.Session()
+        page = browser.get(opened + "&registration_token=reg-token-1")
+        assert page.status_code == 200
+        fields = dict(re.findall(r'name="(\w+)" value="([^"]*)"', page.text))
+        done = browser.post(f"{tool}/lti/register", data=fields)
+        assert done.status_code == 200, done.text
+        assert "Quizwright is registered" in done.text
+
+        sent, authorization = site.registrations[-1]
+        assert authorization == "Bearer reg-token-1"
+        assert sent["initiate_login_uri"] == f"{tool}/lti/login"
+        assert sent["redirect_uris"] == [f"{tool}/lti/launch"]
+        assert sent["jwks_uri"] == f"{tool}/lti/jwks.json"
+        with app.app_context():
+            platform = db.session.scalars(db.select(LtiPlatform)).one()
+            assert (platform.issuer, platform.client_id) == (site.url, "dynamic-client")
+            assert [d.deployment_id for d in platform.deployments] == ["dynamic-deployment"]
+            assert platform.key_set_url == f"{site.url}/jwks.json"
+
+        # The link works once.
+        assert browser.post(f"{tool}/lti/register", data=fields).status_code == 403
+
+        registered = Platform(
+            site, tool, deployment="dynamic-deployment", client_id="dynamic-client"
+        )
+        assert launch(registered, requests.Session(), TEACHER).response.status_code == 303
+
+
+def test_registration_needs_the_admins_link(tmp_path, site):
+    """Without a link the admin made, nothing is sent to the platform and nothing stored."""
+    with fresh_tool(tmp_path) as (app, tool):
+        configuration = f"{site.url}/.well-known/openid-configuration"
+        page = requests.get(f"{tool}/lti/register?openid_configuration={configuration}")
+        assert page.status_code == 403
+        posted = requests.post(
+            f"{tool}/lti/register",
+            data={"code": "guessed", "openid_configuration": configuration},
+        )
+        assert posted.status_code == 403
+        assert site.registrations == []
+        with app.app_context():
+            assert db.session.scalar(db.select(db.func.count()).select_from(LtiPlatform)) == 0
+
+
+def test_a_refused_registration_says_why_and_stores_nothing(tmp_path, site):
+    """The platform answers 401 to a wrong token: the page says the platform refused."""
+    with fresh_tool(tmp_path) as (app, tool):
+        link = registration_link(app, tool)
+        configuration = f"{site.url}/.well-known/openid-configuration"
+        browser = requests.Session()
+        page = browser.get(f"{link}&openid_configuration={configuration}&registration_token=bad")
+        fields = dict(re.findall(r'name="(\w+)" value="([^"]*)"', page.text))
+        done = browser.post(f"{tool}/lti/register", data=fields)
+        assert done.status_code == 400
+        assert "The platform refused the registration" in page_text(done)
+        with app.app_context():
+            assert db.session.scalar(db.select(db.func.count()).select_from(LtiPlatform)) == 0
+
+
+def test_a_configuration_claiming_another_issuer_is_refused(tmp_path, site):
+    """A configuration whose issuer is not where it was found registers nothing."""
+    site.openid_configuration = lambda: {
+        "issuer": "https://trusted-lms.example.edu",
+        "authorization_endpoint": f"{site.url}/auth",
+        "token_endpoint": f"{site.url}/token",
+        "jwks_uri": f"{site.url}/jwks.json",
+        "registration_endpoint": f"{site.url}/register",
+    }
+    with fresh_tool(tmp_path) as (app, tool):
+        link = registration_link(app, tool)
+        configuration = f"{site.url}/.well-known/openid-configuration"
+        browser = requests.Session()
+        page = browser.get(f"{link}&openid_configuration={configuration}&registration_token=x")
+        fields = dict(re.findall(r'name="(\w+)" value="([^"]*)"', page.text))
+        done = browser.post(f"{tool}/lti/register", data=fields)
+        assert done.status_code == 400
+        assert "names the issuer https://trusted-lms.example.edu" in page_text(done)
+        assert site.registrations == []
+        with app.app_context():
+            assert db.session.scalar(db.select(db.func.count()).select_from(LtiPlatform)) == 0
+
+
+def test_launch_data_expires(app):
+    """Expired nonces and states are swept away by the next login."""
+    with app.app_context():
+        storage = DatabaseStorage()
+        storage.set_value("fresh", True, 60)
+        storage.set_value("stale", True, 60)
+        stale = db.session.get(LtiLaunchData, "lti1p3-stale")
+        stale.expires_at = stale.expires_at.replace(year=2000)
+        db.session.commit()
+        assert storage.get_value("stale") is None
+        assert storage.check_value("stale") is False
+        assert purge_expired() == 1
+        assert storage.check_value("fresh") is True
+        assert storage.check_value("fresh") is False  # taken once
+
+
+def test_link_instructor_needs_a_known_user_and_account(app, runner):
+    """Linking names what is missing: the platform, the account, or a user who never launched."""
+    with app.app_context():
+        create_instructor("ada", "a password")
+        save_platform(
+            PlatformDetails(
+                "https://lms.example.edu", "c1", "https://lms.example.edu/a",
+                "https://lms.example.edu/t", "https://lms.example.edu/k", ("1",),
+            )
+        )  # fmt: skip
+    link = ["lti", "link-instructor", "--sub", "s-1"]
+    unknown = runner.invoke(args=[*link, "--issuer", "https://other.example.edu", "ada"])
+    assert "No platform https://other.example.edu is registered" in unknown.output
+    nobody = runner.invoke(args=[*link, "--issuer", "https://lms.example.edu", "bob"])
+    assert "There is no instructor named “bob”" in nobody.output
+    never = runner.invoke(args=[*link, "--issuer", "https://lms.example.edu", "ada"])
+    assert "s-1 has never launched from lms.example.edu" in never.output
+    assert {unknown.exit_code, nobody.exit_code, never.exit_code} == {1}
+
+
+def test_admin_page_costs_the_same_queries_for_1_and_20_platforms(app, client):
+    """Platforms, deployments and linked instructors are fetched in a fixed number of queries."""
+    with app.app_context():
+        create_instructor("boss", "boss password", is_admin=True)
+    assert login(client, "boss", "boss password").status_code == 303
+    client.get("/lti/admin")  # the first visit makes the tool's key
+
+    def counted(platforms):
+        with app.app_context():
+            start = db.session.scalar(db.select(db.func.count()).select_from(LtiPlatform))
+            for n in range(start, start + platforms):
+                host = f"https://lms{n}.example.edu"
+                saved, _ = save_platform(
+                    PlatformDetails(
+                        host, "c", f"{host}/a", f"{host}/t", f"{host}/k", ("1", "2", "3")
+                    )
+                )
+                user_for(saved, f"teacher-{n}", f"Teacher {n}")
+                instructor_for(db.session.scalars(db.select(LtiUser).filter_by(
+                    platform_id=saved.id)).one())  # fmt: skip
+        with queries(app) as statements:
+            page = client.get("/lti/admin")
+        assert page.status_code == 200
+        return len(statements)
+
+    few = counted(1)
+    assert counted(19) == few <= 8
+
+
+def test_admin_page_lists_addresses_platforms_and_keys(app, client):
+    """The admin's LTI page shows the four addresses, each platform and the signing key."""
+    with app.app_context():
+        create_instructor("boss", "boss password", is_admin=True)
+        save_platform(
+            PlatformDetails(
+                "https://moodle.example.edu",
+                "abc123",
+                "https://moodle.example.edu/mod/lti/auth.php",
+                "https://moodle.example.edu/mod/lti/token.php",
+                "https://moodle.example.edu/mod/lti/certs.php",
+                ("7",),
+                "Example Moodle",
+            )
+        )
+    assert login(client, "boss", "boss password").status_code == 303
+    page = " ".join(client.get("/lti/admin").get_data(as_text=True).split())
+    for address in ("/lti/login", "/lti/launch", "/lti/jwks.json", "/lti/register"):
+        assert f"http://localhost{address}" in page
+    assert "Example Moodle" in page and "abc123" in page and "<code>7</code>" in page
+    with app.app_context():
+        assert f"<code>{signing_key().kid}</code>: signs now" in page
+    runner = app.test_cli_runner()
+    assert runner.invoke(args=["lti", "rotate-key", "--grace-days", "2"]).exit_code == 0
+    rotated = " ".join(client.get("/lti/admin").get_data(as_text=True).split())
+    assert re.search(r"replaced, published until <time datetime=\"[\d-]+T[\d:]+Z\">", rotated)
