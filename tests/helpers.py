@@ -1,5 +1,6 @@
 """Helpers for the tests: an app on its own database, a student's browser, page reading."""
 
+import csv
 import json
 import os
 import re
@@ -252,3 +253,10 @@ def half_sent_requests(base: str, count: int, every: float = 1):
         thread.join()
         for connection in held:
             connection.close()
+
+
+def gradebook_rows(response) -> list[dict[str, str]]:
+    """A gradebook CSV's rows by column, past the comment row that names its counting rule."""
+    lines = response.get_data().decode("utf-8-sig").splitlines()
+    assert lines[0].startswith("# "), lines[0]
+    return list(csv.DictReader(lines[1:]))

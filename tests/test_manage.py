@@ -1,8 +1,6 @@
 """Managing a class: rename, new join code, archive and restore, delete, void and restore
 attempts, merge students, and sharing with other instructors."""
 
-import csv
-import io
 import threading
 
 import factories
@@ -24,7 +22,17 @@ from app.models import (
     now,
 )
 
-from helpers import SLUG, Student, form_token, login, queries, record_tables, shown, text
+from helpers import (
+    SLUG,
+    Student,
+    form_token,
+    gradebook_rows,
+    login,
+    queries,
+    record_tables,
+    shown,
+    text,
+)
 
 pytestmark = pytest.mark.usefixtures("quick_passwords")
 
@@ -72,7 +80,7 @@ def snapshot(app):
 def gradebook(client, class_id):
     response = client.get(f"/teach/classes/{class_id}/gradebook.csv")
     assert response.status_code == 200
-    return list(csv.DictReader(io.StringIO(response.get_data().decode("utf-8-sig"))))
+    return gradebook_rows(response)
 
 
 def the_class(app, class_id):
