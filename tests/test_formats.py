@@ -49,7 +49,7 @@ def test_gift_reads_every_feature_of_the_format():
     source = gift.parse((FIXTURES / "features.gift").read_bytes(), "features.gift")
     assert source.title == "Cells and Energy"
     assert [q.id for q in source.questions] == [
-        "mitochondria", "escapes", "multi line", "html", "markdown", "unicode", "",
+        "mitochondria", "escapes", "multi line", "html", "markdown", "unicode", "", "sun", "moon",
     ]  # fmt: skip
     assert summary(source) == [
         ("Which organelle makes most of a cell's ATP?",
@@ -77,9 +77,14 @@ def test_gift_reads_every_feature_of_the_format():
         ("The missing word: a cell's _____ keeps its contents inside.",
          [("membrane", True, "It surrounds the cell."), ("wall", False, "Animal cells have none.")],
          "", []),
+        # As Moodle reads {TRUE#a#b}: a is the feedback on the wrong answer, b on the right one.
+        ("The sun is a star.",
+         [("True", True, "Yes: a yellow dwarf."), ("False", False, "No: it is the star nearest "
+          "to us.")],
+         "It shines by fusion.", []),
+        ("The moon is a star.", [("True", False, ""), ("False", True, "")], "", []),
     ]  # fmt: skip
     assert [str(skip) for skip in source.skipped] == [
-        "features.gift:38: skipped, a true/false question",
         "features.gift:40: skipped, a short-answer question (every answer is right)",
         "features.gift:42: skipped, a numerical question",
         "features.gift:44: skipped, an essay question",
@@ -98,7 +103,7 @@ def test_moodle_xml_reads_cdata_html_plain_text_and_feedback():
     assert (source.title, source.description, source.shuffle_choices) == (
         "Cells", "Questions about cells.", True,
     )  # fmt: skip
-    assert [q.id for q in source.questions] == ["Mitochondria", "Unicode, plain text"]
+    assert [q.id for q in source.questions] == ["Mitochondria", "Unicode, plain text", "Sun"]
     assert summary(source) == [
         ("Which organelle makes most of a cell's ATP?",
          [("The mitochondrion", True, "Right: on its inner membrane."),
@@ -108,18 +113,27 @@ def test_moodle_xml_reads_cdata_html_plain_text_and_feedback():
         ("Ünïcödé & plain text: which Greek letter is π?\nIt runs over two lines.",
          [("pi <π>", True, "π ≈ 3.14159"), ("日本語", False, "Not Greek.")],
          "π is pi; μ is mu.", []),
+        ("The sun is a star.",
+         [("False", False, "No: it is the star nearest to us."),
+          ("True", True, "Yes: a yellow dwarf.")],
+         "It shines by fusion; see Sun.", [("Sun", "https://en.wikipedia.org/wiki/Sun")]),
     ]  # fmt: skip
-    assert source.places == ("features.xml: /quiz/question[2]", "features.xml: /quiz/question[3]")
+    assert source.places == (
+        "features.xml: /quiz/question[2]", "features.xml: /quiz/question[3]",
+        "features.xml: /quiz/question[7]",
+    )  # fmt: skip
     assert [str(skip) for skip in source.skipped] == [
         "features.xml: /quiz/question[4]: skipped, several answers may be chosen "
         "(<single>false</single>)",
         "features.xml: /quiz/question[5]: skipped, partial credit (33.3333%) on answer 2",
         "features.xml: /quiz/question[6]: skipped, its text shows media (img, file), which the "
         "bank cannot",
-        "features.xml: /quiz/question[7]: skipped, of type truefalse, not multiple choice",
-        "features.xml: /quiz/question[8]: skipped, of type shortanswer, not multiple choice",
-        "features.xml: /quiz/question[9]: skipped, of type essay, not multiple choice",
-        "features.xml: /quiz/question[10]: skipped, of type description, not multiple choice",
+        "features.xml: /quiz/question[8]: skipped, of type shortanswer, not multiple choice or "
+        "true/false",
+        "features.xml: /quiz/question[9]: skipped, of type essay, not multiple choice or "
+        "true/false",
+        "features.xml: /quiz/question[10]: skipped, of type description, not multiple choice or "
+        "true/false",
     ]
 
 
@@ -205,12 +219,36 @@ def test_aiken_mistakes_are_located(text, error):
         ("::title Q? {=a ~b}", "t.gift:1: the title opened with :: is never closed"),
         ("Q? {x =a ~b}", "t.gift:1: the answers must each start with = or ~"),
         ("{=a ~b}", "t.gift:1: the question has no text before its answers"),
+        ("{T#no#yes}", "t.gift:1: the question has no text before its answers"),
     ],
 )  # fmt: skip
 def test_gift_mistakes_are_located(text, error):
     with pytest.raises(formats.FormatError) as raised:
         gift.parse(f"// a good question first\n\nok {{=a ~b}}\n\n{text}\n".encode(), "t.gift")
     assert raised.value.errors == [error.replace("t.gift:1", "t.gift:5")]
+
+
+def test_a_true_false_answer_moodle_cannot_read_is_located():
+    """A truefalse question's answers must read true and false: anything else is an error, not a
+    guess at which choice is which."""
+    data = (
+        b'<quiz><question type="truefalse"><questiontext><text>Sun?</text></questiontext>'
+        b'<answer fraction="100"><text>yes</text></answer>'
+        b'<answer fraction="0"><text>false</text></answer></question></quiz>'
+    )
+    with pytest.raises(formats.FormatError) as raised:
+        moodle_xml.parse(data, "tf.xml")
+    assert raised.value.errors == [
+        'tf.xml: /quiz/question[1]/answer[1]: a true/false answer reads "yes", not "true" or '
+        '"false"'
+    ]
+
+
+def test_true_false_with_media_in_its_feedback_is_skipped():
+    source = gift.parse(b'[html]Sun? {T#<img src="x.png">#yes}\n\nok {=a ~b}', "m.gift")
+    assert [str(skip) for skip in source.skipped] == [
+        "m.gift:1: skipped, an answer shows media, which the bank cannot"
+    ]
 
 
 def test_every_malformed_question_is_reported_at_once():

@@ -32,18 +32,18 @@ def bank(tmp_path):
 
 
 def test_import_with_gaps_writes_placeholders_that_check_and_reload_refuse(bank, tmp_path):
-    """The GIFT fixture imports its 7 multiple-choice questions, lists the 8 it skipped and the
-    gaps with their lines; the bank is written, and then refused until the gaps are filled."""
+    """The GIFT fixture imports its 9 questions (7 multiple choice, 2 true/false), lists the 7
+    it skipped and the gaps with their lines; the bank is written, then refused until filled."""
     result = quiz_command(
         "import", FIXTURES / "features.gift", "--into", bank, "--slug", "cells", "--allow-gaps"
     )
     assert result.exit_code == 0, result.output
     source = FIXTURES / "features.gift"
     assert result.stdout == (
-        f'Imported 7 questions from {source} into {bank} as quiz "cells"; 8 questions skipped.\n'
+        f'Imported 9 questions from {source} into {bank} as quiz "cells"; 7 questions skipped.\n'
     )
     errors = result.stderr.splitlines()
-    assert errors[0] == f"{source}:38: skipped, a true/false question"
+    assert errors[0] == f"{source}:40: skipped, a short-answer question (every answer is right)"
     assert f"{source}:52: skipped, a description with no answers" in errors
     assert "quiz: no description (--description): a placeholder to write" in errors
     assert (
@@ -57,7 +57,7 @@ def test_import_with_gaps_writes_placeholders_that_check_and_reload_refuse(bank,
     assert cells["title"] == "Cells and Energy"
     assert cells["description"].startswith(PLACEHOLDER)
     assert [q["id"] for q in cells["questions"]] == [
-        "mitochondria", "escapes", "multi-line", "html", "markdown", "unicode", "q7",
+        "mitochondria", "escapes", "multi-line", "html", "markdown", "unicode", "q7", "sun", "moon",
     ]  # fmt: skip
 
     check = quiz_command("check", bank)

@@ -1,5 +1,6 @@
 """Moodle XML: `<quiz>` of `<question type="multichoice">` with per-answer `<feedback>` and
-`<generalfeedback>`, as Moodle's question bank exports and imports it."""
+`<generalfeedback>`, as Moodle's question bank exports and imports it; a `truefalse` question
+becomes the choices "True" and "False", each with its answer's feedback."""
 
 from xml.etree.ElementTree import Element
 
@@ -18,6 +19,8 @@ from .common import (
 
 DROPS = ()
 TRUE = {"true", "1"}
+TRUTHS = {"true": "True", "false": "False"}
+"""A truefalse question's answers as Moodle writes them, and the choices they become."""
 
 
 def _child(element: Element, name: str) -> Element | None:
@@ -52,8 +55,8 @@ class _Skip(Exception):
 
 def _question(where: str, element: Element) -> Question:
     kind = element.get("type", "")
-    if kind != "multichoice":
-        raise _Skip(f"of type {kind or 'none'}, not multiple choice")
+    if kind not in ("multichoice", "truefalse"):
+        raise _Skip(f"of type {kind or 'none'}, not multiple choice or true/false")
     single = _child(element, "single")
     if single is not None and (single.text or "").strip().lower() not in TRUE:
         raise _Skip("several answers may be chosen (<single>false</single>)")
@@ -78,6 +81,13 @@ def _question(where: str, element: Element) -> Question:
             raise _Skip(f"answer {number} shows media, which the bank cannot")
         if not text:
             raise FormatError([f"{where}/answer[{number}]: no answer text"])
+        if kind == "truefalse":
+            if text.lower() not in TRUTHS:
+                raise FormatError(
+                    [f'{where}/answer[{number}]: a true/false answer reads "{text}", not '
+                     '"true" or "false"']
+                )  # fmt: skip
+            text = TRUTHS[text.lower()]
         choices.append(Choice(id="", text=text, correct=fraction == 100.0, explanation=why))
     right = sum(choice.correct for choice in choices)
     if right != 1:
