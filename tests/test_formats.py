@@ -11,7 +11,7 @@ import pytest
 from app import formats
 from app.bank import UNFILLED, BankError, Reference, build_quiz, load_bank, problems
 from app.config import PROJECT_ROOT
-from app.formats import aiken, gift, moodle_xml, qti
+from app.formats import aiken, gift, moodle_xml, qti, qti3
 
 FIXTURES = Path(__file__).with_name("fixtures") / "formats"
 SEED = load_bank(PROJECT_ROOT / "questions.json").quizzes["gradient-checkpointing"]
@@ -23,6 +23,16 @@ def canvas_package() -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as package:
         for path in sorted(folder.rglob("*.xml")):
+            package.write(path, path.relative_to(folder).as_posix())
+    return buffer.getvalue()
+
+
+def qti3_package() -> bytes:
+    """The hand-written QTI 3.0 package, zipped with its manifest at the root."""
+    folder = FIXTURES / "qti3"
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as package:
+        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
             package.write(path, path.relative_to(folder).as_posix())
     return buffer.getvalue()
 
@@ -172,6 +182,134 @@ def test_qti_reads_a_bare_assessment_file_too():
     assert summary(source) == summary(qti.parse(canvas_package(), "canvas.zip"))
 
 
+def test_qti3_reads_a_package_with_every_kind_of_feedback():
+    """The manifest leads to the items and the test (title, and its rubric block as the
+    description); a choice's feedback comes inline in it, or as modal feedback or a feedback
+    block that the response processing shows for that choice, for the right answer or for a
+    wrong one; feedback shown always is the explanation. The key may come from a mapping."""
+    source = qti3.parse(qti3_package(), "cells.zip")
+    assert (source.title, source.description, source.shuffle_choices) == (
+        "Cells & Energy (QTI 3)", "Questions about cells and where they get energy.", False,
+    )  # fmt: skip
+    assert [q.id for q in source.questions] == ["mitochondria", "sun", "unicode", "membrane"]
+    assert [[c.id for c in q.choices] for q in source.questions][0] == ["ribo", "mito", "nucleus"]
+    assert summary(source) == [
+        ("Which organelle makes most of a cell’s ATP?",
+         [("The ribosome", False, "Ribosomes build proteins."),
+          ("The mitochondrion", True, "Right: on its inner membrane."),
+          ("The nucleus & its DNA", False, "")],
+         "Cellular respiration ends there.\n\nRead Mitochondrion.", [MITOCHONDRION]),
+        ("The sun is a star.\nTrue or false?",
+         [("True", True, "Yes: a yellow dwarf."), ("False", False, "No: it is the star nearest "
+          "to us.")], "", []),
+        ("Ünïcödé & <markup>: which Greek letter is π?",
+         [("π", True, "π ≈ 3.14159"), ("日本語", False, "")], "", []),
+        ("What keeps a cell’s contents inside?",
+         [("The membrane", True, "It surrounds the cell."),
+          ("The wall", False, "Animal cells have none.")], "", []),
+    ]  # fmt: skip
+    where = "cells.zip/items/{}.xml: qti-assessment-item identifier={!r}"
+    assert source.places[1] == where.format("sun", "sun")
+    assert [str(skip) for skip in source.skipped] == [
+        f"{where.format('skipped', 'even')}: skipped, several answers may be chosen "
+        "(max-choices 0)",
+        f"{where.format('partial', 'pi')}: skipped, partial credit (0.5 of 1) on an answer",
+        f"{where.format('essay', 'osmosis')}: skipped, it has qti-extended-text-interaction, not "
+        "one choice interaction",
+        f"{where.format('picture', 'picture')}: skipped, its text shows media (img), which the "
+        "bank cannot",
+    ]
+
+
+def test_qti3_reads_a_bare_item_file_too():
+    data = (FIXTURES / "qti3" / "items" / "sun.xml").read_bytes()
+    source = qti3.parse(data, "sun.xml")
+    assert summary(source) == summary(qti3.parse(qti3_package(), "cells.zip"))[1:2]
+    assert formats.guess_format(data) == "qti3"
+
+
+def test_the_format_is_told_apart_by_namespace_and_manifest():
+    """QTI 3.0 by its manifest's item type or its root element; QTI 1.2 by questestinterop."""
+    assert formats.guess_format(qti3_package()) == "qti3"
+    assert formats.guess_format(qti3.write(SEED)) == "qti3"
+    assert formats.guess_format(canvas_package()) == "qti"
+    assert formats.guess_format(qti.write(SEED)) == "qti"
+    assert formats.guess_format(b"<?xml version='1.0'?><questestinterop/>") == "qti"
+    assert formats.guess_format(b"<quiz/>") == "moodle-xml"
+
+
+def qti3_item(processing: str, feedback: str, declaration: str = "") -> bytes:
+    """A QTI 3.0 item with two choices, its key "a", and the given rules and feedback."""
+    declaration = declaration or (
+        '<qti-response-declaration identifier="RESPONSE" cardinality="single" '
+        'base-type="identifier"><qti-correct-response><qti-value>a</qti-value>'
+        "</qti-correct-response></qti-response-declaration>"
+    )
+    return (
+        f'<qti-assessment-item xmlns="{qti3.NAMESPACE}" identifier="q">{declaration}'
+        '<qti-item-body><p>Q?</p><qti-choice-interaction response-identifier="RESPONSE">'
+        '<qti-simple-choice identifier="a">A</qti-simple-choice>'
+        '<qti-simple-choice identifier="b">B</qti-simple-choice></qti-choice-interaction>'
+        f"</qti-item-body><qti-response-processing>{processing}</qti-response-processing>"
+        f"{feedback}</qti-assessment-item>"
+    ).encode()
+
+
+CONDITIONAL = (
+    '<qti-response-condition><qti-response-if><qti-gte><qti-variable identifier="SCORE"/>'
+    '<qti-base-value base-type="float">1</qti-base-value></qti-gte><qti-set-outcome-value '
+    'identifier="FEEDBACK"><qti-base-value base-type="identifier">high</qti-base-value>'
+    "</qti-set-outcome-value></qti-response-if></qti-response-condition>"
+)
+MODAL = (
+    '<qti-modal-feedback outcome-identifier="FEEDBACK" identifier="{}" show-hide="{}">'
+    "<qti-content-body>Why.</qti-content-body></qti-modal-feedback>"
+)
+
+
+@pytest.mark.parametrize(
+    ("processing", "feedback", "why"),
+    [
+        (CONDITIONAL, MODAL.format("high", "show"), 'feedback "high" is shown on a condition the '
+         "bank cannot express"),
+        ("", MODAL.format("never-set", "show"), 'feedback "never-set" is shown on a condition the '
+         "bank cannot express"),
+        ('<qti-set-outcome-value identifier="FEEDBACK"><qti-base-value base-type="identifier">'
+         "x</qti-base-value></qti-set-outcome-value>", MODAL.format("x", "hide"),
+         'feedback "x" is shown on a condition the bank cannot express'),
+    ],
+)  # fmt: skip
+def test_qti3_feedback_the_bank_cannot_place_skips_the_item(processing, feedback, why):
+    """Feedback shown on a score, never shown, or hidden by its outcome has no place in the
+    bank: the item is skipped and says which feedback, rather than lose it."""
+    source = qti3.parse(qti3_item(processing, feedback), "q.xml")
+    assert [str(skip) for skip in source.skipped] == [
+        f"q.xml: qti-assessment-item identifier='q': skipped, {why}"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("data", "error"),
+    [
+        (qti3_item("", "", '<qti-response-declaration identifier="OTHER"/>'),
+         "q.xml: qti-assessment-item identifier='q': no <qti-response-declaration> for "
+         "'RESPONSE'"),
+        (qti3_item("", "", '<qti-response-declaration identifier="RESPONSE"><qti-correct-response>'
+         "<qti-value>z</qti-value></qti-correct-response></qti-response-declaration>"),
+         "q.xml: qti-assessment-item identifier='q': the correct response 'z' is none of the "
+         "choices"),
+        (b'<qti-assessment-test xmlns="http://www.imsglobal.org/xsd/imsqtiasi_v3p0"/>',
+         "q.xml: /qti-assessment-test: a QTI 3.0 item's root is <qti-assessment-item>"),
+        (qti3_item("", "").replace(b"<p>Q?</p>", b""),
+         "q.xml: qti-assessment-item identifier='q': no question text"),
+    ],
+)  # fmt: skip
+def test_qti3_mistakes_are_located(data, error):
+    with pytest.raises(formats.FormatError) as raised:
+        qti3.parse(data, "q.xml")
+    assert raised.value.errors == [error]
+
+
 def test_aiken_reads_questions_choices_and_keys():
     """Both choice styles, a question over two lines, questions with no blank line between,
     Unicode, a byte-order mark and Windows line ends."""
@@ -288,19 +426,22 @@ def round_trip(format_name: str, quiz=SEED, description=None):
     return build_quiz(imported.quiz), imported, source
 
 
-@pytest.mark.parametrize("format_name", ["gift", "moodle-xml", "qti"])
+KEEPS_CHOICE_IDS = ("qti", "qti3")
+
+
+@pytest.mark.parametrize("format_name", ["gift", "moodle-xml", "qti", "qti3"])
 def test_the_seed_quiz_round_trips(format_name):
     """Question ids, prompts, choices, the key, every explanation and every source come back
     from an export; QTI keeps choice ids too, the others number them."""
     back, imported, source = round_trip(format_name)
     assert imported.gaps == [] and source.skipped == ()
     assert back.title == SEED.title
-    keeps_choice_ids = format_name == "qti"
+    keeps_choice_ids = format_name in KEEPS_CHOICE_IDS
     assert comparable(back, ids=keeps_choice_ids) == comparable(SEED, ids=keeps_choice_ids)
     assert [q.id for q in back.questions] == [q.id for q in SEED.questions]
 
 
-@pytest.mark.parametrize("format_name", ["moodle-xml", "qti"])
+@pytest.mark.parametrize("format_name", ["moodle-xml", "qti", "qti3"])
 def test_xml_formats_carry_the_description_and_shuffling(format_name):
     back, _, source = round_trip(format_name, description="unused")
     assert source.description == SEED.description
@@ -355,14 +496,13 @@ AWKWARD = build_quiz(
 )  # fmt: skip
 
 
-@pytest.mark.parametrize("format_name", ["gift", "moodle-xml", "qti"])
+@pytest.mark.parametrize("format_name", ["gift", "moodle-xml", "qti", "qti3"])
 def test_text_that_looks_like_markup_survives_a_round_trip(format_name):
     """Each format's special characters, HTML, CDATA's end, line breaks, paragraphs, emoji
     and sources with ; and & in them come back unchanged."""
     back, _, _ = round_trip(format_name, AWKWARD)
-    assert comparable(back, ids=format_name == "qti") == comparable(
-        AWKWARD, ids=format_name == "qti"
-    )
+    ids = format_name in KEEPS_CHOICE_IDS
+    assert comparable(back, ids=ids) == comparable(AWKWARD, ids=ids)
 
 
 def test_html_links_in_feedback_become_sources():

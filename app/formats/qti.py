@@ -71,36 +71,46 @@ def _safe_members(archive: zipfile.ZipFile, source: str) -> dict[str, bytes]:
     return files
 
 
-def _package(data: bytes, source: str) -> list[tuple[str, bytes, bytes | None]]:
-    """Each assessment XML in a package, with its name and its Canvas settings file if any."""
+def package_files(data: bytes, source: str) -> dict[str, bytes]:
+    """Every file of a zip package by name, read in memory within the limits; FormatError for
+    a damaged, unsafe or oversized package."""
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
-        files = _safe_members(archive, source)
+        return _safe_members(archive, source)
     except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError) as error:
         raise FormatError([f"{source}: not a readable zip package: {error}"]) from None
     # A bad CRC, an encrypted member, or damaged compressed data (found by test_formats_attacks).
     except (ValueError, OSError, RuntimeError, zlib.error, lzma.LZMAError) as error:
         raise FormatError([f"{source}: a file in the package cannot be read: {error}"]) from None
+
+
+def manifest_files(files: dict[str, bytes], source: str, kind: str) -> list[str]:
+    """The XML files that the package's imsmanifest.xml lists as resources of a type starting
+    with kind, in its order; FormatError when the package lacks one."""
+    manifest = parse_xml(files["imsmanifest.xml"], f"{source}/imsmanifest.xml")
     names = []
+    for resource in manifest.iter():
+        if local(resource.tag) == "resource" and resource.get("type", "").startswith(kind):
+            hrefs = [resource.get("href")] + [
+                f.get("href") for f in resource if local(f.tag) == "file"
+            ]
+            names += [href for href in hrefs if href and href.endswith(".xml")]
+    missing = [name for name in names if name not in files]
+    if missing:
+        raise FormatError(
+            [f"{source}/imsmanifest.xml: names {name}, which the package lacks"
+             for name in dict.fromkeys(missing)]
+        )  # fmt: skip
+    return list(dict.fromkeys(names))
+
+
+def _package(data: bytes, source: str) -> list[tuple[str, bytes, bytes | None]]:
+    """Each assessment XML in a package, with its name and its Canvas settings file if any."""
+    files = package_files(data, source)
     if "imsmanifest.xml" in files:
-        manifest = parse_xml(files["imsmanifest.xml"], f"{source}/imsmanifest.xml")
-        for resource in manifest.iter():
-            if local(resource.tag) == "resource" and resource.get("type", "").startswith(
-                "imsqti_xml"
-            ):
-                hrefs = [resource.get("href")] + [
-                    f.get("href") for f in resource if local(f.tag) == "file"
-                ]
-                names += [href for href in hrefs if href and href.endswith(".xml")]
-        missing = [name for name in names if name not in files]
-        if missing:
-            raise FormatError(
-                [f"{source}/imsmanifest.xml: names {name}, which the package lacks"
-                 for name in missing]
-            )  # fmt: skip
+        names = manifest_files(files, source, "imsqti_xml")
     else:
         names = [n for n in files if n.endswith(".xml") and b"questestinterop" in files[n]]
-    names = list(dict.fromkeys(names))
     if not names:
         raise FormatError([f"{source}: no QTI assessment (imsqti_xmlv1p2) in the package"])
     found = []
