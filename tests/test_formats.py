@@ -518,7 +518,13 @@ def test_html_links_in_feedback_become_sources():
 
 def test_exports_name_no_external_entities_and_parse_as_xml():
     """The XML exports are well-formed UTF-8 with no DTD, so a hardened reader accepts them."""
-    for data in (moodle_xml.write(SEED), *zipfile_members(qti.write(SEED))):
+    qti3_files = zipfile.ZipFile(io.BytesIO(qti3.write(SEED)))
+    assert qti3_files.namelist()[:3] == ["imsmanifest.xml", "test.xml", "items/001-the-trade.xml"]
+    for data in (
+        moodle_xml.write(SEED),
+        *zipfile_members(qti.write(SEED)),
+        *(qti3_files.read(name) for name in qti3_files.namelist()),
+    ):
         assert b"<!DOCTYPE" not in data
         formats.common.parse_xml(data, "export")
 

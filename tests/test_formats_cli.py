@@ -110,8 +110,10 @@ def test_import_without_allow_gaps_lists_the_gaps_and_writes_nothing(bank):
     assert bank.read_bytes() == before
 
 
-@pytest.mark.parametrize(("format_name", "name"), [("gift", "gc.gift"), ("moodle-xml", "gc.xml"),
-                                                    ("qti", "gc.zip")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("format_name", "name"),
+    [("gift", "gc.gift"), ("moodle-xml", "gc.xml"), ("qti", "gc.zip"), ("qti3", "gc3.zip")],
+)
 def test_export_then_import_gives_back_the_seed_quiz(tmp_path, format_name, name):
     """`quiz export` writes a file that `quiz import` (guessing its format) turns back into the
     same questions, choices, key, explanations and sources, in a bank that passes the check."""
@@ -127,7 +129,7 @@ def test_export_then_import_gives_back_the_seed_quiz(tmp_path, format_name, name
     assert imported.stdout.splitlines()[-1] == f"{new_bank}: OK, 1 quiz, 8 questions. `make " \
         "reload` publishes it."  # fmt: skip
     back = load_bank(new_bank).quizzes["copy"]
-    ids = format_name == "qti"
+    ids = format_name in ("qti", "qti3")
     assert comparable(back, ids=ids) == comparable(SEED, ids=ids)
 
 
