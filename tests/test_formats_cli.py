@@ -165,7 +165,7 @@ def test_dry_run_prints_the_quiz_and_writes_nothing(bank, tmp_path):
     assert quiz["slug"] == "cells-energy-canvas"
     assert [c["id"] for c in quiz["questions"][0]["choices"]] == ["6158", "2473", "9931"]
     assert result.stderr.splitlines()[-1] == (
-        'Dry run: 1 question would be quiz "cells-energy-canvas", 5 questions skipped; nothing '
+        'Dry run: 2 questions would be quiz "cells-energy-canvas", 4 questions skipped; nothing '
         "was written."
     )
     assert bank.read_bytes() == before

@@ -38,15 +38,22 @@ a)  The ribosome
 c)  日本語 & π
 ... Not an organelle.
 
+Title: sun
+2.  The sun is a star.
+*a) True
+... Yes: a yellow dwarf.
+b)  False
+... No: it is the star nearest to us.
+
 Title: membrane
-2.  What keeps a cell's contents inside?
+3.  What keeps a cell's contents inside?
 ... Every cell has one.
 *a) The membrane
 ... It surrounds the cell.
 b)  The wall
 ... Animal cells have none.
 
-3.  Which are even?
+4.  Which are even?
 [*] 2
 [*] 4
 [ ] 3
@@ -54,7 +61,7 @@ b)  The wall
 
 
 SKIPPED_AT = (
-    r"cells\.zip/text2qti_assessment_\w+/text2qti_assessment_\w+\.xml: item\[3\] ident='\w+'"
+    r"cells\.zip/text2qti_assessment_\w+/text2qti_assessment_\w+\.xml: item\[4\] ident='\w+'"
 )
 
 
@@ -67,13 +74,13 @@ def text2qti_package(text: str) -> bytes:
 
 def test_a_text2qti_package_imports_with_its_key_and_feedback():
     """text2qti's package: its manifest, Canvas settings, item feedback per choice and general
-    feedback all read as text2qti's author wrote them; the question with several right answers
-    is skipped with its place."""
+    feedback, and its true/false question, all read as text2qti's author wrote them; the question
+    with several right answers is skipped with its place."""
     source = qti.parse(text2qti_package(TEXT2QTI_QUIZ), "cells.zip")
     assert (source.title, source.description, source.shuffle_choices) == (
         "Cells & Energy", "Where a cell gets its energy.", True,
     )  # fmt: skip
-    assert [q.id for q in source.questions] == ["mitochondria", "membrane"]
+    assert [q.id for q in source.questions] == ["mitochondria", "sun", "membrane"]
     # text2qti typesets Markdown, turning the apostrophe into a typographic one.
     assert summary(source) == [
         ("Which organelle makes most of a cell’s ATP?",
@@ -81,18 +88,24 @@ def test_a_text2qti_package_imports_with_its_key_and_feedback():
           ("The mitochondrion", True, "Right: on its inner membrane."),
           ("日本語 & π", False, "Not an organelle.")],
          "Cellular respiration ends there. See Mitochondrion.", [MITOCHONDRION]),
+        ("The sun is a star.",
+         [("True", True, "Yes: a yellow dwarf."),
+          ("False", False, "No: it is the star nearest to us.")], "", []),
         ("What keeps a cell’s contents inside?",
          [("The membrane", True, "It surrounds the cell."),
           ("The wall", False, "Animal cells have none.")],
          "Every cell has one.", []),
     ]  # fmt: skip
-    assert [(skip.why, bool(re.fullmatch(SKIPPED_AT, skip.where))) for skip in source.skipped] == [
-        ("of type multiple_answers_question, not multiple_choice_question", True)
+    assert [skip.why for skip in source.skipped] == [
+        "of type multiple_answers_question, not multiple_choice_question or true_false_question"
     ]
+    assert re.fullmatch(SKIPPED_AT, source.skipped[0].where)
     imported = formats.to_quiz(source, "cells", None, None)
     assert [str(gap) for gap in imported.gaps] == [
-        f'{source.places[1]}: question "membrane" lacks a source (an https:// link in the general '
-        "feedback)"
+        f'{source.places[1]}: question "sun" lacks general feedback (the explanation); a source '
+        "(an https:// link in the general feedback)",
+        f'{source.places[2]}: question "membrane" lacks a source (an https:// link in the general '
+        "feedback)",
     ]
 
 

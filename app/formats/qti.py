@@ -1,5 +1,6 @@
 """IMS QTI 1.2 as Canvas exports and imports it: a zip package whose imsmanifest.xml names an
-assessment (`<questestinterop>`) of `multiple_choice_question` items, each choice's feedback in
+assessment (`<questestinterop>`) of `multiple_choice_question` and `true_false_question` items
+(Canvas writes both as one choice response), each choice's feedback in
 an `<itemfeedback>` and the general feedback in `general_fb`. A bare assessment XML file is read
 too. Packages are read in memory, never unpacked to disk, and checked for zip bombs and unsafe
 names (zip slip)."""
@@ -160,8 +161,8 @@ def _metadata(item: Element) -> dict[str, str]:
 
 def _question(where: str, item: Element) -> Question:
     kind = _metadata(item).get("question_type", "multiple_choice_question")
-    if kind != "multiple_choice_question":
-        raise _Skip(f"of type {kind}, not multiple_choice_question")
+    if kind not in ("multiple_choice_question", "true_false_question"):
+        raise _Skip(f"of type {kind}, not multiple_choice_question or true_false_question")
     presentation = _find(item, "presentation")
     if presentation is None:
         raise FormatError([f"{where}: no <presentation>"])
