@@ -3,6 +3,7 @@ comes back from every export as it went in."""
 
 import io
 import json
+import re
 import zipfile
 from pathlib import Path
 
@@ -149,7 +150,9 @@ def test_moodle_xml_reads_cdata_html_plain_text_and_feedback():
 
 def test_qti_reads_a_canvas_package_with_item_feedback():
     """Canvas's package: the manifest leads to the assessment, itemfeedback to each choice's
-    feedback and general_fb to the explanation; Canvas's answer ids are kept."""
+    feedback and general_fb to the explanation; the comments for any right answer (correct_fb)
+    and any wrong one (general_incorrect_fb) join the choices' own. Canvas's answer ids are
+    kept."""
     source = qti.parse(canvas_package(), "canvas.zip")
     assert (source.title, source.description, source.shuffle_choices) == (
         "Cells & Energy (Canvas)", "A quiz exported from Canvas.", True,
@@ -159,9 +162,9 @@ def test_qti_reads_a_canvas_package_with_item_feedback():
     ]  # fmt: skip
     assert summary(source) == [
         ("Which organelle makes most of a cell's ATP?",
-         [("The mitochondrion", True, "Right: on its inner membrane."),
-          ("The ribosome", False, "Ribosomes build proteins."),
-          ("日本語 & π", False, "Not an organelle.")],
+         [("The mitochondrion", True, "Right: on its inner membrane.\n\nWell done."),
+          ("The ribosome", False, "Ribosomes build proteins.\n\nNot quite."),
+          ("日本語 & π", False, "Not an organelle.\n\nNot quite.")],
          "Cellular respiration ends there.\n\nRead Mitochondrion.", [MITOCHONDRION]),
         ("The sun is a star.",
          [("True", True, "Yes: a yellow dwarf."),
@@ -176,6 +179,24 @@ def test_qti_reads_a_canvas_package_with_item_feedback():
         f"{where}[5] ident='i0005': skipped, partial credit (50 of 100) on an answer",
         f"{where}[6] ident='i0006': skipped, its text shows media (img), which the bank cannot",
     ]
+
+
+def test_qti_never_takes_canvas_comment_on_wrong_answers_for_the_explanation():
+    """Canvas puts its comment for wrong answers under an <other> condition too, as it does the
+    general feedback: without a general_fb, that comment is not the question's explanation."""
+    data = (FIXTURES / "canvas-qti" / "g1a2b3c" / "g1a2b3c.xml").read_text(encoding="utf-8")
+    general = re.compile(
+        r'<respcondition continue="Yes">\s*<conditionvar><other/></conditionvar>\s*'
+        r'<displayfeedback feedbacktype="Response" linkrefid="general_fb"/>\s*</respcondition>'
+        r'|<itemfeedback ident="general_fb">.*?</itemfeedback>',
+        re.S,
+    )
+    data, removed = general.subn("", data)
+    assert removed == 4  # the condition and the text, for each of the two questions
+    first = qti.parse(data.encode(), "no-general.xml").questions[0]
+    assert (first.explanation, first.choices[1].explanation) == (
+        "", "Ribosomes build proteins.\n\nNot quite.",
+    )  # fmt: skip
 
 
 def test_qti_reads_a_bare_assessment_file_too():

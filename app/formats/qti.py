@@ -35,6 +35,8 @@ MAX_RATIO = 200
 QTI = "http://www.imsglobal.org/xsd/ims_qtiasiv1p2"
 MANIFEST = "http://www.imsglobal.org/xsd/imsccv1p1/imscp_v1p1"
 CANVAS = "http://canvas.instructure.com/xsd/cccv1p0"
+OUTCOME_FEEDBACK = {True: "correct_fb", False: "general_incorrect_fb"}
+"""Canvas's comments for any right answer and for any wrong one, by whether the answer is right."""
 UNSAFE_NAME = re.compile(r"(^[/\\])|(^[A-Za-z]:)|((^|[/\\])\.\.([/\\]|$))|\x00")
 
 
@@ -192,6 +194,7 @@ def _question(where: str, item: Element) -> Question:
         equal = [e for e in _all(condition, "varequal") if id(e) not in negated]
         setvars = _all(condition, "setvar")
         links = [e.get("linkrefid") for e in _all(condition, "displayfeedback")]
+        links = [link for link in links if link not in OUTCOME_FEEDBACK.values()]
         if conditionvar is not None and _find(conditionvar, "other") is not None:
             general = general or (links[0] if links and not setvars else None)
             continue
@@ -206,8 +209,7 @@ def _question(where: str, item: Element) -> Question:
             except ValueError:
                 raise FormatError([f"{where}: score {setvar.text!r} is not a number"]) from None
         for link in links:
-            if link not in ("correct_fb", "general_incorrect_fb"):
-                feedback.setdefault(ident, link)
+            feedback.setdefault(ident, link)
     texts = {e.get("ident"): _mattext(e) for e in _all(item, "itemfeedback")}
     if "general_fb" in texts:
         general = "general_fb"
@@ -218,13 +220,16 @@ def _question(where: str, item: Element) -> Question:
     for number, label in enumerate(labels, 1):
         ident = label.get("ident", "")
         text, shown = _mattext(label)
-        why, why_shown = texts.get(feedback.get(ident), ("", ()))
-        if shown or why_shown:
+        correct = scores.get(ident, 0) >= top
+        # Canvas shows its comment for any right (or wrong) answer beside the answer's own.
+        whys = [texts.get(feedback.get(ident), ("", ())), texts.get(OUTCOME_FEEDBACK[correct])]
+        whys = [why for why in whys if why and (why[0] or why[1])]
+        if shown or any(why[1] for why in whys):
             raise _Skip(f"answer {number} shows media, which the bank cannot")
         if not text:
             raise FormatError([f"{where}/response_label[{number}]: no answer text"])
-        correct = scores.get(ident, 0) >= top
-        choices.append(Choice(id=ident, text=text, correct=correct, explanation=why))
+        explanation = "\n\n".join(why[0] for why in whys)
+        choices.append(Choice(id=ident, text=text, correct=correct, explanation=explanation))
     right = sum(choice.correct for choice in choices)
     if right != 1:
         raise _Skip(f"{right} answers score full marks; a bank question has exactly one right")
