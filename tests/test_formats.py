@@ -109,7 +109,8 @@ def test_gift_reads_every_feature_of_the_format():
 
 def test_moodle_xml_reads_cdata_html_plain_text_and_feedback():
     """CDATA and escaped HTML, plain_text, each answer's <feedback>, <generalfeedback> with
-    its links as sources, the category as title and its info as description."""
+    its links as sources, the category as title and its info as description; feedback for any
+    right or wrong answer follows the answers' own, unless it is Moodle's standard sentence."""
     source = moodle_xml.parse((FIXTURES / "features.xml").read_bytes(), "features.xml")
     assert (source.title, source.description, source.shuffle_choices) == (
         "Cells", "Questions about cells.", True,
@@ -122,7 +123,8 @@ def test_moodle_xml_reads_cdata_html_plain_text_and_feedback():
           ("The nucleus & its DNA", False, "")],
          "Cellular respiration ends there.\n\nRead Mitochondrion.", [MITOCHONDRION]),
         ("Ünïcödé & plain text: which Greek letter is π?\nIt runs over two lines.",
-         [("pi <π>", True, "π ≈ 3.14159"), ("日本語", False, "Not Greek.")],
+         [("pi <π>", True, "π ≈ 3.14159\n\nWell done."),
+          ("日本語", False, "Not Greek.\n\nNot quite.")],
          "π is pi; μ is mu.", []),
         ("The sun is a star.",
          [("False", False, "No: it is the star nearest to us."),
