@@ -304,6 +304,11 @@ MODAL = (
         ('<qti-set-outcome-value identifier="FEEDBACK"><qti-base-value base-type="identifier">'
          "x</qti-base-value></qti-set-outcome-value>", MODAL.format("x", "hide"),
          'feedback "x" is shown on a condition the bank cannot express'),
+        ('<qti-response-condition><qti-response-if/><qti-response-else><qti-set-outcome-value '
+         'identifier="FEEDBACK"><qti-base-value base-type="identifier">e</qti-base-value>'
+         "</qti-set-outcome-value></qti-response-else></qti-response-condition>",
+         MODAL.format("e", "show"), 'feedback "e" is shown on a condition the bank cannot '
+         "express"),
     ],
 )  # fmt: skip
 def test_qti3_feedback_the_bank_cannot_place_skips_the_item(processing, feedback, why):

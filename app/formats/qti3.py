@@ -169,7 +169,7 @@ def _settings(rules: list[Element], when, response: str, found: dict) -> None:
                     body = list(branch)
                 else:
                     expression, *body = list(branch) or [None]
-                    occasion = _condition(expression, response) if expression is not None else ""
+                    occasion = "other" if expression is None else _condition(expression, response)
                     previous = occasion if branch_name == "qti-response-if" else "other"
                 _settings(body, occasion if when == "always" else "other", response, found)
 
