@@ -3,6 +3,7 @@ comes back from every export as it went in."""
 
 import io
 import json
+import re
 import zipfile
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 from app import formats
 from app.bank import UNFILLED, BankError, Reference, build_quiz, load_bank, problems
 from app.config import PROJECT_ROOT
-from app.formats import aiken, gift, moodle_xml, qti
+from app.formats import aiken, gift, moodle_xml, qti, qti3
 
 FIXTURES = Path(__file__).with_name("fixtures") / "formats"
 SEED = load_bank(PROJECT_ROOT / "questions.json").quizzes["gradient-checkpointing"]
@@ -23,6 +24,16 @@ def canvas_package() -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as package:
         for path in sorted(folder.rglob("*.xml")):
+            package.write(path, path.relative_to(folder).as_posix())
+    return buffer.getvalue()
+
+
+def qti3_package() -> bytes:
+    """The hand-written QTI 3.0 package, zipped with its manifest at the root."""
+    folder = FIXTURES / "qti3"
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as package:
+        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
             package.write(path, path.relative_to(folder).as_posix())
     return buffer.getvalue()
 
@@ -49,7 +60,7 @@ def test_gift_reads_every_feature_of_the_format():
     source = gift.parse((FIXTURES / "features.gift").read_bytes(), "features.gift")
     assert source.title == "Cells and Energy"
     assert [q.id for q in source.questions] == [
-        "mitochondria", "escapes", "multi line", "html", "markdown", "unicode", "",
+        "mitochondria", "escapes", "multi line", "html", "markdown", "unicode", "", "sun", "moon",
     ]  # fmt: skip
     assert summary(source) == [
         ("Which organelle makes most of a cell's ATP?",
@@ -77,9 +88,14 @@ def test_gift_reads_every_feature_of_the_format():
         ("The missing word: a cell's _____ keeps its contents inside.",
          [("membrane", True, "It surrounds the cell."), ("wall", False, "Animal cells have none.")],
          "", []),
+        # As Moodle reads {TRUE#a#b}: a is the feedback on the wrong answer, b on the right one.
+        ("The sun is a star.",
+         [("True", True, "Yes: a yellow dwarf."), ("False", False, "No: it is the star nearest "
+          "to us.")],
+         "It shines by fusion.", []),
+        ("The moon is a star.", [("True", False, ""), ("False", True, "")], "", []),
     ]  # fmt: skip
     assert [str(skip) for skip in source.skipped] == [
-        "features.gift:38: skipped, a true/false question",
         "features.gift:40: skipped, a short-answer question (every answer is right)",
         "features.gift:42: skipped, a numerical question",
         "features.gift:44: skipped, an essay question",
@@ -93,12 +109,13 @@ def test_gift_reads_every_feature_of_the_format():
 
 def test_moodle_xml_reads_cdata_html_plain_text_and_feedback():
     """CDATA and escaped HTML, plain_text, each answer's <feedback>, <generalfeedback> with
-    its links as sources, the category as title and its info as description."""
+    its links as sources, the category as title and its info as description; feedback for any
+    right or wrong answer follows the answers' own, unless it is Moodle's standard sentence."""
     source = moodle_xml.parse((FIXTURES / "features.xml").read_bytes(), "features.xml")
     assert (source.title, source.description, source.shuffle_choices) == (
         "Cells", "Questions about cells.", True,
     )  # fmt: skip
-    assert [q.id for q in source.questions] == ["Mitochondria", "Unicode, plain text"]
+    assert [q.id for q in source.questions] == ["Mitochondria", "Unicode, plain text", "Sun"]
     assert summary(source) == [
         ("Which organelle makes most of a cell's ATP?",
          [("The mitochondrion", True, "Right: on its inner membrane."),
@@ -106,48 +123,82 @@ def test_moodle_xml_reads_cdata_html_plain_text_and_feedback():
           ("The nucleus & its DNA", False, "")],
          "Cellular respiration ends there.\n\nRead Mitochondrion.", [MITOCHONDRION]),
         ("Ünïcödé & plain text: which Greek letter is π?\nIt runs over two lines.",
-         [("pi <π>", True, "π ≈ 3.14159"), ("日本語", False, "Not Greek.")],
+         [("pi <π>", True, "π ≈ 3.14159\n\nWell done."),
+          ("日本語", False, "Not Greek.\n\nNot quite.")],
          "π is pi; μ is mu.", []),
+        ("The sun is a star.",
+         [("False", False, "No: it is the star nearest to us."),
+          ("True", True, "Yes: a yellow dwarf.")],
+         "It shines by fusion; see Sun.", [("Sun", "https://en.wikipedia.org/wiki/Sun")]),
     ]  # fmt: skip
-    assert source.places == ("features.xml: /quiz/question[2]", "features.xml: /quiz/question[3]")
+    assert source.places == (
+        "features.xml: /quiz/question[2]", "features.xml: /quiz/question[3]",
+        "features.xml: /quiz/question[7]",
+    )  # fmt: skip
     assert [str(skip) for skip in source.skipped] == [
         "features.xml: /quiz/question[4]: skipped, several answers may be chosen "
         "(<single>false</single>)",
         "features.xml: /quiz/question[5]: skipped, partial credit (33.3333%) on answer 2",
         "features.xml: /quiz/question[6]: skipped, its text shows media (img, file), which the "
         "bank cannot",
-        "features.xml: /quiz/question[7]: skipped, of type truefalse, not multiple choice",
-        "features.xml: /quiz/question[8]: skipped, of type shortanswer, not multiple choice",
-        "features.xml: /quiz/question[9]: skipped, of type essay, not multiple choice",
-        "features.xml: /quiz/question[10]: skipped, of type description, not multiple choice",
+        "features.xml: /quiz/question[8]: skipped, of type shortanswer, not multiple choice or "
+        "true/false",
+        "features.xml: /quiz/question[9]: skipped, of type essay, not multiple choice or "
+        "true/false",
+        "features.xml: /quiz/question[10]: skipped, of type description, not multiple choice or "
+        "true/false",
     ]
 
 
 def test_qti_reads_a_canvas_package_with_item_feedback():
     """Canvas's package: the manifest leads to the assessment, itemfeedback to each choice's
-    feedback and general_fb to the explanation; Canvas's answer ids are kept."""
+    feedback and general_fb to the explanation; the comments for any right answer (correct_fb)
+    and any wrong one (general_incorrect_fb) join the choices' own. Canvas's answer ids are
+    kept."""
     source = qti.parse(canvas_package(), "canvas.zip")
     assert (source.title, source.description, source.shuffle_choices) == (
         "Cells & Energy (Canvas)", "A quiz exported from Canvas.", True,
     )  # fmt: skip
-    assert [[c.id for c in q.choices] for q in source.questions] == [["6158", "2473", "9931"]]
+    assert [[c.id for c in q.choices] for q in source.questions] == [
+        ["6158", "2473", "9931"], ["1", "2"],
+    ]  # fmt: skip
     assert summary(source) == [
         ("Which organelle makes most of a cell's ATP?",
-         [("The mitochondrion", True, "Right: on its inner membrane."),
-          ("The ribosome", False, "Ribosomes build proteins."),
-          ("日本語 & π", False, "Not an organelle.")],
+         [("The mitochondrion", True, "Right: on its inner membrane.\n\nWell done."),
+          ("The ribosome", False, "Ribosomes build proteins.\n\nNot quite."),
+          ("日本語 & π", False, "Not an organelle.\n\nNot quite.")],
          "Cellular respiration ends there.\n\nRead Mitochondrion.", [MITOCHONDRION]),
+        ("The sun is a star.",
+         [("True", True, "Yes: a yellow dwarf."),
+          ("False", False, "No: it is the star nearest to us.")],
+         "It shines by fusion; see Sun.", [("Sun", "https://en.wikipedia.org/wiki/Sun")]),
     ]  # fmt: skip
     where = "canvas.zip/g1a2b3c/g1a2b3c.xml: item"
+    other = "not multiple_choice_question or true_false_question"
     assert [str(skip) for skip in source.skipped] == [
-        f"{where}[2] ident='i0002': skipped, of type true_false_question, not "
-        "multiple_choice_question",
-        f"{where}[3] ident='i0003': skipped, of type multiple_answers_question, not "
-        "multiple_choice_question",
-        f"{where}[4] ident='i0004': skipped, of type essay_question, not multiple_choice_question",
+        f"{where}[3] ident='i0003': skipped, of type multiple_answers_question, {other}",
+        f"{where}[4] ident='i0004': skipped, of type essay_question, {other}",
         f"{where}[5] ident='i0005': skipped, partial credit (50 of 100) on an answer",
         f"{where}[6] ident='i0006': skipped, its text shows media (img), which the bank cannot",
     ]
+
+
+def test_qti_never_takes_canvas_comment_on_wrong_answers_for_the_explanation():
+    """Canvas puts its comment for wrong answers under an <other> condition too, as it does the
+    general feedback: without a general_fb, that comment is not the question's explanation."""
+    data = (FIXTURES / "canvas-qti" / "g1a2b3c" / "g1a2b3c.xml").read_text(encoding="utf-8")
+    general = re.compile(
+        r'<respcondition continue="Yes">\s*<conditionvar><other/></conditionvar>\s*'
+        r'<displayfeedback feedbacktype="Response" linkrefid="general_fb"/>\s*</respcondition>'
+        r'|<itemfeedback ident="general_fb">.*?</itemfeedback>',
+        re.S,
+    )
+    data, removed = general.subn("", data)
+    assert removed == 4  # the condition and the text, for each of the two questions
+    first = qti.parse(data.encode(), "no-general.xml").questions[0]
+    assert (first.explanation, first.choices[1].explanation) == (
+        "", "Ribosomes build proteins.\n\nNot quite.",
+    )  # fmt: skip
 
 
 def test_qti_reads_a_bare_assessment_file_too():
@@ -156,6 +207,139 @@ def test_qti_reads_a_bare_assessment_file_too():
     source = qti.parse(data, "g1a2b3c.xml")
     assert source.title == "Cells & Energy (Canvas)"
     assert summary(source) == summary(qti.parse(canvas_package(), "canvas.zip"))
+
+
+def test_qti3_reads_a_package_with_every_kind_of_feedback():
+    """The manifest leads to the items and the test (title, and its rubric block as the
+    description); a choice's feedback comes inline in it, or as modal feedback or a feedback
+    block that the response processing shows for that choice, for the right answer or for a
+    wrong one; feedback shown always is the explanation. The key may come from a mapping."""
+    source = qti3.parse(qti3_package(), "cells.zip")
+    assert (source.title, source.description, source.shuffle_choices) == (
+        "Cells & Energy (QTI 3)", "Questions about cells and where they get energy.", False,
+    )  # fmt: skip
+    assert [q.id for q in source.questions] == ["mitochondria", "sun", "unicode", "membrane"]
+    assert [[c.id for c in q.choices] for q in source.questions][0] == ["ribo", "mito", "nucleus"]
+    assert summary(source) == [
+        ("Which organelle makes most of a cell’s ATP?",
+         [("The ribosome", False, "Ribosomes build proteins."),
+          ("The mitochondrion", True, "Right: on its inner membrane."),
+          ("The nucleus & its DNA", False, "")],
+         "Cellular respiration ends there.\n\nRead Mitochondrion.", [MITOCHONDRION]),
+        ("The sun is a star.\nTrue or false?",
+         [("True", True, "Yes: a yellow dwarf."), ("False", False, "No: it is the star nearest "
+          "to us.")], "", []),
+        ("Ünïcödé & <markup>: which Greek letter is π?",
+         [("π", True, "π ≈ 3.14159"), ("日本語", False, "")], "", []),
+        ("What keeps a cell’s contents inside?",
+         [("The membrane", True, "It surrounds the cell."),
+          ("The wall", False, "Animal cells have none.")], "", []),
+    ]  # fmt: skip
+    where = "cells.zip/items/{}.xml: qti-assessment-item identifier={!r}"
+    assert source.places[1] == where.format("sun", "sun")
+    assert [str(skip) for skip in source.skipped] == [
+        f"{where.format('skipped', 'even')}: skipped, several answers may be chosen "
+        "(max-choices 0)",
+        f"{where.format('partial', 'pi')}: skipped, partial credit (0.5 of 1) on an answer",
+        f"{where.format('essay', 'osmosis')}: skipped, it has qti-extended-text-interaction, not "
+        "one choice interaction",
+        f"{where.format('picture', 'picture')}: skipped, its text shows media (img), which the "
+        "bank cannot",
+    ]
+
+
+def test_qti3_reads_a_bare_item_file_too():
+    data = (FIXTURES / "qti3" / "items" / "sun.xml").read_bytes()
+    source = qti3.parse(data, "sun.xml")
+    assert summary(source) == summary(qti3.parse(qti3_package(), "cells.zip"))[1:2]
+    assert formats.guess_format(data) == "qti3"
+
+
+def test_the_format_is_told_apart_by_namespace_and_manifest():
+    """QTI 3.0 by its manifest's item type or its root element; QTI 1.2 by questestinterop."""
+    assert formats.guess_format(qti3_package()) == "qti3"
+    assert formats.guess_format(qti3.write(SEED)) == "qti3"
+    assert formats.guess_format(canvas_package()) == "qti"
+    assert formats.guess_format(qti.write(SEED)) == "qti"
+    assert formats.guess_format(b"<?xml version='1.0'?><questestinterop/>") == "qti"
+    assert formats.guess_format(b"<quiz/>") == "moodle-xml"
+
+
+def qti3_item(processing: str, feedback: str, declaration: str = "") -> bytes:
+    """A QTI 3.0 item with two choices, its key "a", and the given rules and feedback."""
+    declaration = declaration or (
+        '<qti-response-declaration identifier="RESPONSE" cardinality="single" '
+        'base-type="identifier"><qti-correct-response><qti-value>a</qti-value>'
+        "</qti-correct-response></qti-response-declaration>"
+    )
+    return (
+        f'<qti-assessment-item xmlns="{qti3.NAMESPACE}" identifier="q">{declaration}'
+        '<qti-item-body><p>Q?</p><qti-choice-interaction response-identifier="RESPONSE">'
+        '<qti-simple-choice identifier="a">A</qti-simple-choice>'
+        '<qti-simple-choice identifier="b">B</qti-simple-choice></qti-choice-interaction>'
+        f"</qti-item-body><qti-response-processing>{processing}</qti-response-processing>"
+        f"{feedback}</qti-assessment-item>"
+    ).encode()
+
+
+CONDITIONAL = (
+    '<qti-response-condition><qti-response-if><qti-gte><qti-variable identifier="SCORE"/>'
+    '<qti-base-value base-type="float">1</qti-base-value></qti-gte><qti-set-outcome-value '
+    'identifier="FEEDBACK"><qti-base-value base-type="identifier">high</qti-base-value>'
+    "</qti-set-outcome-value></qti-response-if></qti-response-condition>"
+)
+MODAL = (
+    '<qti-modal-feedback outcome-identifier="FEEDBACK" identifier="{}" show-hide="{}">'
+    "<qti-content-body>Why.</qti-content-body></qti-modal-feedback>"
+)
+
+
+@pytest.mark.parametrize(
+    ("processing", "feedback", "why"),
+    [
+        (CONDITIONAL, MODAL.format("high", "show"), 'feedback "high" is shown on a condition the '
+         "bank cannot express"),
+        ("", MODAL.format("never-set", "show"), 'feedback "never-set" is shown on a condition the '
+         "bank cannot express"),
+        ('<qti-set-outcome-value identifier="FEEDBACK"><qti-base-value base-type="identifier">'
+         "x</qti-base-value></qti-set-outcome-value>", MODAL.format("x", "hide"),
+         'feedback "x" is shown on a condition the bank cannot express'),
+        ('<qti-response-condition><qti-response-if/><qti-response-else><qti-set-outcome-value '
+         'identifier="FEEDBACK"><qti-base-value base-type="identifier">e</qti-base-value>'
+         "</qti-set-outcome-value></qti-response-else></qti-response-condition>",
+         MODAL.format("e", "show"), 'feedback "e" is shown on a condition the bank cannot '
+         "express"),
+    ],
+)  # fmt: skip
+def test_qti3_feedback_the_bank_cannot_place_skips_the_item(processing, feedback, why):
+    """Feedback shown on a score, never shown, or hidden by its outcome has no place in the
+    bank: the item is skipped and says which feedback, rather than lose it."""
+    source = qti3.parse(qti3_item(processing, feedback), "q.xml")
+    assert [str(skip) for skip in source.skipped] == [
+        f"q.xml: qti-assessment-item identifier='q': skipped, {why}"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("data", "error"),
+    [
+        (qti3_item("", "", '<qti-response-declaration identifier="OTHER"/>'),
+         "q.xml: qti-assessment-item identifier='q': no <qti-response-declaration> for "
+         "'RESPONSE'"),
+        (qti3_item("", "", '<qti-response-declaration identifier="RESPONSE"><qti-correct-response>'
+         "<qti-value>z</qti-value></qti-correct-response></qti-response-declaration>"),
+         "q.xml: qti-assessment-item identifier='q': the correct response 'z' is none of the "
+         "choices"),
+        (b'<qti-assessment-test xmlns="http://www.imsglobal.org/xsd/imsqtiasi_v3p0"/>',
+         "q.xml: /qti-assessment-test: a QTI 3.0 item's root is <qti-assessment-item>"),
+        (qti3_item("", "").replace(b"<p>Q?</p>", b""),
+         "q.xml: qti-assessment-item identifier='q': no question text"),
+    ],
+)  # fmt: skip
+def test_qti3_mistakes_are_located(data, error):
+    with pytest.raises(formats.FormatError) as raised:
+        qti3.parse(data, "q.xml")
+    assert raised.value.errors == [error]
 
 
 def test_aiken_reads_questions_choices_and_keys():
@@ -205,12 +389,36 @@ def test_aiken_mistakes_are_located(text, error):
         ("::title Q? {=a ~b}", "t.gift:1: the title opened with :: is never closed"),
         ("Q? {x =a ~b}", "t.gift:1: the answers must each start with = or ~"),
         ("{=a ~b}", "t.gift:1: the question has no text before its answers"),
+        ("{T#no#yes}", "t.gift:1: the question has no text before its answers"),
     ],
 )  # fmt: skip
 def test_gift_mistakes_are_located(text, error):
     with pytest.raises(formats.FormatError) as raised:
         gift.parse(f"// a good question first\n\nok {{=a ~b}}\n\n{text}\n".encode(), "t.gift")
     assert raised.value.errors == [error.replace("t.gift:1", "t.gift:5")]
+
+
+def test_a_true_false_answer_moodle_cannot_read_is_located():
+    """A truefalse question's answers must read true and false: anything else is an error, not a
+    guess at which choice is which."""
+    data = (
+        b'<quiz><question type="truefalse"><questiontext><text>Sun?</text></questiontext>'
+        b'<answer fraction="100"><text>yes</text></answer>'
+        b'<answer fraction="0"><text>false</text></answer></question></quiz>'
+    )
+    with pytest.raises(formats.FormatError) as raised:
+        moodle_xml.parse(data, "tf.xml")
+    assert raised.value.errors == [
+        'tf.xml: /quiz/question[1]/answer[1]: a true/false answer reads "yes", not "true" or '
+        '"false"'
+    ]
+
+
+def test_true_false_with_media_in_its_feedback_is_skipped():
+    source = gift.parse(b'[html]Sun? {T#<img src="x.png">#yes}\n\nok {=a ~b}', "m.gift")
+    assert [str(skip) for skip in source.skipped] == [
+        "m.gift:1: skipped, an answer shows media, which the bank cannot"
+    ]
 
 
 def test_every_malformed_question_is_reported_at_once():
@@ -250,19 +458,22 @@ def round_trip(format_name: str, quiz=SEED, description=None):
     return build_quiz(imported.quiz), imported, source
 
 
-@pytest.mark.parametrize("format_name", ["gift", "moodle-xml", "qti"])
+KEEPS_CHOICE_IDS = ("qti", "qti3")
+
+
+@pytest.mark.parametrize("format_name", ["gift", "moodle-xml", "qti", "qti3"])
 def test_the_seed_quiz_round_trips(format_name):
     """Question ids, prompts, choices, the key, every explanation and every source come back
     from an export; QTI keeps choice ids too, the others number them."""
     back, imported, source = round_trip(format_name)
     assert imported.gaps == [] and source.skipped == ()
     assert back.title == SEED.title
-    keeps_choice_ids = format_name == "qti"
+    keeps_choice_ids = format_name in KEEPS_CHOICE_IDS
     assert comparable(back, ids=keeps_choice_ids) == comparable(SEED, ids=keeps_choice_ids)
     assert [q.id for q in back.questions] == [q.id for q in SEED.questions]
 
 
-@pytest.mark.parametrize("format_name", ["moodle-xml", "qti"])
+@pytest.mark.parametrize("format_name", ["moodle-xml", "qti", "qti3"])
 def test_xml_formats_carry_the_description_and_shuffling(format_name):
     back, _, source = round_trip(format_name, description="unused")
     assert source.description == SEED.description
@@ -317,14 +528,13 @@ AWKWARD = build_quiz(
 )  # fmt: skip
 
 
-@pytest.mark.parametrize("format_name", ["gift", "moodle-xml", "qti"])
+@pytest.mark.parametrize("format_name", ["gift", "moodle-xml", "qti", "qti3"])
 def test_text_that_looks_like_markup_survives_a_round_trip(format_name):
     """Each format's special characters, HTML, CDATA's end, line breaks, paragraphs, emoji
     and sources with ; and & in them come back unchanged."""
     back, _, _ = round_trip(format_name, AWKWARD)
-    assert comparable(back, ids=format_name == "qti") == comparable(
-        AWKWARD, ids=format_name == "qti"
-    )
+    ids = format_name in KEEPS_CHOICE_IDS
+    assert comparable(back, ids=ids) == comparable(AWKWARD, ids=ids)
 
 
 def test_html_links_in_feedback_become_sources():
@@ -340,7 +550,13 @@ def test_html_links_in_feedback_become_sources():
 
 def test_exports_name_no_external_entities_and_parse_as_xml():
     """The XML exports are well-formed UTF-8 with no DTD, so a hardened reader accepts them."""
-    for data in (moodle_xml.write(SEED), *zipfile_members(qti.write(SEED))):
+    qti3_files = zipfile.ZipFile(io.BytesIO(qti3.write(SEED)))
+    assert qti3_files.namelist()[:3] == ["imsmanifest.xml", "test.xml", "items/001-the-trade.xml"]
+    for data in (
+        moodle_xml.write(SEED),
+        *zipfile_members(qti.write(SEED)),
+        *(qti3_files.read(name) for name in qti3_files.namelist()),
+    ):
         assert b"<!DOCTYPE" not in data
         formats.common.parse_xml(data, "export")
 

@@ -13,10 +13,12 @@ from hypothesis import strategies as st
 
 from app.cli import quiz_cli
 from app.config import PROJECT_ROOT
-from app.formats import FORMATS, MAX_BYTES, FormatError, Source, moodle_xml, qti
+from app.formats import FORMATS, MAX_BYTES, FormatError, Source, moodle_xml, qti, qti3
 from app.formats.common import parse_xml
 
-from test_formats import FIXTURES, SEED, canvas_package
+from test_formats import FIXTURES, SEED, canvas_package, qti3_package
+
+PACKAGED = pytest.mark.parametrize("module", [qti, qti3], ids=["qti", "qti3"])
 
 BOMB = b"""<?xml version="1.0"?>
 <!DOCTYPE quiz [
@@ -77,19 +79,21 @@ def test_entities_and_dtds_are_refused(tmp_path, name):
     assert SECRET not in result.output
 
 
-def test_entities_inside_a_qti_package_are_refused_too(tmp_path):
+@PACKAGED
+def test_entities_inside_a_qti_package_are_refused_too(module):
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as package:
         package.writestr("imsmanifest.xml", BOMB.replace(b"quiz", b"manifest"))
     with pytest.raises(FormatError) as raised:
-        qti.parse(buffer.getvalue(), "bomb.zip")
+        module.parse(buffer.getvalue(), "bomb.zip")
     assert raised.value.errors[0].startswith("bomb.zip/imsmanifest.xml: refused: DTDForbidden")
 
 
+@pytest.mark.parametrize("format_name", ["qti", "qti3"])
 @pytest.mark.parametrize(
     "name", ["../../evil.xml", "/etc/evil.xml", "a/../../evil.xml", "C:/evil.xml", "..\\evil.xml"]
 )
-def test_zip_slip_names_are_refused(tmp_path, name):
+def test_zip_slip_names_are_refused(tmp_path, name, format_name):
     """A package naming a file outside itself is refused whole, and nothing lands on disk."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as package:
@@ -97,7 +101,7 @@ def test_zip_slip_names_are_refused(tmp_path, name):
     source = tmp_path / "slip" / "package.zip"
     source.parent.mkdir()
     source.write_bytes(buffer.getvalue())
-    result, changed = import_into_copy(tmp_path, source)
+    result, changed = import_into_copy(tmp_path, source, "--format", format_name)
     assert result.exit_code == 1 and not changed
     assert result.stderr.splitlines()[0] == (
         f"{source}: {name!r}: unsafe file name (an absolute path or '..' would write outside the "
@@ -106,17 +110,19 @@ def test_zip_slip_names_are_refused(tmp_path, name):
     assert not (tmp_path / "evil.xml").exists() and not list(tmp_path.rglob("evil.xml"))
 
 
-def test_a_member_with_no_name_is_refused():
+@PACKAGED
+def test_a_member_with_no_name_is_refused(module):
     """Found by fuzzing: zipfile itself fails on an empty name."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as package:
         package.writestr(zipfile.ZipInfo(""), b"<questestinterop/>")
     with pytest.raises(FormatError) as raised:
-        qti.parse(buffer.getvalue(), "nameless.zip")
+        module.parse(buffer.getvalue(), "nameless.zip")
     assert raised.value.errors[0].startswith("nameless.zip: '': unsafe file name")
 
 
-def test_a_zip_bomb_is_refused_before_it_is_unpacked():
+@PACKAGED
+def test_a_zip_bomb_is_refused_before_it_is_unpacked(module):
     """60 MB of zeros squeezed into a few kilobytes: refused by its ratio."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as package:
@@ -124,7 +130,7 @@ def test_a_zip_bomb_is_refused_before_it_is_unpacked():
         package.writestr("zeros.xml", bytes(60_000_000))
     assert len(buffer.getvalue()) < 200_000
     with pytest.raises(FormatError) as raised:
-        qti.parse(buffer.getvalue(), "bomb.zip")
+        module.parse(buffer.getvalue(), "bomb.zip")
     assert raised.value.errors == [
         "bomb.zip: zeros.xml: unpacks 60,000,000 bytes from "
         f"{zip_member_size(buffer, 'zeros.xml'):,} (a zip bomb?)"
@@ -136,7 +142,8 @@ def zip_member_size(buffer: io.BytesIO, name: str) -> int:
         return package.getinfo(name).compress_size
 
 
-def test_a_zip_whose_headers_lie_about_sizes_is_caught_while_reading():
+@PACKAGED
+def test_a_zip_whose_headers_lie_about_sizes_is_caught_while_reading(module):
     """A member whose header claims a tiny size is read only up to the limit, and the lie is
     reported, not trusted."""
     buffer = io.BytesIO()
@@ -147,7 +154,7 @@ def test_a_zip_whose_headers_lie_about_sizes_is_caught_while_reading():
     for offset in (22, data.rfind(b"PK\x01\x02") + 24):
         data[offset : offset + 4] = (10).to_bytes(4, "little")
     with pytest.raises(FormatError) as raised:
-        qti.parse(bytes(data), "liar.zip")
+        module.parse(bytes(data), "liar.zip")
     assert raised.value.errors[0].startswith("liar.zip: ")
 
 
@@ -193,6 +200,26 @@ def test_a_package_without_an_assessment_is_refused():
     with pytest.raises(FormatError) as raised:
         qti.parse(buffer.getvalue(), "empty.zip")
     assert raised.value.errors == ["empty.zip: no QTI assessment (imsqti_xmlv1p2) in the package"]
+    with pytest.raises(FormatError) as raised:
+        qti3.parse(buffer.getvalue(), "empty.zip")
+    assert raised.value.errors == [
+        "empty.zip: no QTI 3.0 item (imsqti_item_xmlv3p0) in the package"
+    ]
+
+
+def test_a_qti3_manifest_naming_a_missing_item_is_refused():
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as package:
+        package.writestr(
+            "imsmanifest.xml",
+            f'<manifest xmlns="{qti3.MANIFEST}"><resources><resource identifier="r" '
+            'type="imsqti_item_xmlv3p0" href="items/gone.xml"/></resources></manifest>',
+        )
+    with pytest.raises(FormatError) as raised:
+        qti3.parse(buffer.getvalue(), "gone.zip")
+    assert raised.value.errors == [
+        "gone.zip/imsmanifest.xml: names items/gone.xml, which the package lacks"
+    ]
 
 
 def fuzz_settings(examples: int):
@@ -261,14 +288,15 @@ def test_aiken_made_of_its_own_lines_never_crashes(lines, tally):
 @given(cut=st.integers(min_value=0, max_value=100_000), flip=st.integers(0, 255))
 def test_damaged_exports_never_crash_an_importer(cut, flip, tally):
     """Real files, cut short or with one byte changed, as a failed upload leaves them."""
-    for module in (moodle_xml, qti):
+    for module in (moodle_xml, qti, qti3):
         data = bytearray(module.write(SEED))
         position = cut % len(data)
         parses_or_refuses(module, bytes(data[:position]))
         data[position] = flip
         parses_or_refuses(module, bytes(data))
     parses_or_refuses(qti, canvas_package()[: cut % 4000])
-    tally["import sources fuzzed"] += 3
+    parses_or_refuses(qti3, qti3_package()[: cut % 8000])
+    tally["import sources fuzzed"] += 5
 
 
 def test_deeply_nested_xml_is_refused_or_read_without_crashing():

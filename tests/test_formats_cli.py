@@ -32,18 +32,18 @@ def bank(tmp_path):
 
 
 def test_import_with_gaps_writes_placeholders_that_check_and_reload_refuse(bank, tmp_path):
-    """The GIFT fixture imports its 7 multiple-choice questions, lists the 8 it skipped and the
-    gaps with their lines; the bank is written, and then refused until the gaps are filled."""
+    """The GIFT fixture imports its 9 questions (7 multiple choice, 2 true/false), lists the 7
+    it skipped and the gaps with their lines; the bank is written, then refused until filled."""
     result = quiz_command(
         "import", FIXTURES / "features.gift", "--into", bank, "--slug", "cells", "--allow-gaps"
     )
     assert result.exit_code == 0, result.output
     source = FIXTURES / "features.gift"
     assert result.stdout == (
-        f'Imported 7 questions from {source} into {bank} as quiz "cells"; 8 questions skipped.\n'
+        f'Imported 9 questions from {source} into {bank} as quiz "cells"; 7 questions skipped.\n'
     )
     errors = result.stderr.splitlines()
-    assert errors[0] == f"{source}:38: skipped, a true/false question"
+    assert errors[0] == f"{source}:40: skipped, a short-answer question (every answer is right)"
     assert f"{source}:52: skipped, a description with no answers" in errors
     assert "quiz: no description (--description): a placeholder to write" in errors
     assert (
@@ -57,7 +57,7 @@ def test_import_with_gaps_writes_placeholders_that_check_and_reload_refuse(bank,
     assert cells["title"] == "Cells and Energy"
     assert cells["description"].startswith(PLACEHOLDER)
     assert [q["id"] for q in cells["questions"]] == [
-        "mitochondria", "escapes", "multi-line", "html", "markdown", "unicode", "q7",
+        "mitochondria", "escapes", "multi-line", "html", "markdown", "unicode", "q7", "sun", "moon",
     ]  # fmt: skip
 
     check = quiz_command("check", bank)
@@ -110,8 +110,10 @@ def test_import_without_allow_gaps_lists_the_gaps_and_writes_nothing(bank):
     assert bank.read_bytes() == before
 
 
-@pytest.mark.parametrize(("format_name", "name"), [("gift", "gc.gift"), ("moodle-xml", "gc.xml"),
-                                                    ("qti", "gc.zip")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("format_name", "name"),
+    [("gift", "gc.gift"), ("moodle-xml", "gc.xml"), ("qti", "gc.zip"), ("qti3", "gc3.zip")],
+)
 def test_export_then_import_gives_back_the_seed_quiz(tmp_path, format_name, name):
     """`quiz export` writes a file that `quiz import` (guessing its format) turns back into the
     same questions, choices, key, explanations and sources, in a bank that passes the check."""
@@ -127,7 +129,7 @@ def test_export_then_import_gives_back_the_seed_quiz(tmp_path, format_name, name
     assert imported.stdout.splitlines()[-1] == f"{new_bank}: OK, 1 quiz, 8 questions. `make " \
         "reload` publishes it."  # fmt: skip
     back = load_bank(new_bank).quizzes["copy"]
-    ids = format_name == "qti"
+    ids = format_name in ("qti", "qti3")
     assert comparable(back, ids=ids) == comparable(SEED, ids=ids)
 
 
@@ -163,7 +165,7 @@ def test_dry_run_prints_the_quiz_and_writes_nothing(bank, tmp_path):
     assert quiz["slug"] == "cells-energy-canvas"
     assert [c["id"] for c in quiz["questions"][0]["choices"]] == ["6158", "2473", "9931"]
     assert result.stderr.splitlines()[-1] == (
-        'Dry run: 1 question would be quiz "cells-energy-canvas", 5 questions skipped; nothing '
+        'Dry run: 2 questions would be quiz "cells-energy-canvas", 4 questions skipped; nothing '
         "was written."
     )
     assert bank.read_bytes() == before

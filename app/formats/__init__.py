@@ -1,4 +1,4 @@
-"""Quiz formats other systems speak: GIFT, Moodle XML, Aiken and QTI 1.2, both ways.
+"""Quiz formats other systems speak: GIFT, Moodle XML, Aiken, QTI 1.2 and QTI 3.0, both ways.
 
 Each format is a module with `parse(data, source) -> Source` and `write(quiz) -> bytes` over the
 bank's dataclasses; the rest of the app reaches them only through this front door, which turns a
@@ -15,13 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..bank import PLACEHOLDER, PLACEHOLDER_URL, UNFILLED, BankError, Question, Quiz, problems
-from . import aiken, gift, moodle_xml, qti
+from . import aiken, gift, moodle_xml, qti, qti3
 from .common import MAX_BYTES, FormatError, Skip, Source, read_limited
 
-FORMATS = {"gift": gift, "moodle-xml": moodle_xml, "aiken": aiken, "qti": qti}
+FORMATS = {"gift": gift, "moodle-xml": moodle_xml, "aiken": aiken, "qti": qti, "qti3": qti3}
 """Each format's name on the command line and its module."""
 EXTENSIONS = {
     "gift": "gift.txt", "moodle-xml": "moodle.xml", "aiken": "aiken.txt", "qti": "qti.zip",
+    "qti3": "qti3.zip",
 }  # fmt: skip
 """The file name ending each export gets: LMS upload forms look at it."""
 
@@ -50,6 +51,8 @@ class Imported:
 
 def guess_format(data: bytes) -> str:
     """The format a file is in, from its first bytes: --format says it when this guesses wrong."""
+    if qti3.is_qti3(data):
+        return "qti3"
     if data.startswith(b"PK"):
         return "qti"
     head = data[:4096].removeprefix(b"\xef\xbb\xbf").lstrip()

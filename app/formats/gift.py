@@ -3,7 +3,8 @@
 Follows Moodle's description of GIFT: questions apart by blank lines, `//` comment lines,
 `$CATEGORY:` lines, `[html]`/`[moodle]`/`[plain]`/`[markdown]` text formats, the escapes
 \\~ \\= \\# \\{ \\} \\: \\\\ and \\n, `%weight%` answers and the missing-word form (text after
-the answers). Only single-answer multiple choice becomes a bank question.
+the answers). Single-answer multiple choice and true/false (as the choices "True" and "False")
+become bank questions.
 """
 
 import re
@@ -26,6 +27,7 @@ SPECIAL = "~=#{}:"
 ESCAPE = re.compile(r"\\(.)", re.S)
 WEIGHT = re.compile(r"^%(-?\d+(?:\.\d+)?)%")
 FORMAT = re.compile(r"^\[(html|moodle|plain|markdown)\]", re.I)
+TRUTH = re.compile(r"(T|F|TRUE|FALSE)\s*(?:#(.*))?", re.S | re.I)
 
 
 def _unescape(text: str) -> str:
@@ -139,12 +141,15 @@ def _question(where: str, raw: str) -> Question:
         raise _Skip("an essay question")
     if block.startswith("#"):
         raise _Skip("a numerical question")
-    if re.fullmatch(r"(T|F|TRUE|FALSE)\s*(#.*)?", block, re.S | re.I):
-        raise _Skip("a true/false question")
     general_at = _find(block, "####")
     general = ""
     if general_at >= 0:
         general, block = block[general_at + 4 :], block[:general_at]
+    if truth := TRUTH.fullmatch(block.strip()):
+        choices = _true_false(truth.group(1).upper().startswith("T"), truth.group(2) or "", markup)
+        if not prompt:
+            raise FormatError([f"{where}: the question has no text before its answers"])
+        return _finish(title, prompt, choices, general, markup)
     answers = _split_answers(block)
     if not answers or block[: block.find(answers[0][0])].strip():
         raise FormatError([f"{where}: the answers must each start with = or ~"])
@@ -176,6 +181,31 @@ def _question(where: str, raw: str) -> Question:
         raise _Skip("no answer is right")
     if not prompt:
         raise FormatError([f"{where}: the question has no text before its answers"])
+    return _finish(title, prompt, tuple(choices), general, markup)
+
+
+def _true_false(true: bool, feedback: str, markup: str) -> tuple[Choice, ...]:
+    """A true/false answer as the choices "True" and "False". As Moodle reads `{T#a#b}`, the
+    first feedback is for a wrong answer and the second for the right one."""
+    wrong, right = feedback, ""
+    if (second := _find(feedback, "#")) >= 0:
+        wrong, right = feedback[:second], feedback[second + 1 :]
+    wrong_text, wrong_media = _text(wrong, markup)
+    right_text, right_media = _text(right, markup)
+    if wrong_media or right_media:
+        raise _Skip("an answer shows media, which the bank cannot")
+    return (
+        Choice(id="true", text="True", correct=true,
+               explanation=right_text if true else wrong_text),
+        Choice(id="false", text="False", correct=not true,
+               explanation=wrong_text if true else right_text),
+    )  # fmt: skip
+
+
+def _finish(
+    title: str, prompt: str, choices: tuple[Choice, ...], general: str, markup: str
+) -> Question:
+    """The question with its general feedback read as explanation and sources."""
     if markup == "html":
         explanation, references, media = html_sources(_unescape(general.strip()))
         if media:
@@ -183,9 +213,8 @@ def _question(where: str, raw: str) -> Question:
     else:
         explanation, references = split_sources(_text(general, markup)[0])
     return Question(
-        id=title, prompt=prompt, choices=tuple(choices), explanation=explanation,
-        references=references,
-    )  # fmt: skip
+        id=title, prompt=prompt, choices=choices, explanation=explanation, references=references
+    )
 
 
 def parse(data: bytes, source: str) -> Source:

@@ -1,5 +1,7 @@
 """Moodle XML: `<quiz>` of `<question type="multichoice">` with per-answer `<feedback>` and
-`<generalfeedback>`, as Moodle's question bank exports and imports it."""
+`<generalfeedback>`, as Moodle's question bank exports and imports it; a `truefalse` question
+becomes the choices "True" and "False", each with its answer's feedback. A multichoice question's
+`<correctfeedback>` and `<incorrectfeedback>` follow the right and the wrong answers' feedback."""
 
 from xml.etree.ElementTree import Element
 
@@ -18,6 +20,10 @@ from .common import (
 
 DROPS = ()
 TRUE = {"true", "1"}
+STANDARD_FEEDBACK = ("Your answer is correct.", "Your answer is incorrect.")
+"""What Moodle writes in correctfeedback and incorrectfeedback unless the author changes it."""
+TRUTHS = {"true": "True", "false": "False"}
+"""A truefalse question's answers as Moodle writes them, and the choices they become."""
 
 
 def _child(element: Element, name: str) -> Element | None:
@@ -46,14 +52,27 @@ def _plain(element: Element | None) -> tuple[str, tuple[str, ...]]:
     return markup.strip(), ("file",) if has_files else ()
 
 
+def _with_outcome_feedback(element: Element, choice: Choice) -> Choice:
+    """A choice with the question's feedback for any right (or wrong) answer after its own,
+    unless it is Moodle's standard sentence, which says only what the student already sees."""
+    name = "correctfeedback" if choice.correct else "incorrectfeedback"
+    text, media = _plain(_child(element, name))
+    if media:
+        raise _Skip(f"its {name} shows media, which the bank cannot")
+    if not text or text in STANDARD_FEEDBACK:
+        return choice
+    explanation = f"{choice.explanation}\n\n{text}" if choice.explanation else text
+    return Choice(id=choice.id, text=choice.text, correct=choice.correct, explanation=explanation)
+
+
 class _Skip(Exception):
     """This question is not one the bank can hold."""
 
 
 def _question(where: str, element: Element) -> Question:
     kind = element.get("type", "")
-    if kind != "multichoice":
-        raise _Skip(f"of type {kind or 'none'}, not multiple choice")
+    if kind not in ("multichoice", "truefalse"):
+        raise _Skip(f"of type {kind or 'none'}, not multiple choice or true/false")
     single = _child(element, "single")
     if single is not None and (single.text or "").strip().lower() not in TRUE:
         raise _Skip("several answers may be chosen (<single>false</single>)")
@@ -78,12 +97,20 @@ def _question(where: str, element: Element) -> Question:
             raise _Skip(f"answer {number} shows media, which the bank cannot")
         if not text:
             raise FormatError([f"{where}/answer[{number}]: no answer text"])
+        if kind == "truefalse":
+            if text.lower() not in TRUTHS:
+                raise FormatError(
+                    [f'{where}/answer[{number}]: a true/false answer reads "{text}", not '
+                     '"true" or "false"']
+                )  # fmt: skip
+            text = TRUTHS[text.lower()]
         choices.append(Choice(id="", text=text, correct=fraction == 100.0, explanation=why))
     right = sum(choice.correct for choice in choices)
     if right != 1:
         raise _Skip(f"{right} answers are worth 100%; a bank question has exactly one right")
     if len(choices) < 2:
         raise _Skip("fewer than two answers")
+    choices = [_with_outcome_feedback(element, choice) for choice in choices]
     markup, form, _ = _raw(_child(element, "generalfeedback"))
     if form == "html":
         explanation, references, media = html_sources(markup)

@@ -1,5 +1,6 @@
 """IMS QTI 1.2 as Canvas exports and imports it: a zip package whose imsmanifest.xml names an
-assessment (`<questestinterop>`) of `multiple_choice_question` items, each choice's feedback in
+assessment (`<questestinterop>`) of `multiple_choice_question` and `true_false_question` items
+(Canvas writes both as one choice response), each choice's feedback in
 an `<itemfeedback>` and the general feedback in `general_fb`. A bare assessment XML file is read
 too. Packages are read in memory, never unpacked to disk, and checked for zip bombs and unsafe
 names (zip slip)."""
@@ -34,6 +35,8 @@ MAX_RATIO = 200
 QTI = "http://www.imsglobal.org/xsd/ims_qtiasiv1p2"
 MANIFEST = "http://www.imsglobal.org/xsd/imsccv1p1/imscp_v1p1"
 CANVAS = "http://canvas.instructure.com/xsd/cccv1p0"
+OUTCOME_FEEDBACK = {True: "correct_fb", False: "general_incorrect_fb"}
+"""Canvas's comments for any right answer and for any wrong one, by whether the answer is right."""
 UNSAFE_NAME = re.compile(r"(^[/\\])|(^[A-Za-z]:)|((^|[/\\])\.\.([/\\]|$))|\x00")
 
 
@@ -71,36 +74,46 @@ def _safe_members(archive: zipfile.ZipFile, source: str) -> dict[str, bytes]:
     return files
 
 
-def _package(data: bytes, source: str) -> list[tuple[str, bytes, bytes | None]]:
-    """Each assessment XML in a package, with its name and its Canvas settings file if any."""
+def package_files(data: bytes, source: str) -> dict[str, bytes]:
+    """Every file of a zip package by name, read in memory within the limits; FormatError for
+    a damaged, unsafe or oversized package."""
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
-        files = _safe_members(archive, source)
+        return _safe_members(archive, source)
     except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError) as error:
         raise FormatError([f"{source}: not a readable zip package: {error}"]) from None
     # A bad CRC, an encrypted member, or damaged compressed data (found by test_formats_attacks).
     except (ValueError, OSError, RuntimeError, zlib.error, lzma.LZMAError) as error:
         raise FormatError([f"{source}: a file in the package cannot be read: {error}"]) from None
+
+
+def manifest_files(files: dict[str, bytes], source: str, kind: str) -> list[str]:
+    """The XML files that the package's imsmanifest.xml lists as resources of a type starting
+    with kind, in its order; FormatError when the package lacks one."""
+    manifest = parse_xml(files["imsmanifest.xml"], f"{source}/imsmanifest.xml")
     names = []
+    for resource in manifest.iter():
+        if local(resource.tag) == "resource" and resource.get("type", "").startswith(kind):
+            hrefs = [resource.get("href")] + [
+                f.get("href") for f in resource if local(f.tag) == "file"
+            ]
+            names += [href for href in hrefs if href and href.endswith(".xml")]
+    missing = [name for name in names if name not in files]
+    if missing:
+        raise FormatError(
+            [f"{source}/imsmanifest.xml: names {name}, which the package lacks"
+             for name in dict.fromkeys(missing)]
+        )  # fmt: skip
+    return list(dict.fromkeys(names))
+
+
+def _package(data: bytes, source: str) -> list[tuple[str, bytes, bytes | None]]:
+    """Each assessment XML in a package, with its name and its Canvas settings file if any."""
+    files = package_files(data, source)
     if "imsmanifest.xml" in files:
-        manifest = parse_xml(files["imsmanifest.xml"], f"{source}/imsmanifest.xml")
-        for resource in manifest.iter():
-            if local(resource.tag) == "resource" and resource.get("type", "").startswith(
-                "imsqti_xml"
-            ):
-                hrefs = [resource.get("href")] + [
-                    f.get("href") for f in resource if local(f.tag) == "file"
-                ]
-                names += [href for href in hrefs if href and href.endswith(".xml")]
-        missing = [name for name in names if name not in files]
-        if missing:
-            raise FormatError(
-                [f"{source}/imsmanifest.xml: names {name}, which the package lacks"
-                 for name in missing]
-            )  # fmt: skip
+        names = manifest_files(files, source, "imsqti_xml")
     else:
         names = [n for n in files if n.endswith(".xml") and b"questestinterop" in files[n]]
-    names = list(dict.fromkeys(names))
     if not names:
         raise FormatError([f"{source}: no QTI assessment (imsqti_xmlv1p2) in the package"])
     found = []
@@ -150,8 +163,8 @@ def _metadata(item: Element) -> dict[str, str]:
 
 def _question(where: str, item: Element) -> Question:
     kind = _metadata(item).get("question_type", "multiple_choice_question")
-    if kind != "multiple_choice_question":
-        raise _Skip(f"of type {kind}, not multiple_choice_question")
+    if kind not in ("multiple_choice_question", "true_false_question"):
+        raise _Skip(f"of type {kind}, not multiple_choice_question or true_false_question")
     presentation = _find(item, "presentation")
     if presentation is None:
         raise FormatError([f"{where}: no <presentation>"])
@@ -181,6 +194,7 @@ def _question(where: str, item: Element) -> Question:
         equal = [e for e in _all(condition, "varequal") if id(e) not in negated]
         setvars = _all(condition, "setvar")
         links = [e.get("linkrefid") for e in _all(condition, "displayfeedback")]
+        links = [link for link in links if link not in OUTCOME_FEEDBACK.values()]
         if conditionvar is not None and _find(conditionvar, "other") is not None:
             general = general or (links[0] if links and not setvars else None)
             continue
@@ -195,8 +209,7 @@ def _question(where: str, item: Element) -> Question:
             except ValueError:
                 raise FormatError([f"{where}: score {setvar.text!r} is not a number"]) from None
         for link in links:
-            if link not in ("correct_fb", "general_incorrect_fb"):
-                feedback.setdefault(ident, link)
+            feedback.setdefault(ident, link)
     texts = {e.get("ident"): _mattext(e) for e in _all(item, "itemfeedback")}
     if "general_fb" in texts:
         general = "general_fb"
@@ -207,13 +220,16 @@ def _question(where: str, item: Element) -> Question:
     for number, label in enumerate(labels, 1):
         ident = label.get("ident", "")
         text, shown = _mattext(label)
-        why, why_shown = texts.get(feedback.get(ident), ("", ()))
-        if shown or why_shown:
+        correct = scores.get(ident, 0) >= top
+        # Canvas shows its comment for any right (or wrong) answer beside the answer's own.
+        whys = [texts.get(feedback.get(ident), ("", ())), texts.get(OUTCOME_FEEDBACK[correct])]
+        whys = [why for why in whys if why and (why[0] or why[1])]
+        if shown or any(why[1] for why in whys):
             raise _Skip(f"answer {number} shows media, which the bank cannot")
         if not text:
             raise FormatError([f"{where}/response_label[{number}]: no answer text"])
-        correct = scores.get(ident, 0) >= top
-        choices.append(Choice(id=ident, text=text, correct=correct, explanation=why))
+        explanation = "\n\n".join(why[0] for why in whys)
+        choices.append(Choice(id=ident, text=text, correct=correct, explanation=explanation))
     right = sum(choice.correct for choice in choices)
     if right != 1:
         raise _Skip(f"{right} answers score full marks; a bank question has exactly one right")

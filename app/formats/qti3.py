@@ -1,0 +1,440 @@
+"""IMS QTI 3.0: a content package whose imsmanifest.xml lists `<qti-assessment-item>` files
+(resource type imsqti_item_xmlv3p0) and an optional `<qti-assessment-test>` that names the quiz.
+
+An item the bank can hold has one `<qti-choice-interaction>` with max-choices 1 and one value in
+its `<qti-correct-response>` (or a `<qti-mapping>` giving full marks to one choice). A choice's
+feedback is a `<qti-feedback-inline>` inside its `<qti-simple-choice>`, or a `<qti-modal-feedback>`
+or `<qti-feedback-block>` that the response processing shows for that choice; feedback it shows
+always is the general feedback, feedback for a right or wrong answer goes to the right choice or
+to every wrong one. Packages are read as qti.py reads QTI 1.2 ones: in memory, within size limits,
+refusing unsafe names; a bare item XML file is read too.
+"""
+
+import io
+import zipfile
+from html import escape
+from xml.etree import ElementTree
+from xml.etree.ElementTree import Element
+
+from ..bank import Choice, Question, Quiz, Reference
+from .common import (
+    FormatError,
+    Skip,
+    Source,
+    check_size,
+    from_html,
+    html_sources,
+    local,
+    parse_xml,
+)
+from .qti import manifest_files, package_files
+
+DROPS = ()
+NAMESPACE = "http://www.imsglobal.org/xsd/imsqtiasi_v3p0"
+MANIFEST = "http://www.imsglobal.org/xsd/qti/qtiv3p0/imscp_v1p1"
+ITEM_TYPE = "imsqti_item_xmlv3p0"
+TEST_TYPE = "imsqti_test_xmlv3p0"
+FEEDBACK = ("qti-feedback-inline", "qti-feedback-block", "qti-modal-feedback")
+"""Content shown only when an outcome has a value: never part of a prompt or a choice's text."""
+CONTAINERS = {"qti-prompt": "div", "qti-content-body": "div"}
+"""QTI's wrappers of flow content, as the HTML block they render as."""
+
+
+def is_qti3(data: bytes) -> bool:
+    """Whether data is a QTI 3.0 package or item, from its manifest or its root element."""
+    if data.startswith(b"PK"):
+        try:
+            with zipfile.ZipFile(io.BytesIO(data)) as archive:
+                info = archive.getinfo("imsmanifest.xml")
+                if info.file_size > 1_000_000:
+                    return False
+                manifest = archive.read(info)
+        except (KeyError, zipfile.BadZipFile, ValueError, OSError, RuntimeError, EOFError):
+            return False
+        return ITEM_TYPE.encode() in manifest
+    head = data[:4096]
+    return b"<qti-assessment-item" in head or b"<qti-assessment-test" in head
+
+
+def _children(element: Element, name: str) -> list[Element]:
+    return [child for child in element if local(child.tag) == name]
+
+
+def _all(element: Element, name: str) -> list[Element]:
+    return [e for e in element.iter() if local(e.tag) == name]
+
+
+def _html(element: Element, interaction: Element | None = None) -> str:
+    """The HTML an element's content renders as, leaving out feedback and, of the interaction,
+    all but its prompt."""
+    parts = [escape(element.text or "", quote=False)]
+    for child in element:
+        name = local(child.tag)
+        if child is interaction:
+            parts += [f"<div>{_html(p)}</div>" for p in _children(child, "qti-prompt")]
+        elif name not in FEEDBACK:
+            tag = CONTAINERS.get(name, name)
+            kept = "".join(
+                f' {local(key)}="{escape(value)}"'
+                for key, value in child.attrib.items()
+                if local(key) in ("href", "src")
+            )
+            parts.append(f"<{tag}{kept}>{_html(child, interaction)}</{tag}>")
+        parts.append(escape(child.tail or "", quote=False))
+    return "".join(parts)
+
+
+def _text(element: Element, where: str, interaction: Element | None = None) -> str:
+    """An element's text as a student reads it; _Skip if it shows media."""
+    found = from_html(_html(element, interaction))
+    if found.media:
+        raise _Skip(f"{where} shows media ({', '.join(found.media)}), which the bank cannot")
+    return found.text
+
+
+class _Skip(Exception):
+    """This item is not one the bank can hold."""
+
+
+def _number(text: str | None, where: str) -> float:
+    try:
+        return float((text or "").strip())
+    except ValueError:
+        raise FormatError([f"{where}: {text!r} is not a number"]) from None
+
+
+def _key(item: Element, response: str, where: str) -> str:
+    """The identifier of the one right choice, from the response's declaration."""
+    declaration = next(
+        (e for e in _all(item, "qti-response-declaration") if e.get("identifier") == response),
+        None,
+    )
+    if declaration is None:
+        raise FormatError([f"{where}: no <qti-response-declaration> for {response!r}"])
+    if declaration.get("cardinality", "single") != "single":
+        raise _Skip(f"several answers may be chosen (cardinality {declaration.get('cardinality')})")
+    right = [
+        (value.text or "").strip()
+        for correct in _children(declaration, "qti-correct-response")
+        for value in _children(correct, "qti-value")
+    ]
+    scores = {
+        entry.get("map-key", ""): _number(entry.get("mapped-value"), f"{where}: map-entry")
+        for mapping in _children(declaration, "qti-mapping")
+        for entry in _children(mapping, "qti-map-entry")
+    }
+    if scores:
+        top = max(scores.values())
+        partial = [score for score in scores.values() if 0 < score < top]
+        if partial:
+            raise _Skip(f"partial credit ({partial[0]:g} of {top:g}) on an answer")
+        right = right or [key for key, score in scores.items() if score == top > 0]
+    if len(right) != 1:
+        raise _Skip(f"{len(right)} right answers; a bank question has exactly one")
+    return right[0]
+
+
+def _condition(expression: Element, response: str) -> str | tuple[str, str]:
+    """When a response-if's expression holds: "right", ("choice", id), or "other"."""
+    if local(expression.tag) != "qti-match":
+        return "other"
+    names = [local(e.tag) for e in expression]
+    variables = [e.get("identifier") for e in expression if local(e.tag) == "qti-variable"]
+    if variables != [response]:
+        return "other"
+    if "qti-correct" in names:
+        return "right"
+    values = [(e.text or "").strip() for e in expression if local(e.tag) == "qti-base-value"]
+    return ("choice", values[0]) if len(values) == 1 else "other"
+
+
+def _settings(rules: list[Element], when, response: str, found: dict) -> None:
+    """Each outcome value the rules set, with when: found[(outcome, value)] gets every
+    occasion ("always", "right", "wrong", ("choice", id), "other", or "response" for an
+    outcome that takes the answer's identifier)."""
+    for rule in rules:
+        name = local(rule.tag)
+        if name == "qti-set-outcome-value":
+            outcome = rule.get("identifier", "")
+            for value in _all(rule, "qti-base-value"):
+                found.setdefault((outcome, (value.text or "").strip()), []).append(when)
+            if any(v.get("identifier") == response for v in _all(rule, "qti-variable")):
+                found.setdefault((outcome, None), []).append("response")
+        elif name == "qti-response-condition":
+            previous = None
+            for branch in rule:
+                branch_name = local(branch.tag)
+                if branch_name == "qti-response-else":
+                    occasion = "wrong" if previous == "right" else "other"
+                    body = list(branch)
+                else:
+                    expression, *body = list(branch) or [None]
+                    occasion = "other" if expression is None else _condition(expression, response)
+                    previous = occasion if branch_name == "qti-response-if" else "other"
+                _settings(body, occasion if when == "always" else "other", response, found)
+
+
+def _feedback(
+    item: Element, body: Element, choices: list[Element], response: str, right: str
+) -> tuple[dict[str, list[str]], list[str]]:
+    """Each choice's feedback markup by identifier, and the general feedback's."""
+    ids = [choice.get("identifier", "") for choice in choices]
+    per_choice: dict[str, list[str]] = {i: [] for i in ids}
+    general: list[str] = []
+    inside = set()
+    for choice in choices:
+        for inline in _all(choice, "qti-feedback-inline"):
+            per_choice[choice.get("identifier", "")].append(_html(inline))
+            inside.add(id(inline))
+    found: dict = {}
+    for processing in _children(item, "qti-response-processing"):
+        _settings(list(processing), "always", response, found)
+    shown = [e for e in body.iter() if local(e.tag) in FEEDBACK[:2] and id(e) not in inside]
+    shown += _children(item, "qti-modal-feedback")
+    for element in shown:
+        outcome, ident = element.get("outcome-identifier", ""), element.get("identifier", "")
+        occasions = set(found.get((outcome, ident), []))
+        if ident in per_choice and (outcome, None) in found:
+            occasions.add(("choice", ident))
+        unknown = [o for o in occasions if isinstance(o, tuple) and o[1] not in per_choice]
+        if element.get("show-hide", "show") != "show" or not occasions or "other" in occasions:
+            unknown.append(ident)
+        if unknown:
+            raise _Skip(f'feedback "{ident}" is shown on a condition the bank cannot express')
+        markup = _html(element)
+        for occasion in sorted(occasions, key=str):
+            if occasion == "always":
+                general.append(markup)
+            elif occasion == "right":
+                per_choice[right].append(markup)
+            elif occasion == "wrong":
+                for choice_id in ids:
+                    if choice_id != right:
+                        per_choice[choice_id].append(markup)
+            else:
+                per_choice[occasion[1]].append(markup)
+    return per_choice, general
+
+
+def _question(where: str, item: Element) -> Question:
+    """One QTI 3.0 item as a bank question; _Skip or FormatError otherwise."""
+    body = next(iter(_children(item, "qti-item-body")), None)
+    if body is None:
+        raise FormatError([f"{where}: no <qti-item-body>"])
+    interactions = [e for e in body.iter() if local(e.tag).endswith("-interaction")]
+    kinds = [local(e.tag) for e in interactions]
+    if kinds != ["qti-choice-interaction"]:
+        raise _Skip(f"it has {', '.join(kinds) or 'no interaction'}, not one choice interaction")
+    interaction = interactions[0]
+    if interaction.get("max-choices", "1").strip() != "1":
+        raise _Skip(f"several answers may be chosen (max-choices {interaction.get('max-choices')})")
+    response = interaction.get("response-identifier", "RESPONSE")
+    right = _key(item, response, where)
+    choices = _children(interaction, "qti-simple-choice")
+    ids = [choice.get("identifier", "") for choice in choices]
+    if right not in ids:
+        raise FormatError([f"{where}: the correct response {right!r} is none of the choices"])
+    prompt = _text(body, "its text", interaction)
+    if not prompt:
+        raise FormatError([f"{where}: no question text"])
+    per_choice, general = _feedback(item, body, choices, response, right)
+    bank_choices = []
+    for number, (choice, ident) in enumerate(zip(choices, ids, strict=True), 1):
+        text = _text(choice, f"answer {number}")
+        if not text:
+            raise FormatError([f"{where}/qti-simple-choice[{number}]: no answer text"])
+        why = from_html("<br><br>".join(per_choice[ident]))
+        if why.media:
+            raise _Skip(f"the feedback on answer {number} shows media, which the bank cannot")
+        bank_choices.append(
+            Choice(id=ident, text=text, correct=ident == right, explanation=why.text)
+        )
+    explanation, references, media = html_sources("".join(f"<div>{g}</div>" for g in general))
+    if media:
+        raise _Skip("its general feedback shows media, which the bank cannot")
+    return Question(
+        id=item.get("identifier", ""), prompt=prompt, choices=tuple(bank_choices),
+        explanation=explanation, references=references,
+    )  # fmt: skip
+
+
+def _items(data: bytes, source: str) -> tuple[list[tuple[str, bytes]], list[tuple[str, bytes]]]:
+    """The item files and the test files of a package or a bare XML file, by name."""
+    if not data.startswith(b"PK"):
+        return [(source, data)], []
+    files = package_files(data, source)
+    if "imsmanifest.xml" in files:
+        items = manifest_files(files, source, ITEM_TYPE)
+        tests = manifest_files(files, source, TEST_TYPE)
+    else:
+        xml = sorted(name for name in files if name.endswith(".xml"))
+        items = [name for name in xml if b"<qti-assessment-item" in files[name]]
+        tests = [name for name in xml if b"<qti-assessment-test" in files[name]]
+    if not items:
+        raise FormatError([f"{source}: no QTI 3.0 item ({ITEM_TYPE}) in the package"])
+    return (
+        [(f"{source}/{name}", files[name]) for name in items],
+        [(f"{source}/{name}", files[name]) for name in tests],
+    )
+
+
+def parse(data: bytes, source: str) -> Source:
+    """The single-choice items of a QTI 3.0 package or item file; FormatError lists every
+    malformed one."""
+    check_size(data, source)
+    items, tests = _items(data, source)
+    title = description = None
+    for name, xml in tests:
+        test = parse_xml(xml, name)
+        title = title or test.get("title") or None
+        for rubric in _all(test, "qti-rubric-block"):
+            description = description or _text(rubric, "the test's description") or None
+    questions, places, skipped, errors, shuffles = [], [], [], [], []
+    for name, xml in items:
+        root = parse_xml(xml, name)
+        if local(root.tag) != "qti-assessment-item":
+            errors.append(f"{name}: /{local(root.tag)}: a QTI 3.0 item's root is "
+                          "<qti-assessment-item>")  # fmt: skip
+            continue
+        where = f"{name}: qti-assessment-item identifier={root.get('identifier', '?')!r}"
+        try:
+            question = _question(where, root)
+        except _Skip as why:
+            skipped.append(Skip(where, str(why)))
+            continue
+        except FormatError as error:
+            errors += error.errors
+            continue
+        questions.append(question)
+        places.append(where)
+        shuffles += [e.get("shuffle") == "true" for e in _all(root, "qti-choice-interaction")]
+    if errors:
+        raise FormatError(errors)
+    return Source(
+        tuple(questions), tuple(places), tuple(skipped), title=title, description=description,
+        shuffle_choices=bool(shuffles) and all(shuffles),
+    )  # fmt: skip
+
+
+def _sub(parent: Element, tag: str, text: str | None = None, **attributes: str) -> Element:
+    element = ElementTree.SubElement(parent, tag, attributes)
+    element.text = text
+    return element
+
+
+def _lines(parent: Element, text: str) -> None:
+    """Text as inline content: line breaks as <br/>, a blank line between paragraphs as two."""
+    lines = text.split("\n")
+    parent.text = lines[0]
+    for line in lines[1:]:
+        _sub(parent, "br").tail = line
+
+
+def _paragraphs(parent: Element, text: str) -> None:
+    """Text as <p> elements, line breaks inside them as <br/>."""
+    for part in (p for p in text.split("\n\n") if p.strip()):
+        _lines(_sub(parent, "p"), part)
+
+
+def _sources(parent: Element, references: tuple[Reference, ...]) -> None:
+    """The sources as a paragraph of links that common.split_sources reads back."""
+    if not references:
+        return
+    paragraph = _sub(parent, "p", "Sources: ")
+    last = None
+    for number, reference in enumerate(references):
+        before = ("; " if number else "") + f"{reference.title} <"
+        if last is None:
+            paragraph.text += before
+        else:
+            last.tail += before
+        last = _sub(paragraph, "a", reference.url, href=reference.url)
+        last.tail = ">"
+
+
+def _item(question: Question, shuffle: bool) -> Element:
+    item = Element(
+        "qti-assessment-item", xmlns=NAMESPACE, identifier=question.id, title=question.id,
+        adaptive="false", **{"time-dependent": "false"},
+    )  # fmt: skip
+    declaration = _sub(item, "qti-response-declaration", identifier="RESPONSE",
+                       cardinality="single", **{"base-type": "identifier"})  # fmt: skip
+    _sub(_sub(declaration, "qti-correct-response"), "qti-value", question.right_choice.id)
+    score = _sub(item, "qti-outcome-declaration", identifier="SCORE", cardinality="single",
+                 **{"base-type": "float"})  # fmt: skip
+    _sub(_sub(score, "qti-default-value"), "qti-value", "0")
+    for outcome in ("FEEDBACK", "GENERAL"):
+        _sub(item, "qti-outcome-declaration", identifier=outcome, cardinality="single",
+             **{"base-type": "identifier"})  # fmt: skip
+    body = _sub(item, "qti-item-body")
+    _paragraphs(body, question.prompt)
+    interaction = _sub(
+        body, "qti-choice-interaction", **{"response-identifier": "RESPONSE",
+        "shuffle": "true" if shuffle else "false", "max-choices": "1"},
+    )  # fmt: skip
+    for choice in question.choices:
+        simple = _sub(interaction, "qti-simple-choice", identifier=choice.id)
+        _lines(simple, choice.text)
+        feedback = _sub(simple, "qti-feedback-inline", identifier=choice.id,
+                        **{"outcome-identifier": "FEEDBACK", "show-hide": "show"})  # fmt: skip
+        _lines(feedback, choice.explanation)
+    processing = _sub(item, "qti-response-processing")
+    # The chosen answer's identifier shows its inline feedback; GENERAL shows the explanation.
+    _sub(_sub(processing, "qti-set-outcome-value", identifier="FEEDBACK"), "qti-variable",
+         identifier="RESPONSE")  # fmt: skip
+    _sub(_sub(processing, "qti-set-outcome-value", identifier="GENERAL"), "qti-base-value",
+         "explanation", **{"base-type": "identifier"})  # fmt: skip
+    condition = _sub(_sub(processing, "qti-response-condition"), "qti-response-if")
+    match = _sub(condition, "qti-match")
+    _sub(match, "qti-variable", identifier="RESPONSE")
+    _sub(match, "qti-correct", identifier="RESPONSE")
+    _sub(_sub(condition, "qti-set-outcome-value", identifier="SCORE"), "qti-base-value", "1",
+         **{"base-type": "float"})  # fmt: skip
+    modal = _sub(item, "qti-modal-feedback", identifier="explanation",
+                 **{"outcome-identifier": "GENERAL", "show-hide": "show"})  # fmt: skip
+    content = _sub(modal, "qti-content-body")
+    _paragraphs(content, question.explanation)
+    _sources(content, question.references)
+    return item
+
+
+def _xml(root: Element) -> bytes:
+    return ElementTree.tostring(root, encoding="utf-8", xml_declaration=True)
+
+
+def write(quiz: Quiz) -> bytes:
+    """The quiz as a QTI 3.0 package: one item per question, and a test with its title, its
+    description as a rubric block for candidates, and its items in order."""
+    ident = f"quizwright-{quiz.slug}"
+    test = Element("qti-assessment-test", xmlns=NAMESPACE, identifier=ident, title=quiz.title)
+    part = _sub(test, "qti-test-part", identifier="part", **{"navigation-mode": "linear",
+                "submission-mode": "individual"})  # fmt: skip
+    section = _sub(part, "qti-assessment-section", identifier="section", title=quiz.title,
+                   visible="true")  # fmt: skip
+    _paragraphs(_sub(section, "qti-rubric-block", view="candidate", use="instructions"),
+                quiz.description)  # fmt: skip
+    manifest = Element("manifest", xmlns=MANIFEST, identifier=f"{ident}-manifest")
+    metadata = _sub(manifest, "metadata")
+    _sub(metadata, "schema", "QTI Package")
+    _sub(metadata, "schemaversion", "3.0.0")
+    _sub(manifest, "organizations")
+    resources = _sub(manifest, "resources")
+    files = []
+    for number, question in enumerate(quiz.questions, 1):
+        name = f"items/{number:03d}-{question.id}.xml"
+        _sub(section, "qti-assessment-item-ref", identifier=question.id, href=name)
+        resource = _sub(resources, "resource", identifier=f"item-{number:03d}", type=ITEM_TYPE,
+                        href=name)  # fmt: skip
+        _sub(resource, "file", href=name)
+        files.append((name, _item(question, quiz.shuffle_choices)))
+    test_resource = _sub(resources, "resource", identifier=ident, type=TEST_TYPE, href="test.xml")
+    _sub(test_resource, "file", href="test.xml")
+    for number in range(1, len(quiz.questions) + 1):
+        _sub(test_resource, "dependency", identifierref=f"item-{number:03d}")
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as package:
+        for name, element in [("imsmanifest.xml", manifest), ("test.xml", test), *files]:
+            info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            package.writestr(info, _xml(element))
+    return buffer.getvalue()

@@ -1,0 +1,166 @@
+"""Our formats against implementations we did not write: a Canvas package made by text2qti
+imports with its key and feedback, and pygiftparser reads our GIFT export as we meant it. Where a
+peer departs from the format's published description, the test says so."""
+
+import io
+import re
+import warnings
+
+from text2qti.config import Config
+from text2qti.qti import QTI
+from text2qti.quiz import Quiz as Text2qtiQuiz
+
+from app import formats
+from app.formats import gift, qti
+from app.formats.common import split_sources
+
+from test_formats import FIXTURES, MITOCHONDRION, SEED, summary
+
+with warnings.catch_warnings():
+    # pygiftparser 1.1 (2017) asks for the locale with a call Python deprecates.
+    warnings.simplefilter("ignore", DeprecationWarning)
+    from pygiftparser import parser as pygift
+    from pygiftparser.answer import SelectSet, ShortSet, TrueFalseSet
+    from pygiftparser.utils import transformSpecials
+
+TEXT2QTI_QUIZ = """\
+Quiz title: Cells & Energy
+Quiz description: Where a cell gets its energy.
+Shuffle answers: true
+
+Title: mitochondria
+1.  Which organelle makes most of a cell's ATP?
+... Cellular respiration ends there. See [Mitochondrion](https://en.wikipedia.org/wiki/Mitochondrion).
+a)  The ribosome
+... Ribosomes build proteins.
+*b) The mitochondrion
+... Right: on its inner membrane.
+c)  日本語 & π
+... Not an organelle.
+
+Title: sun
+2.  The sun is a star.
+*a) True
+... Yes: a yellow dwarf.
+b)  False
+... No: it is the star nearest to us.
+
+Title: membrane
+3.  What keeps a cell's contents inside?
+... Every cell has one.
+*a) The membrane
+... It surrounds the cell.
+b)  The wall
+... Animal cells have none.
+
+4.  Which are even?
+[*] 2
+[*] 4
+[ ] 3
+"""
+
+
+SKIPPED_AT = (
+    r"cells\.zip/text2qti_assessment_\w+/text2qti_assessment_\w+\.xml: item\[4\] ident='\w+'"
+)
+
+
+def text2qti_package(text: str) -> bytes:
+    """The Canvas QTI zip that text2qti writes for a quiz in its text format."""
+    config = Config()
+    config.load()
+    return QTI(Text2qtiQuiz(text, config=config, source_name="cells.txt")).zip_bytes()
+
+
+def test_a_text2qti_package_imports_with_its_key_and_feedback():
+    """text2qti's package: its manifest, Canvas settings, item feedback per choice and general
+    feedback, and its true/false question, all read as text2qti's author wrote them; the question
+    with several right answers is skipped with its place."""
+    source = qti.parse(text2qti_package(TEXT2QTI_QUIZ), "cells.zip")
+    assert (source.title, source.description, source.shuffle_choices) == (
+        "Cells & Energy", "Where a cell gets its energy.", True,
+    )  # fmt: skip
+    assert [q.id for q in source.questions] == ["mitochondria", "sun", "membrane"]
+    # text2qti typesets Markdown, turning the apostrophe into a typographic one.
+    assert summary(source) == [
+        ("Which organelle makes most of a cell’s ATP?",
+         [("The ribosome", False, "Ribosomes build proteins."),
+          ("The mitochondrion", True, "Right: on its inner membrane."),
+          ("日本語 & π", False, "Not an organelle.")],
+         "Cellular respiration ends there. See Mitochondrion.", [MITOCHONDRION]),
+        ("The sun is a star.",
+         [("True", True, "Yes: a yellow dwarf."),
+          ("False", False, "No: it is the star nearest to us.")], "", []),
+        ("What keeps a cell’s contents inside?",
+         [("The membrane", True, "It surrounds the cell."),
+          ("The wall", False, "Animal cells have none.")],
+         "Every cell has one.", []),
+    ]  # fmt: skip
+    assert [skip.why for skip in source.skipped] == [
+        "of type multiple_answers_question, not multiple_choice_question or true_false_question"
+    ]
+    assert re.fullmatch(SKIPPED_AT, source.skipped[0].where)
+    imported = formats.to_quiz(source, "cells", None, None)
+    assert [str(gap) for gap in imported.gaps] == [
+        f'{source.places[1]}: question "sun" lacks general feedback (the explanation); a source '
+        "(an https:// link in the general feedback)",
+        f'{source.places[2]}: question "membrane" lacks a source (an https:// link in the general '
+        "feedback)",
+    ]
+
+
+def peer_reading(data: bytes) -> list:
+    """What pygiftparser makes of a GIFT file, as plain values, its escapes undone as it would
+    render them."""
+    return pygift.parseFile(io.StringIO(data.decode("utf-8")))
+
+
+def test_pygiftparser_reads_our_gift_export_as_we_wrote_it():
+    """Every question of the seed quiz's GIFT export: pygiftparser finds the same title, prompt,
+    choices, key, each choice's feedback and the general feedback with its sources."""
+    peer = peer_reading(gift.write(SEED))
+    assert len(peer) == len(SEED.questions)
+    for read, question in zip(peer, SEED.questions, strict=True):
+        assert isinstance(read.answers, SelectSet)
+        assert (transformSpecials(read.title), transformSpecials(read.text)) == (
+            question.id, question.prompt,
+        )  # fmt: skip
+        assert [
+            (transformSpecials(a.answer), a.select, transformSpecials(a.feedback))
+            for a in read.answers.answers
+        ] == [(c.text, c.correct, c.explanation) for c in question.choices]
+        general = transformSpecials(read.generalFeedback)
+        assert split_sources(general) == (question.explanation, question.references)
+
+
+def test_pygiftparser_reads_true_false_feedback_the_way_we_do():
+    """Moodle reads `{TRUE#a#b}` with a as the feedback on a wrong answer and b on the right one;
+    pygiftparser agrees with our reading of the fixture."""
+    peer = {q.title: q for q in peer_reading((FIXTURES / "features.gift").read_bytes())}
+    ours = {
+        q.id: q
+        for q in gift.parse((FIXTURES / "features.gift").read_bytes(), "features.gift").questions
+    }
+    for title in ("sun", "moon"):
+        answers = peer[title].answers
+        assert isinstance(answers, TrueFalseSet)
+        true, false = ours[title].choices
+        right, wrong = (true, false) if answers.answer else (false, true)
+        assert (true.text, false.text, right.correct) == ("True", "False", True)
+        assert (answers.feedbackCorrect, answers.feedbackWrong) == (
+            right.explanation, wrong.explanation,
+        )  # fmt: skip
+
+
+def test_pygiftparser_ends_an_answer_block_at_an_escaped_brace_which_moodle_does_not():
+    """Moodle's GIFT lets `\\}` stand for a brace in an answer; pygiftparser 1.1 ends the block
+    there, reading the fixture's escapes question as short answer with a cut-off answer. Ours
+    reads the two choices the author wrote."""
+    data = (FIXTURES / "features.gift").read_bytes()
+    peer = {q.title: q for q in peer_reading(data)}["escapes"]
+    assert isinstance(peer.answers, ShortSet)
+    assert [a.answer for a in peer.answers.answers] == ["All of them\\: \\= \\{"]
+    ours = gift.parse(data, "features.gift").questions[1]
+    assert [(c.text, c.correct) for c in ours.choices] == [
+        ("All of them: = { } ~ #", True), ("None", False),
+    ]  # fmt: skip
