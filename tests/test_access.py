@@ -10,6 +10,7 @@ from flask import url_for
 from app import create_app
 from app.auth import create_instructor
 from app.extensions import db
+from app.lti.keys import signing_key
 from app.models import Attempt, Class, FeedbackWhen, Role, RosterStudent, now, student_key
 from app.roster import add_students, read_text
 
@@ -263,6 +264,7 @@ def world(app, quiz):
         viewer_id = str(viewer.id)
         # Feedback held until the close, so that releasing it shows.
         assignment_id = factories.assignment(mine, quiz, feedback=FeedbackWhen.AFTER_CLOSE).id
+        signing_key()  # the LTI key is made on first use: before the walk, so a GET changes nothing
 
     ada = Student(app.test_client())
     assert ada.start(name="Ada", class_code="ABCDEF").status_code == 303
