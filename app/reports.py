@@ -169,6 +169,11 @@ class ItemRow:
     """Choice id -> how many counted attempts chose it."""
 
     @property
+    def not_answered(self) -> int:
+        """Counted attempts that were asked the question and left it unanswered."""
+        return self.n - sum(self.counts.values())
+
+    @property
     def warned(self) -> bool:
         """Whether something may be wrong with the question: a wrong choice beats the right one,
         or stronger students did worse on it."""
@@ -253,10 +258,18 @@ def glance(items: list[ItemRow], hardest: int = 3) -> list[ItemRow]:
 def answer_matrix(
     quiz: Quiz, attempts: list[AttemptRow], answers: Sequence[AnswerRow]
 ) -> tuple[stats.Matrix, dict[str, Counter]]:
-    """The counted attempts' right (1) and wrong (0) answers by question, in the current quiz's
-    order, and how many chose each choice; answers of other attempts are left out."""
+    """The counted attempts' right (1) and wrong or unanswered (0) answers by question, in the
+    current quiz's order, and how many chose each choice; answers of other attempts are left
+    out."""
     columns = {question.id: j for j, question in enumerate(quiz.questions)}
-    rows = {attempt.id: [None] * len(quiz.questions) for attempt in attempts}
+    # A counted attempt is finished: a question it was asked and left unanswered (the time ran
+    # out, or "Finish attempt") scores 0 here as in its score. None stays for a question its
+    # version of the quiz did not ask.
+    blanks: dict[str, list[int | None]] = {}
+    for version in {attempt.quiz.version: attempt.quiz for attempt in attempts}.values():
+        asked = {question.id for question in version.questions}
+        blanks[version.version] = [0 if q.id in asked else None for q in quiz.questions]
+    rows = {attempt.id: blanks[attempt.quiz.version].copy() for attempt in attempts}
     counts: dict[str, Counter] = {question.id: Counter() for question in quiz.questions}
     # Unpacked, not read by name: counting all attempts reads 100,000 answers here.
     for attempt_id, question_id, choice_id, is_correct in answers:

@@ -1,6 +1,8 @@
 """A student's attempt under an assignment's rules: the clock, late answers, "Finish attempt",
 and feedback held until the attempt ends or the quiz closes."""
 
+import csv
+import io
 import re
 import threading
 from datetime import UTC, datetime, timedelta
@@ -213,10 +215,16 @@ def test_the_class_page_and_gradebook_score_an_attempt_its_deadline_ended(
     clock.wait(waited)
     page = text(teacher.get(f"/teach/classes/{course}"))
     assert "Not finished" not in page
-    assert "<td class=\"num\">1/8</td> <td class=\"num\">13%</td>" in page
+    assert '<td class="num">1/8</td> <td class="num">13%</td>' in page
     assert f"<td>{time_taken}</td>" in page
     assert gradebook_row(teacher.get(gradebook)) == ["Ada", "1", "0", "1", "8", "12.5"]
     assert stored_attempt(app).finished_at is None  # read as over, not written as over
+    # Its statistics count the questions the time cut off as wrong, as its score does.
+    assert "(1 answered) · discrimination" in page and "(0 answered, 1 not)" in page
+    assert '<td>Not answered</td> <td class="num">1</td>' in page
+    items = teacher.get(f"/teach/classes/{course}/items.csv").get_data().decode("utf-8-sig")
+    second = list(csv.DictReader(io.StringIO(items)))[1]
+    assert (second["n"], second["not_answered"], second["facility"]) == ("1", "1", "0")
 
 
 def gradebook_row(response) -> list[str]:
