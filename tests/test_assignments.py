@@ -373,7 +373,8 @@ def test_another_classes_assignment_is_not_reached_through_your_class(app, teach
 def gradebook(client, class_id, **args):
     response = client.get(f"/teach/classes/{class_id}/gradebook.csv", query_string=args)
     body = response.get_data().decode("utf-8-sig")
-    return {row["student"]: row for row in csv.DictReader(io.StringIO(body))}
+    rows = body.splitlines()[1:]  # after the comment row that names the rule
+    return {row["student"]: row for row in csv.DictReader(rows)}
 
 
 @pytest.mark.parametrize(("grade_from", "score"), [("first", "2"), ("best", "8"), ("latest", "5")])
@@ -436,7 +437,9 @@ def test_class_page_with_assignments_costs_the_same_queries_for_10_and_500(app, 
         return len(statements)
 
     small = counted_queries(10)
-    assert counted_queries(490) == small <= 7
+    # The login, the class with its assignments, versions, roster, attempts twice, answers and
+    # voided attempts: fixed, whatever the class's size.
+    assert counted_queries(490) == small <= 8
 
 
 def test_a_student_sees_no_instructor_form(app, class_id):
