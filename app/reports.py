@@ -13,11 +13,20 @@ from typing import NamedTuple
 from sqlalchemy import ColumnElement
 from sqlalchemy.orm import undefer
 
-from . import stats
+from . import rules, stats
 from .bank import Question, Quiz, quiz_from_snapshot
 from .extensions import db
 from .grading import Score, half_up
-from .models import Answer, Attempt, QuizVersion, RosterStudent, roster_key, student_key
+from .models import (
+    Answer,
+    Assignment,
+    Attempt,
+    QuizVersion,
+    RosterStudent,
+    now,
+    roster_key,
+    student_key,
+)
 
 
 class Counting(StrEnum):
@@ -72,7 +81,8 @@ class AttemptRow:
     number: int
     """1 for a student's first attempt, 2 for the next, and so on."""
     finished_at: datetime | None = None
-    """When "Finish attempt" or the time limit ended it, if it ended before every answer."""
+    """When "Finish attempt" or the time limit ended it, if it ended before every answer, even
+    with nobody there to press anything when the time ran out."""
 
     @property
     def out_of(self) -> int:
@@ -90,7 +100,8 @@ class AttemptRow:
     @property
     def time_taken(self) -> timedelta | None:
         ended = self.last_answer_at if self.answered == self.out_of else self.finished_at
-        return ended - self.started_at if self.complete and ended else None
+        # A deadline comes from the rules in UTC; the database may hand back naive UTC.
+        return rules.utc(ended) - rules.utc(self.started_at) if self.complete and ended else None
 
 
 @dataclass(frozen=True)
@@ -156,6 +167,11 @@ class ItemRow:
     discrimination: float | None
     counts: dict[str, int]
     """Choice id -> how many counted attempts chose it."""
+
+    @property
+    def not_answered(self) -> int:
+        """Counted attempts that were asked the question and left it unanswered."""
+        return self.n - sum(self.counts.values())
 
     @property
     def warned(self) -> bool:
@@ -242,10 +258,18 @@ def glance(items: list[ItemRow], hardest: int = 3) -> list[ItemRow]:
 def answer_matrix(
     quiz: Quiz, attempts: list[AttemptRow], answers: Sequence[AnswerRow]
 ) -> tuple[stats.Matrix, dict[str, Counter]]:
-    """The counted attempts' right (1) and wrong (0) answers by question, in the current quiz's
-    order, and how many chose each choice; answers of other attempts are left out."""
+    """The counted attempts' right (1) and wrong or unanswered (0) answers by question, in the
+    current quiz's order, and how many chose each choice; answers of other attempts are left
+    out."""
     columns = {question.id: j for j, question in enumerate(quiz.questions)}
-    rows = {attempt.id: [None] * len(quiz.questions) for attempt in attempts}
+    # A counted attempt is finished: a question it was asked and left unanswered (the time ran
+    # out, or "Finish attempt") scores 0 here as in its score. None stays for a question its
+    # version of the quiz did not ask.
+    blanks: dict[str, list[int | None]] = {}
+    for version in {attempt.quiz.version: attempt.quiz for attempt in attempts}.values():
+        asked = {question.id for question in version.questions}
+        blanks[version.version] = [0 if q.id in asked else None for q in quiz.questions]
+    rows = {attempt.id: blanks[attempt.quiz.version].copy() for attempt in attempts}
     counts: dict[str, Counter] = {question.id: Counter() for question in quiz.questions}
     # Unpacked, not read by name: counting all attempts reads 100,000 answers here.
     for attempt_id, question_id, choice_id, is_correct in answers:
@@ -339,15 +363,22 @@ def _in_scope(versions: dict[int, Quiz], class_id: int | None) -> ColumnElement[
     )
 
 
-_OUTLINE = db.select(
-    Attempt.id,
-    Attempt.student_key,
-    Attempt.student_name,
-    Attempt.quiz_version_id,
-    Attempt.answered,
-    Attempt.points,
-    Attempt.finished_at.is_not(None),
-).order_by(Attempt.started_at, Attempt.id)
+_OUTLINE = (
+    db.select(
+        Attempt.id,
+        Attempt.student_key,
+        Attempt.student_name,
+        Attempt.quiz_version_id,
+        Attempt.answered,
+        Attempt.points,
+        Attempt.finished_at,
+        # What ends an attempt nobody finished: its time limit, or its quiz's close.
+        Attempt.ends_at,
+        Assignment.closes_at,
+    )
+    .outerjoin(Attempt.assignment)
+    .order_by(Attempt.started_at, Attempt.id)
+)
 _FULL = db.select(
     Attempt.id,
     Attempt.token,
@@ -401,11 +432,13 @@ def _roster(
     numbers: dict[int, int] = {}
     mine: dict[str, list[int]] = {}  # student key -> their attempt ids, oldest first
     shares: dict[int, float] = {}  # completed attempt id -> its share of right answers
+    lapsed: dict[int, datetime] = {}  # attempt id -> the deadline that ended it, left open
+    moment = now()
     attempts = _rows(_OUTLINE.where(in_scope))
     # In batches: psycopg's row-by-row fetchone cost a third of the page, and one big fetch
     # left the worker holding the memory of 12,500 rows at once. Plain ints and dicts: an
     # object per attempt cost the page a few milliseconds.
-    for id_, key, name, version, answered, points, finished in chain.from_iterable(
+    for id_, key, name, version, answered, points, finished, ends, closes in chain.from_iterable(
         attempts.partitions(1000)
     ):
         names.setdefault(key, name)
@@ -414,6 +447,14 @@ def _roster(
         numbers[id_] = len(ids)
         if answered >= out_of[version] or finished:
             shares[id_] = points / out_of[version]
+        elif ends is not None or closes is not None:
+            # Most students whose time runs out never press anything again: their attempt is
+            # over all the same, and scored on what they answered.
+            deadline = rules.answer_deadline(rules.utc(ends), rules.utc(closes))
+            ended = rules.ended_at(moment, None, deadline)
+            if ended is not None:
+                lapsed[id_] = ended
+                shares[id_] = points / out_of[version]
     shown: dict[int, str] = {}  # attempt id -> its student's key
     pick = PICK[counting]
     for key, ids in mine.items():
@@ -451,7 +492,7 @@ def _roster(
                 points=points,
                 quiz=versions[version],
                 number=numbers[id_],
-                finished_at=ended,
+                finished_at=ended or lapsed.get(id_),
             )
             students.append(row(key, attempt))
     waiting = [key for key, student in listed.items() if key not in mine and not student.removed]

@@ -131,6 +131,16 @@ def attempt_finished(
     return answered >= questions or not may_answer(moment, finished_at, deadline)
 
 
+def ended_at(
+    moment: datetime, finished_at: datetime | None, deadline: datetime | None
+) -> datetime | None:
+    """When an attempt stopped taking answers: when it was finished, else its deadline once that
+    has passed (nobody need press anything when the time runs out); None while it is open."""
+    if finished_at is None and deadline is not None and moment > deadline:
+        return deadline
+    return finished_at
+
+
 def how_it_ended(
     moment: datetime,
     finished_at: datetime | None,
@@ -144,10 +154,7 @@ def how_it_ended(
     closing."""
     if answered >= questions:
         return Ending.ANSWERED_ALL
-    deadline = answer_deadline(ends_at, closes_at)
-    end = finished_at
-    if end is None and deadline is not None and moment > deadline:
-        end = deadline
+    end = ended_at(moment, finished_at, answer_deadline(ends_at, closes_at))
     if end is None:
         return Ending.IN_PROGRESS
     if ends_at is not None and end > ends_at:

@@ -1,5 +1,6 @@
 """The class report's arithmetic on plain values: no app, no database."""
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -43,8 +44,9 @@ START = datetime(2026, 1, 1, tzinfo=UTC)
 SMALL = [[1, 1, 1], [1, 1, 0], [1, 0, 1], [0, 1, 0], [0, 0, 0]]
 
 
-def report(marks: list[list[int]], counting=Counting.FIRST) -> ClassReport:
-    """A report of one completed attempt per student, right (1) or wrong (0) on each question."""
+def report(marks: list[list[int | None]], counting=Counting.FIRST, quiz=QUIZ) -> ClassReport:
+    """A report of one completed attempt per student at this version of the quiz, right (1),
+    wrong (0) or left unanswered (None, the attempt ended by its time limit) on each question."""
     students, answers = [], []
     for n, row in enumerate(marks):
         attempt = AttemptRow(
@@ -53,14 +55,16 @@ def report(marks: list[list[int]], counting=Counting.FIRST) -> ClassReport:
             student=f"Student {n}",
             started_at=START + timedelta(minutes=n),
             last_answer_at=START + timedelta(minutes=n + 5),
-            answered=len(row),
-            points=sum(row),
-            quiz=QUIZ,
+            answered=sum(mark is not None for mark in row),
+            points=sum(filter(None, row)),
+            quiz=quiz,
             number=1,
+            finished_at=START + timedelta(minutes=n + 30) if None in row else None,
         )
         students.append(StudentRow(name=f"Student {n}", attempts=1, shown=attempt))
-        for question, mark in zip(QUIZ.questions, row, strict=True):
-            answers.append(AnswerRow(n, question.id, "a" if mark else "b", bool(mark)))
+        for question, mark in zip(quiz.questions, row, strict=True):
+            if mark is not None:
+                answers.append(AnswerRow(n, question.id, "a" if mark else "b", bool(mark)))
     return ClassReport(
         quiz=QUIZ,
         counting=counting,
@@ -132,6 +136,21 @@ def test_at_a_glance_lists_the_hardest_then_every_warned_question():
         ]
     ]
     assert [item.number for item in glance(items)] == [1, 2, 3, 4, 5]
+
+
+def test_a_question_left_unanswered_when_the_time_ran_out_counts_as_wrong():
+    """As in the score, so that the statistics do not call question 3 easy because only those
+    who reached it answered it; a question an attempt's version did not ask stays out."""
+    timed_out = report([[1, 1, 1], [1, 1, 1], [1, 0, None], [0, None, None]])
+    assert timed_out.items[2].facility == 0.5
+    assert (timed_out.items[2].n, timed_out.items[2].not_answered) == (4, 2)
+    assert timed_out.items[1].flags == []
+    assert [item.number for item in timed_out.glance] == [2, 3, 1]
+    assert timed_out.alpha is not None  # every attempt was asked every question
+    seed = json.loads(QUIZ.snapshot)
+    shorter = build_quiz({**seed, "questions": seed["questions"][:2]})
+    older = report([[1, 1], [1, 0]], quiz=shorter)
+    assert (older.items[2].n, older.items[2].facility, older.items[2].not_answered) == (0, None, 0)
 
 
 def test_an_attempt_ended_by_its_time_limit_is_finished_and_scored():

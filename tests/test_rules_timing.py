@@ -11,6 +11,7 @@ from app.rules import (
     Ending,
     answer_deadline,
     attempt_finished,
+    ended_at,
     feedback_visible,
     how_it_ended,
     may_answer,
@@ -80,6 +81,15 @@ def test_an_attempt_is_finished_by_its_button_its_last_answer_or_its_deadline():
 )
 def test_how_an_attempt_ended(moment, finished_at, answered, ends_at, closes_at, ending):
     assert how_it_ended(moment, finished_at, answered, 8, ends_at, closes_at) == ending
+
+
+def test_an_attempt_ends_when_finished_or_once_its_deadline_has_passed():
+    """Nobody need press anything when the time runs out: the deadline is the end."""
+    assert ended_at(NOON, None, None) is None
+    assert ended_at(NOON, None, NOON) is None
+    assert ended_at(NOON, None, NOON - MINUTE) == NOON - MINUTE
+    assert ended_at(NOON, NOON - 2 * MINUTE, NOON - MINUTE) == NOON - 2 * MINUTE
+    assert ended_at(NOON, NOON - 2 * MINUTE, None) == NOON - 2 * MINUTE
 
 
 def test_feedback_after_each_answer_always_shows():

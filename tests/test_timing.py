@@ -1,6 +1,8 @@
 """A student's attempt under an assignment's rules: the clock, late answers, "Finish attempt",
 and feedback held until the attempt ends or the quiz closes."""
 
+import csv
+import io
 import re
 import threading
 from datetime import UTC, datetime, timedelta
@@ -36,6 +38,7 @@ class Clock:
 def clock(monkeypatch):
     moved = Clock()
     monkeypatch.setattr("app.attempts.now", moved.now)
+    monkeypatch.setattr("app.reports.now", moved.now)
     return moved
 
 
@@ -184,6 +187,51 @@ def test_an_attempt_left_open_past_its_time_is_over_without_another_answer(
     assert "Continue your attempt" not in text(client.get("/"))
     results = text(client.get(student.results_url))
     assert "Your time ran out at" in results and "You scored <strong>1 out of 8</strong>" in results
+
+
+@pytest.mark.parametrize(
+    ("settings", "waited", "time_taken"),
+    [
+        ({"time_limit_minutes": 5}, timedelta(minutes=6), "5 min 10 s"),
+        ({"closes_in": timedelta(minutes=10)}, timedelta(minutes=16), "15 min 0 s"),
+    ],
+    ids=["time limit", "close"],
+)
+def test_the_class_page_and_gradebook_score_an_attempt_its_deadline_ended(
+    app, client, quiz, course, clock, settings, waited, time_taken
+):
+    """The student walked away and never pressed anything: once the deadline passes, the
+    instructor sees the attempt over and scored on what was answered, not "Not finished"."""
+    if "closes_in" in settings:
+        settings = {"closes_at": datetime.now(UTC) + settings["closes_in"]}
+    assignment = assign(app, quiz, course, **settings)
+    taking(app, client, quiz, assignment, answers=[quiz.questions[0].right_choice.id])
+    teacher = app.test_client()
+    login(teacher, "teacher", "correct horse")
+    gradebook = f"/teach/classes/{course}/gradebook.csv"
+    assert "Not finished (1/8 answered)" in text(teacher.get(f"/teach/classes/{course}"))
+    assert gradebook_row(teacher.get(gradebook))[1:4] == ["0", "1", "Not finished"]
+
+    clock.wait(waited)
+    page = text(teacher.get(f"/teach/classes/{course}"))
+    assert "Not finished" not in page
+    assert '<td class="num">1/8</td> <td class="num">13%</td>' in page
+    assert f"<td>{time_taken}</td>" in page
+    assert gradebook_row(teacher.get(gradebook)) == ["Ada", "1", "0", "1", "8", "12.5"]
+    assert stored_attempt(app).finished_at is None  # read as over, not written as over
+    # Its statistics count the questions the time cut off as wrong, as its score does.
+    assert "(1 answered) · discrimination" in page and "(0 answered, 1 not)" in page
+    assert '<td>Not answered</td> <td class="num">1</td>' in page
+    items = teacher.get(f"/teach/classes/{course}/items.csv").get_data().decode("utf-8-sig")
+    second = list(csv.DictReader(io.StringIO(items)))[1]
+    assert (second["n"], second["not_answered"], second["facility"]) == ("1", "1", "0")
+
+
+def gradebook_row(response) -> list[str]:
+    """The only student's row of a gradebook download, after its comment row and header."""
+    lines = response.get_data().decode("utf-8-sig").splitlines()
+    assert lines[2:] == lines[2:3], lines
+    return lines[2].split(",")
 
 
 def test_without_a_time_limit_the_close_ends_the_attempt_after_its_grace(

@@ -115,7 +115,10 @@ def responses(class_name: str, versions: dict[int, Quiz], answers: Iterable[tupl
 def item_statistics(report: ClassReport) -> Table:
     """One row per question: facility, discrimination and how many chose each choice."""
     most = max(len(item.question.choices) for item in report.items)
-    header = ["question", "question_text", "n", "facility", "discrimination", "right_choice"]
+    header = [
+        "question", "question_text", "n", "not_answered", "facility", "discrimination",
+        "right_choice",
+    ]  # fmt: skip
     for k in range(1, most + 1):
         header += [f"choice_{k}", f"choice_{k}_count"]
     rows = []
@@ -124,6 +127,7 @@ def item_statistics(report: ClassReport) -> Table:
             item.question.id,
             item.question.prompt,
             item.n,
+            item.not_answered,
             number(item.facility, 3),
             number(item.discrimination, 3),
             item.question.right_choice.id,

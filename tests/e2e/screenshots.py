@@ -3,6 +3,7 @@
 import random
 import sys
 import tempfile
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).parent), str(Path(__file__).parent.parent)]
@@ -11,6 +12,7 @@ import factories  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 from app.bank import current_bank  # noqa: E402
+from app.models import FeedbackWhen  # noqa: E402
 
 from conftest import CHROMIUM, CHROMIUM_ARGS, DESKTOP, PHONE, TEACHER  # noqa: E402
 from helpers import SLUG, gunicorn, make_app  # noqa: E402
@@ -43,11 +45,61 @@ def seed(app) -> None:
             factories.attempt(quiz, name, answers=picks, class_id=class_.id, browser="seed")
 
 
+def seed_graded(app) -> tuple[int, dict[str, tuple[str, str]]]:
+    """A class graded with the quiz: a roster, and the quiz timed, once, feedback after the
+    close. Returns the class's id and, for each screen size, a roster student's name and code
+    (each may take the quiz once)."""
+    with app.app_context():
+        teacher = factories.instructor("grader", TEACHER[1])
+        class_ = factories.class_(teacher, "Physics 101", join_code="P4HQ7W")
+        students = factories.roster(
+            class_.id, "\n".join(f"{n}, 2026{i:04d}" for i, n in enumerate(NAMES[:6]))
+        )
+        factories.assignment(
+            class_,
+            current_bank().quizzes[SLUG],
+            closes_at=datetime.now(UTC) + timedelta(days=3),
+            time_limit_minutes=30,
+            attempts_allowed=1,
+            feedback=FeedbackWhen.AFTER_CLOSE,
+        )
+        signing_in = zip(("desktop", "phone"), students, strict=False)
+        return class_.id, {size: (s.name, s.sign_in_code) for size, s in signing_in}
+
+
+def graded_pages(browser, base, viewport, size, quiz, class_id, signing_in) -> None:
+    """A student signs in by code and answers with feedback held; the instructor's roster and
+    assignment form."""
+    student = browser.new_context(viewport=viewport, base_url=base).new_page()
+    name, code = signing_in[size]
+    student.goto(f"/s/{code}")
+    student.screenshot(path=OUT / f"sign-in-{size}.png")
+    student.get_by_role("button", name=f"I am {name}").click()
+    for question in quiz.questions:
+        student.get_by_role("radio", name=question.right_choice.text, exact=True).check()
+        student.get_by_role("button", name="Save answer").click()
+    student.screenshot(path=OUT / f"results-held-{size}.png")
+    teacher = browser.new_context(viewport=viewport, base_url=base).new_page()
+    teacher.goto("/login")
+    teacher.get_by_label("Username").fill("grader")
+    teacher.get_by_label("Password").fill(TEACHER[1])
+    teacher.get_by_role("button", name="Log in").click()
+    teacher.goto(f"/teach/classes/{class_id}")
+    teacher.get_by_role("heading", name="Roster").evaluate("heading => heading.scrollIntoView()")
+    teacher.screenshot(path=OUT / f"class-assignments-{size}.png")
+    teacher.goto(f"/teach/classes/{class_id}/assignments/new")
+    teacher.screenshot(path=OUT / f"assign-{size}.png")
+    teacher.goto(f"/teach/classes/{class_id}/roster")
+    teacher.get_by_role("heading", name="Students (6)").evaluate("h => h.scrollIntoView()")
+    teacher.screenshot(path=OUT / f"roster-{size}.png")
+
+
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     folder = Path(tempfile.mkdtemp(prefix="quizwright-shots-"))
     app = make_app(folder)
     seed(app)
+    graded = seed_graded(app)
     with app.app_context():
         quiz = current_bank().quizzes[SLUG]
     with gunicorn(folder, workers=2) as server, sync_playwright() as playwright:
@@ -82,6 +134,7 @@ def main() -> None:
             glance = teacher.get_by_role("heading", name="At a glance")
             glance.evaluate("heading => heading.scrollIntoView()")
             teacher.screenshot(path=OUT / f"class-results-{size}.png")
+            graded_pages(browser, base, viewport, size, quiz, *graded)
             if size == "desktop":
                 teacher.get_by_role("link", name="Show the code full screen").click()
                 teacher.set_viewport_size({"width": 1280, "height": 800})
