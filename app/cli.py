@@ -172,8 +172,10 @@ def new_command(slug, bank_path):
     except BankError as error:
         _refuse(error)
     formats.write_bank(bank_path, bank)
-    click.echo(f'Added quiz "{slug}" to {bank_path} with one example question: rewrite it, then '
-               "`flask quiz check`.")  # fmt: skip
+    # The skeleton is fit to serve, so the steps to make it the author's own are said here.
+    click.echo(f'Added quiz "{slug}" to {bank_path} with one example question, about the bank '
+               f"itself. Next: write your own title, description and questions in {bank_path}, "
+               "then `flask quiz check`.")  # fmt: skip
     _check_after_writing(bank_path)
 
 

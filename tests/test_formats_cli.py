@@ -203,11 +203,13 @@ def test_a_malformed_source_gets_a_located_error_and_nothing_is_written(bank, tm
 
 
 def test_new_writes_a_skeleton_that_passes_the_check(bank):
-    """`quiz new` adds one complete example question, so the check passes at once."""
+    """`quiz new` adds one complete example question, so the check passes at once, and prints
+    what the author does next."""
     result = quiz_command("new", "photosynthesis", "--into", bank)
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines() == [
-        f'Added quiz "photosynthesis" to {bank} with one example question: rewrite it, then '
+        f'Added quiz "photosynthesis" to {bank} with one example question, about the bank itself. '
+        f"Next: write your own title, description and questions in {bank}, then "
         "`flask quiz check`.",
         f"{bank}: OK, 2 quizzes, 9 questions. `make reload` publishes it.",
     ]
@@ -221,11 +223,33 @@ def test_new_writes_a_skeleton_that_passes_the_check(bank):
     )
 
 
-def test_new_starts_a_bank_where_there_is_none(tmp_path):
-    path = tmp_path / "mine.json"
-    assert quiz_command("new", "first-quiz", "--into", path).exit_code == 0
-    assert list(load_bank(path).quizzes) == ["first-quiz"]
-    assert path.read_text(encoding="utf-8").startswith('{\n  "$schema"')
+def served_texts(quiz):
+    """Every text of a quiz that a student may read."""
+    yield quiz.title
+    yield quiz.description
+    for question in quiz.questions:
+        yield question.prompt
+        yield question.explanation
+        for choice in question.choices:
+            yield choice.text
+            yield choice.explanation
+        for reference in question.references:
+            yield reference.title
+
+
+def test_the_skeleton_is_true_if_served_as_it_is(tmp_path):
+    """The skeleton passes the check, so it may be published before it is rewritten: none of its
+    texts is a note to the author, and its example is right about the bank it was written to."""
+    path = tmp_path / "biology.json"
+    assert quiz_command("new", "cells", "--into", path).exit_code == 0
+    quiz = load_bank(path).quizzes["cells"]
+    notes = re.compile(r"replace|rewrite|your own|example|TO WRITE", re.I)
+    assert [text for text in served_texts(quiz) if notes.search(text)] == []
+    assert quiz.questions[0].right_choice.text == "The bank file, biology.json"
+    assert all(
+        "biology.json" in text
+        for text in (quiz.questions[0].explanation, quiz.questions[0].right_choice.explanation)
+    )
 
 
 def test_the_readme_commands_name_real_commands_and_options():

@@ -232,41 +232,51 @@ def dropped(format_name: str) -> tuple[str, ...]:
     return FORMATS[format_name].DROPS
 
 
-def skeleton(slug: str) -> dict:
-    """A new quiz with one complete example question, that passes `quiz check` as it is."""
+def skeleton(slug: str, bank_name: str) -> dict:
+    """A new quiz with one example question that passes `quiz check` and is true if served: it
+    asks where this very quiz is kept, so no author's note ever reaches a student."""
     title = " ".join(word.capitalize() for word in slug.split("-"))
     return {
         "slug": slug,
         "title": title,
-        "description": f"Replace this with what {title} covers; students read it before starting.",
+        "description": f"{title}, a new quiz. Its first question asks where the quiz itself is "
+        "kept.",
         "shuffle_choices": True,
         "questions": [
             {
-                "id": "example",
-                "prompt": "Which file holds this quiz's questions?",
+                "id": "which-file",
+                "prompt": "Which file holds the quiz bank, the questions this quiz serves?",
                 "choices": [
                     {
-                        "id": "bank",
-                        "text": "The question bank, questions.json",
+                        "id": "bank-file",
+                        "text": f"The bank file, {bank_name}",
                         "correct": True,
-                        "explanation": "Right: every quiz lives in the bank file, and `flask quiz "
-                        "reload` publishes it.",
+                        "explanation": f"Right: every question of this quiz is written in "
+                        f"{bank_name}; `flask quiz check` checks it and `flask quiz reload` "
+                        "publishes it.",
                     },
                     {
                         "id": "database",
                         "text": "The database",
                         "correct": False,
-                        "explanation": "The database keeps attempts and published versions; you "
-                        "write questions in the bank file.",
+                        "explanation": "The database keeps the published versions and the "
+                        f"students' attempts; the questions themselves are written in {bank_name}.",
+                    },
+                    {
+                        "id": "browser",
+                        "text": "The student's browser",
+                        "correct": False,
+                        "explanation": "The browser only shows the pages; the questions come from "
+                        f"{bank_name} on the server.",
                     },
                 ],  # fmt: skip
-                "explanation": "Replace this example with your own question: a prompt, two or "
-                "more choices with exactly one correct, why each choice is right or wrong, a "
-                "general explanation and at least one https:// source.",
+                "explanation": f"A quiz bank is one JSON file, here {bank_name}: each quiz in it "
+                "has a title, a description and questions, each question its choices, exactly one "
+                "right, with why each is right or wrong, an explanation and its sources.",
                 "references": [
                     {
-                        "title": "Replace with a source students can read",
-                        "url": "https://en.wikipedia.org/wiki/Multiple_choice",
+                        "title": "Introducing JSON, the bank's file format",
+                        "url": "https://www.json.org/json-en.html",
                     }
                 ],  # fmt: skip
             }
@@ -279,7 +289,7 @@ def new_quiz(bank_path: Path, slug: str) -> dict:
     bank = _read_bank(bank_path)
     if any(q.get("slug") == slug for q in bank["quizzes"]):
         raise BankError([f'{bank_path}: a quiz "{slug}" exists already; choose another slug'])
-    bank["quizzes"].append(skeleton(slug))
+    bank["quizzes"].append(skeleton(slug, bank_path.name))
     found = [p for p in problems(bank) if not p.endswith(UNFILLED)]
     if found:
         raise BankError([f"{bank_path}: {problem}" for problem in found])
