@@ -444,6 +444,7 @@ def comparable(quiz, ids=True) -> list[dict]:
             ],
             "explanation": q.explanation,
             "references": q.references,
+            "evidence": q.evidence,
         }
         for q in quiz.questions
     ]
@@ -468,6 +469,8 @@ def test_the_seed_quiz_round_trips(format_name):
     from an export; QTI keeps choice ids too, the others number them."""
     back, imported, source = round_trip(format_name)
     assert imported.gaps == [] and source.skipped == ()
+    assert source.slug == SEED.slug
+    assert {q.evidence for q in back.questions} == {"checkpointing", None}
     assert back.title == SEED.title
     keeps_choice_ids = format_name in KEEPS_CHOICE_IDS
     assert comparable(back, ids=keeps_choice_ids) == comparable(SEED, ids=keeps_choice_ids)
@@ -547,6 +550,27 @@ def test_html_links_in_feedback_become_sources():
     assert (text, references, media) == (
         "See the paper and b.", (Reference("the paper", "https://a.example/x"),), (),
     )  # fmt: skip
+
+
+@pytest.mark.parametrize("format_name", ["gift", "moodle-xml", "qti", "qti3"])
+def test_only_well_formed_carried_keys_are_read(format_name):
+    """A slug or evidence key the bank would refuse, edited into an export by hand, is not
+    carried: the import falls back to the title and no evidence, as for any other file."""
+    question = dataclasses.replace(SEED.questions[0], evidence="bad key!")
+    quiz = dataclasses.replace(SEED, slug="Not A Slug", questions=(question,))
+    source = formats.FORMATS[format_name].parse(
+        formats.FORMATS[format_name].write(quiz), f"edited.{format_name}"
+    )
+    assert source.slug is None
+    assert source.questions[0].evidence is None
+
+
+def test_the_marks_an_export_carries_are_documented_per_format():
+    """Each module's docstring says where its exports carry the slug and evidence keys, and
+    Aiken, which has no room, lists the evidence links among what it drops."""
+    for module in (gift, moodle_xml, qti, qti3):
+        assert "slug" in module.__doc__ and "evidence" in module.__doc__
+    assert "evidence links" in aiken.DROPS
 
 
 def unsourced(explanation: str, format_name: str) -> bytes:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..bank import PLACEHOLDER, PLACEHOLDER_URL, UNFILLED, BankError, Question, Quiz, problems
+from ..evidence import FOLDER as EVIDENCE_FOLDER
 from . import aiken, gift, moodle_xml, qti, qti3
 from .common import MAX_BYTES, FormatError, Skip, Source, read_limited
 
@@ -47,6 +48,8 @@ class Imported:
     quiz: dict
     skipped: list[Skip] = field(default_factory=list)
     gaps: list[Gap] = field(default_factory=list)
+    unmeasured: list[str] = field(default_factory=list)
+    """Evidence links the source carried to measurements this install does not have."""
 
 
 def guess_format(data: bytes) -> str:
@@ -137,6 +140,7 @@ def to_quiz(source: Source, slug: str, title: str | None, description: str | Non
         questions.append(
             {"id": qid, "prompt": question.prompt, "choices": choices,
              "explanation": explanation, "references": references}
+            | ({"evidence": question.evidence} if question.evidence else {})
         )  # fmt: skip
     quiz = {
         "slug": slug,
@@ -163,12 +167,22 @@ def import_quiz(
     title: str | None = None,
     description: str | None = None,
     allow_gaps: bool = False,
+    evidence_folder: Path = EVIDENCE_FOLDER,
 ) -> tuple[Imported, dict]:
     """A source file as a new quiz in the bank at bank_path, and the whole bank it makes; raises
     FormatError, or BankError when the result would not pass `quiz check`. Writes nothing."""
     source = parse_file(path, format_name)
-    slug = slug or slugify(source.title or path.stem) or "imported-quiz"
+    slug = slug or source.slug or slugify(source.title or path.stem) or "imported-quiz"
     imported = to_quiz(source, slug, title, description)
+    for question in imported.quiz["questions"]:
+        # A link to a measurement this install lacks would fail `quiz check`: leave it out, aloud.
+        name = question.get("evidence")
+        if name and not (evidence_folder / f"{name}.json").is_file():
+            del question["evidence"]
+            imported.unmeasured.append(
+                f'question "{question["id"]}": left out its evidence link "{name}", since '
+                f"{evidence_folder.name}/{name}.json is not here"
+            )
     if not imported.quiz["questions"]:
         raise FormatError(
             [f"{path}: no question could be imported"] + [str(skip) for skip in imported.skipped]

@@ -44,6 +44,40 @@ class Source:
     title: str | None = None
     description: str | None = None
     shuffle_choices: bool = False
+    slug: str | None = None
+    """The quiz's slug, when the file is a Quizwright export that carries it."""
+
+
+MARK = "quizwright"
+"""What Quizwright's exports write before the slug and the evidence keys they carry."""
+SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+"""A bank id, as questions.schema.json's id: what an evidence key must look like."""
+
+
+def carried(text: str | None, kind: str) -> str | None:
+    """The slug or evidence key in a mark an export wrote ("quizwright-slug: x"), or None."""
+    prefix = f"{MARK}-{kind}:"
+    if not text or not text.strip().startswith(prefix):
+        return None
+    return fits(kind, text.strip().removeprefix(prefix).strip())
+
+
+def fits(kind: str, value: str | None) -> str | None:
+    """A carried slug or evidence key if it is one the bank accepts, else None."""
+    return value if value and (SLUG if kind == "slug" else NAME).fullmatch(value) else None
+
+
+def exported_slug(identifier: str | None) -> str | None:
+    """The slug in an identifier a Quizwright export gave its package ("quizwright-SLUG")."""
+    if not identifier or not identifier.startswith(f"{MARK}-"):
+        return None
+    return fits("slug", identifier.removeprefix(f"{MARK}-"))
+
+
+def marked(kind: str, value: str) -> str:
+    """The mark carried() reads back."""
+    return f"{MARK}-{kind}: {value}"
 
 
 def read_limited(path: Path, limit: int = MAX_BYTES) -> bytes:
