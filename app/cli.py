@@ -96,7 +96,11 @@ BANK_OPTION = click.option(
     "--format", "format_name", type=click.Choice(list(formats.FORMATS)),
     help="The source's format (default: guessed from its name and first bytes).",
 )  # fmt: skip
-@click.option("--slug", help="The new quiz's address (default: from its title).")
+@click.option(
+    "--slug",
+    help="The new quiz's address (default: the one a Quizwright export carries, else from its "
+    "title).",
+)
 @click.option("--title", help="The new quiz's title (default: the source's, if it has one).")
 @click.option("--description", help="What the quiz covers, shown before starting.")
 @BANK_OPTION
@@ -121,6 +125,8 @@ def import_command(source, format_name, slug, title, description, bank_path, all
         click.echo(str(skip), err=True)
     for gap in imported.gaps:
         click.echo(f"{gap}: a placeholder to write", err=True)
+    for note in imported.unmeasured:
+        click.echo(note, err=True)
     quiz = imported.quiz
     counted = plural(len(quiz["questions"]), "question", "questions")
     skipped = plural(len(imported.skipped), "question", "questions")
@@ -172,8 +178,10 @@ def new_command(slug, bank_path):
     except BankError as error:
         _refuse(error)
     formats.write_bank(bank_path, bank)
-    click.echo(f'Added quiz "{slug}" to {bank_path} with one example question: rewrite it, then '
-               "`flask quiz check`.")  # fmt: skip
+    # The skeleton is fit to serve, so the steps to make it the author's own are said here.
+    click.echo(f'Added quiz "{slug}" to {bank_path} with one example question, about the bank '
+               f"itself. Next: write your own title, description and questions in {bank_path}, "
+               "then `flask quiz check`.")  # fmt: skip
     _check_after_writing(bank_path)
 
 

@@ -1,6 +1,7 @@
 """Quiz formats: hand-written files in each format read as their authors meant, and the seed quiz
 comes back from every export as it went in."""
 
+import dataclasses
 import io
 import json
 import re
@@ -443,6 +444,7 @@ def comparable(quiz, ids=True) -> list[dict]:
             ],
             "explanation": q.explanation,
             "references": q.references,
+            "evidence": q.evidence,
         }
         for q in quiz.questions
     ]
@@ -467,6 +469,8 @@ def test_the_seed_quiz_round_trips(format_name):
     from an export; QTI keeps choice ids too, the others number them."""
     back, imported, source = round_trip(format_name)
     assert imported.gaps == [] and source.skipped == ()
+    assert source.slug == SEED.slug
+    assert {q.evidence for q in back.questions} == {"checkpointing", None}
     assert back.title == SEED.title
     keeps_choice_ids = format_name in KEEPS_CHOICE_IDS
     assert comparable(back, ids=keeps_choice_ids) == comparable(SEED, ids=keeps_choice_ids)
@@ -546,6 +550,85 @@ def test_html_links_in_feedback_become_sources():
     assert (text, references, media) == (
         "See the paper and b.", (Reference("the paper", "https://a.example/x"),), (),
     )  # fmt: skip
+
+
+@pytest.mark.parametrize("format_name", ["gift", "moodle-xml", "qti", "qti3"])
+def test_only_well_formed_carried_keys_are_read(format_name):
+    """A slug or evidence key the bank would refuse, edited into an export by hand, is not
+    carried: the import falls back to the title and no evidence, as for any other file."""
+    question = dataclasses.replace(SEED.questions[0], evidence="bad key!")
+    quiz = dataclasses.replace(SEED, slug="Not A Slug", questions=(question,))
+    source = formats.FORMATS[format_name].parse(
+        formats.FORMATS[format_name].write(quiz), f"edited.{format_name}"
+    )
+    assert source.slug is None
+    assert source.questions[0].evidence is None
+
+
+def test_the_marks_an_export_carries_are_documented_per_format():
+    """Each module's docstring says where its exports carry the slug and evidence keys, and
+    Aiken, which has no room, lists the evidence links among what it drops."""
+    for module in (gift, moodle_xml, qti, qti3):
+        assert "slug" in module.__doc__ and "evidence" in module.__doc__
+    assert "evidence links" in aiken.DROPS
+
+
+def unsourced(explanation: str, format_name: str) -> bytes:
+    """A one-question file in a format whose general feedback is only explanation, with no
+    "Sources:" line: as an author who pastes a link into Moodle's general feedback writes it."""
+    question = dataclasses.replace(
+        SEED.questions[0], explanation=explanation, references=(), evidence=None
+    )
+    data = formats.FORMATS[format_name].write(dataclasses.replace(SEED, questions=(question,)))
+    if format_name in ("qti", "qti3"):
+        with zipfile.ZipFile(io.BytesIO(data)) as package:
+            names = [n for n in package.namelist() if n.count("/") and "meta" not in n]
+            data = package.read(names[0])
+    # The writers' empty "Sources:" line, in each format's escaping.
+    for empty in (b"\\n\\nSources\\: ", b"<p>Sources: </p>", b"&lt;p&gt;Sources: &lt;/p&gt;"):
+        data = data.replace(empty, b"")
+    assert b"Sources" not in data
+    return data
+
+
+@pytest.mark.parametrize("format_name", ["gift", "moodle-xml", "qti", "qti3"])
+def test_plain_https_links_in_general_feedback_become_sources(format_name):
+    """A link typed as plain text in the general feedback is a source, as README says, so the
+    question lacks none: in a sentence it stays (titled by its host and path); alone on its
+    line after a label, the label titles it and the line leaves the explanation."""
+    explanation = (
+        "General https://example.org/x\n\nChen et al. (2016): https://arxiv.org/abs/1604.06174"
+    )
+    data = unsourced(explanation, format_name)
+    source = formats.FORMATS[format_name].parse(data, f"linked.{format_name}")
+    (question,) = source.questions
+    assert question.explanation == "General https://example.org/x"
+    assert question.references == (
+        Reference("example.org/x", "https://example.org/x"),
+        Reference("Chen et al. (2016)", "https://arxiv.org/abs/1604.06174"),
+    )
+    imported = formats.to_quiz(source, "linked", None, "About links.")
+    assert imported.gaps == []
+
+
+@pytest.mark.parametrize(
+    ("text", "explanation", "references"),
+    [
+        ("Read (https://a.example/p).", "Read (https://a.example/p).",
+         [("a.example/p", "https://a.example/p")]),
+        ("Why.\nSee: https://en.wikipedia.org/wiki/Cell_(biology).", "Why.",
+         [("en.wikipedia.org/wiki/Cell_(biology)", "https://en.wikipedia.org/wiki/Cell_(biology)")]),
+        ("Twice https://a.example/ and https://a.example/", "Twice https://a.example/ and "
+         "https://a.example/", [("a.example", "https://a.example/")]),
+        ("Not a source: http://a.example/x", "Not a source: http://a.example/x", []),
+        ("Sources: Cell <https://c.example/>", "", [("Cell", "https://c.example/")]),
+    ],
+)  # fmt: skip
+def test_plain_links_keep_the_sentence_and_lose_its_punctuation(text, explanation, references):
+    """A sentence's punctuation is not part of its link, a link given twice is one source, a
+    generic label ("See:") does not title it, and http is no source."""
+    found = formats.common.split_sources(text)
+    assert found == (explanation, tuple(Reference(t, u) for t, u in references))
 
 
 def test_exports_name_no_external_entities_and_parse_as_xml():

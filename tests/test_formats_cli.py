@@ -7,6 +7,7 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
+from app import formats
 from app.bank import PLACEHOLDER, UNFILLED, BankError, current_bank, load_bank
 from app.cli import quiz_cli
 from app.config import PROJECT_ROOT
@@ -133,14 +134,60 @@ def test_export_then_import_gives_back_the_seed_quiz(tmp_path, format_name, name
     assert comparable(back, ids=ids) == comparable(SEED, ids=ids)
 
 
+@pytest.mark.parametrize("format_name", ["gift", "moodle-xml", "qti", "qti3"])
+def test_an_export_comes_back_under_its_own_slug_with_its_evidence(bank, tmp_path, format_name):
+    """Without --slug the import takes the slug the export carried, so a round trip into the
+    bank it came from is refused rather than adding a second quiz; elsewhere it comes back as
+    it was, evidence links included; --slug still chooses another."""
+    exported = tmp_path / f"gc.{format_name}"
+    written = quiz_command("export", SLUG, "--format", format_name, exported, "--bank", bank)
+    assert written.exit_code == 0, written.output
+    before = bank.read_bytes()
+    again = quiz_command("import", exported, "--into", bank, "--description", SEED.description)
+    assert again.exit_code == 1
+    assert again.stderr.splitlines()[0] == (
+        f'{bank}: a quiz "{SLUG}" exists already; choose another --slug'
+    )
+    assert bank.read_bytes() == before
+    elsewhere = tmp_path / "elsewhere.json"
+    result = quiz_command(
+        "import", exported, "--into", elsewhere, "--description", SEED.description
+    )
+    assert result.exit_code == 0, result.output
+    back = load_bank(elsewhere).quizzes[SLUG]
+    assert [q.evidence for q in back.questions] == [q.evidence for q in SEED.questions]
+    renamed = quiz_command("import", exported, "--into", bank, "--slug", "gc-copy",
+                           "--description", SEED.description)  # fmt: skip
+    assert renamed.exit_code == 0, renamed.output
+    assert set(load_bank(bank).quizzes) == {SLUG, "gc-copy"}
+
+
+def test_an_evidence_link_this_install_cannot_show_is_left_out_aloud(tmp_path):
+    """A measurement the export named but this install lacks would fail the check: the import
+    leaves the link out and says so for each question, instead of refusing the quiz."""
+    exported = tmp_path / "gc.gift"
+    exported.write_bytes(formats.export_quiz(SEED, "gift"))
+    imported, bank = formats.import_quiz(
+        exported, tmp_path / "new.json", description=SEED.description,
+        evidence_folder=tmp_path / "evidence",
+    )  # fmt: skip
+    linked = [q.id for q in SEED.questions if q.evidence]
+    assert imported.unmeasured == [
+        f'question "{qid}": left out its evidence link "checkpointing", since '
+        "evidence/checkpointing.json is not here"
+        for qid in linked
+    ]
+    assert not any("evidence" in q for q in bank["quizzes"][0]["questions"])
+
+
 def test_export_says_what_a_format_drops(tmp_path):
     out = tmp_path / "gc.txt"
     result = quiz_command("export", SLUG, "--format", "aiken", out, "--bank", REAL_PATH)
     assert result.exit_code == 0, result.output
     assert result.stderr.splitlines()[0] == (
         "aiken has no room for every choice's explanation, each question's explanation and "
-        "sources, the quiz's title and description, line breaks in question text: they are not "
-        f"in {out}."
+        "sources, the quiz's title and description, line breaks in question text, evidence links, "
+        f"the quiz's slug: they are not in {out}."
     )
     assert out.read_text(encoding="utf-8").startswith(
         "What does gradient checkpointing primarily trade in order to save memory?\nA. "
@@ -203,11 +250,13 @@ def test_a_malformed_source_gets_a_located_error_and_nothing_is_written(bank, tm
 
 
 def test_new_writes_a_skeleton_that_passes_the_check(bank):
-    """`quiz new` adds one complete example question, so the check passes at once."""
+    """`quiz new` adds one complete example question, so the check passes at once, and prints
+    what the author does next."""
     result = quiz_command("new", "photosynthesis", "--into", bank)
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines() == [
-        f'Added quiz "photosynthesis" to {bank} with one example question: rewrite it, then '
+        f'Added quiz "photosynthesis" to {bank} with one example question, about the bank itself. '
+        f"Next: write your own title, description and questions in {bank}, then "
         "`flask quiz check`.",
         f"{bank}: OK, 2 quizzes, 9 questions. `make reload` publishes it.",
     ]
@@ -221,11 +270,33 @@ def test_new_writes_a_skeleton_that_passes_the_check(bank):
     )
 
 
-def test_new_starts_a_bank_where_there_is_none(tmp_path):
-    path = tmp_path / "mine.json"
-    assert quiz_command("new", "first-quiz", "--into", path).exit_code == 0
-    assert list(load_bank(path).quizzes) == ["first-quiz"]
-    assert path.read_text(encoding="utf-8").startswith('{\n  "$schema"')
+def served_texts(quiz):
+    """Every text of a quiz that a student may read."""
+    yield quiz.title
+    yield quiz.description
+    for question in quiz.questions:
+        yield question.prompt
+        yield question.explanation
+        for choice in question.choices:
+            yield choice.text
+            yield choice.explanation
+        for reference in question.references:
+            yield reference.title
+
+
+def test_the_skeleton_is_true_if_served_as_it_is(tmp_path):
+    """The skeleton passes the check, so it may be published before it is rewritten: none of its
+    texts is a note to the author, and its example is right about the bank it was written to."""
+    path = tmp_path / "biology.json"
+    assert quiz_command("new", "cells", "--into", path).exit_code == 0
+    quiz = load_bank(path).quizzes["cells"]
+    notes = re.compile(r"replace|rewrite|your own|example|TO WRITE", re.I)
+    assert [text for text in served_texts(quiz) if notes.search(text)] == []
+    assert quiz.questions[0].right_choice.text == "The bank file, biology.json"
+    assert all(
+        "biology.json" in text
+        for text in (quiz.questions[0].explanation, quiz.questions[0].right_choice.explanation)
+    )
 
 
 def test_the_readme_commands_name_real_commands_and_options():

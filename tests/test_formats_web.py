@@ -8,7 +8,7 @@ import factories
 import pytest
 
 from app.extensions import db
-from app.formats import gift, moodle_xml, qti
+from app.formats import gift, moodle_xml, qti, qti3
 from app.models import Answer, Attempt, QuizVersion
 
 from helpers import SLUG, Student, login, queries, shown, text
@@ -95,6 +95,7 @@ def test_preview_makes_no_attempt_and_a_fixed_number_of_queries(app, teacher, qu
     [
         ("moodle-xml", f"{SLUG}.moodle.xml", "application/xml", moodle_xml),
         ("qti", f"{SLUG}.qti.zip", "application/zip", qti),
+        ("qti3", f"{SLUG}.qti3.zip", "application/zip", qti3),
         ("gift", f"{SLUG}.gift.txt", "text/plain", gift),
     ],
 )
@@ -135,12 +136,13 @@ LINKS = [
     f'href="{PREVIEW}"',
     f'href="/teach/quizzes/{SLUG}/download/moodle-xml"',
     f'href="/teach/quizzes/{SLUG}/download/qti"',
+    f'href="/teach/quizzes/{SLUG}/download/qti3"',
     f'href="/teach/quizzes/{SLUG}/download/gift"',
 ]
 
 
 def test_the_dashboard_and_start_page_link_preview_and_downloads(app, teacher, quiz):
-    """A logged-in instructor finds Preview and the three downloads beside each quiz."""
+    """A logged-in instructor finds Preview and the four downloads beside each quiz."""
     dashboard = teacher.get("/teach").get_data(as_text=True)
     start = teacher.get(f"/quizzes/{SLUG}").get_data(as_text=True)
     for page in (dashboard, start):
@@ -148,6 +150,7 @@ def test_the_dashboard_and_start_page_link_preview_and_downloads(app, teacher, q
     # A screen reader hears which quiz each link is for.
     hidden = f'<span class="visually-hidden"> {quiz.title}</span>'
     assert f"Download{hidden} as Moodle XML" in dashboard
+    assert f"Download{hidden} as QTI 3.0" in dashboard
 
 
 def test_students_see_no_instructor_links(client):

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..bank import PLACEHOLDER, PLACEHOLDER_URL, UNFILLED, BankError, Question, Quiz, problems
+from ..evidence import FOLDER as EVIDENCE_FOLDER
 from . import aiken, gift, moodle_xml, qti, qti3
 from .common import MAX_BYTES, FormatError, Skip, Source, read_limited
 
@@ -47,6 +48,8 @@ class Imported:
     quiz: dict
     skipped: list[Skip] = field(default_factory=list)
     gaps: list[Gap] = field(default_factory=list)
+    unmeasured: list[str] = field(default_factory=list)
+    """Evidence links the source carried to measurements this install does not have."""
 
 
 def guess_format(data: bytes) -> str:
@@ -137,6 +140,7 @@ def to_quiz(source: Source, slug: str, title: str | None, description: str | Non
         questions.append(
             {"id": qid, "prompt": question.prompt, "choices": choices,
              "explanation": explanation, "references": references}
+            | ({"evidence": question.evidence} if question.evidence else {})
         )  # fmt: skip
     quiz = {
         "slug": slug,
@@ -163,12 +167,22 @@ def import_quiz(
     title: str | None = None,
     description: str | None = None,
     allow_gaps: bool = False,
+    evidence_folder: Path = EVIDENCE_FOLDER,
 ) -> tuple[Imported, dict]:
     """A source file as a new quiz in the bank at bank_path, and the whole bank it makes; raises
     FormatError, or BankError when the result would not pass `quiz check`. Writes nothing."""
     source = parse_file(path, format_name)
-    slug = slug or slugify(source.title or path.stem) or "imported-quiz"
+    slug = slug or source.slug or slugify(source.title or path.stem) or "imported-quiz"
     imported = to_quiz(source, slug, title, description)
+    for question in imported.quiz["questions"]:
+        # A link to a measurement this install lacks would fail `quiz check`: leave it out, aloud.
+        name = question.get("evidence")
+        if name and not (evidence_folder / f"{name}.json").is_file():
+            del question["evidence"]
+            imported.unmeasured.append(
+                f'question "{question["id"]}": left out its evidence link "{name}", since '
+                f"{evidence_folder.name}/{name}.json is not here"
+            )
     if not imported.quiz["questions"]:
         raise FormatError(
             [f"{path}: no question could be imported"] + [str(skip) for skip in imported.skipped]
@@ -232,41 +246,51 @@ def dropped(format_name: str) -> tuple[str, ...]:
     return FORMATS[format_name].DROPS
 
 
-def skeleton(slug: str) -> dict:
-    """A new quiz with one complete example question, that passes `quiz check` as it is."""
+def skeleton(slug: str, bank_name: str) -> dict:
+    """A new quiz with one example question that passes `quiz check` and is true if served: it
+    asks where this very quiz is kept, so no author's note ever reaches a student."""
     title = " ".join(word.capitalize() for word in slug.split("-"))
     return {
         "slug": slug,
         "title": title,
-        "description": f"Replace this with what {title} covers; students read it before starting.",
+        "description": f"{title}, a new quiz. Its first question asks where the quiz itself is "
+        "kept.",
         "shuffle_choices": True,
         "questions": [
             {
-                "id": "example",
-                "prompt": "Which file holds this quiz's questions?",
+                "id": "which-file",
+                "prompt": "Which file holds the quiz bank, the questions this quiz serves?",
                 "choices": [
                     {
-                        "id": "bank",
-                        "text": "The question bank, questions.json",
+                        "id": "bank-file",
+                        "text": f"The bank file, {bank_name}",
                         "correct": True,
-                        "explanation": "Right: every quiz lives in the bank file, and `flask quiz "
-                        "reload` publishes it.",
+                        "explanation": f"Right: every question of this quiz is written in "
+                        f"{bank_name}; `flask quiz check` checks it and `flask quiz reload` "
+                        "publishes it.",
                     },
                     {
                         "id": "database",
                         "text": "The database",
                         "correct": False,
-                        "explanation": "The database keeps attempts and published versions; you "
-                        "write questions in the bank file.",
+                        "explanation": "The database keeps the published versions and the "
+                        f"students' attempts; the questions themselves are written in {bank_name}.",
+                    },
+                    {
+                        "id": "browser",
+                        "text": "The student's browser",
+                        "correct": False,
+                        "explanation": "The browser only shows the pages; the questions come from "
+                        f"{bank_name} on the server.",
                     },
                 ],  # fmt: skip
-                "explanation": "Replace this example with your own question: a prompt, two or "
-                "more choices with exactly one correct, why each choice is right or wrong, a "
-                "general explanation and at least one https:// source.",
+                "explanation": f"A quiz bank is one JSON file, here {bank_name}: each quiz in it "
+                "has a title, a description and questions, each question its choices, exactly one "
+                "right, with why each is right or wrong, an explanation and its sources.",
                 "references": [
                     {
-                        "title": "Replace with a source students can read",
-                        "url": "https://en.wikipedia.org/wiki/Multiple_choice",
+                        "title": "Introducing JSON, the bank's file format",
+                        "url": "https://www.json.org/json-en.html",
                     }
                 ],  # fmt: skip
             }
@@ -279,7 +303,7 @@ def new_quiz(bank_path: Path, slug: str) -> dict:
     bank = _read_bank(bank_path)
     if any(q.get("slug") == slug for q in bank["quizzes"]):
         raise BankError([f'{bank_path}: a quiz "{slug}" exists already; choose another slug'])
-    bank["quizzes"].append(skeleton(slug))
+    bank["quizzes"].append(skeleton(slug, bank_path.name))
     found = [p for p in problems(bank) if not p.endswith(UNFILLED)]
     if found:
         raise BankError([f"{bank_path}: {problem}" for problem in found])

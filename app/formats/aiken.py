@@ -15,6 +15,8 @@ DROPS = (
     "each question's explanation and sources",
     "the quiz's title and description",
     "line breaks in question text",
+    "evidence links",
+    "the quiz's slug",
 )
 CHOICE = re.compile(r"^([A-Z])[.)]\s+(.*\S)\s*$")
 ANSWER = re.compile(r"^ANSWER:\s*([A-Z])\s*$")

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
+from urllib.parse import urlsplit
 from xml.etree.ElementTree import Element, ParseError
 
 import defusedxml.ElementTree
@@ -43,6 +44,40 @@ class Source:
     title: str | None = None
     description: str | None = None
     shuffle_choices: bool = False
+    slug: str | None = None
+    """The quiz's slug, when the file is a Quizwright export that carries it."""
+
+
+MARK = "quizwright"
+"""What Quizwright's exports write before the slug and the evidence keys they carry."""
+SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
+"""A bank id, as questions.schema.json's id: what an evidence key must look like."""
+
+
+def carried(text: str | None, kind: str) -> str | None:
+    """The slug or evidence key in a mark an export wrote ("quizwright-slug: x"), or None."""
+    prefix = f"{MARK}-{kind}:"
+    if not text or not text.strip().startswith(prefix):
+        return None
+    return fits(kind, text.strip().removeprefix(prefix).strip())
+
+
+def fits(kind: str, value: str | None) -> str | None:
+    """A carried slug or evidence key if it is one the bank accepts, else None."""
+    return value if value and (SLUG if kind == "slug" else NAME).fullmatch(value) else None
+
+
+def exported_slug(identifier: str | None) -> str | None:
+    """The slug in an identifier a Quizwright export gave its package ("quizwright-SLUG")."""
+    if not identifier or not identifier.startswith(f"{MARK}-"):
+        return None
+    return fits("slug", identifier.removeprefix(f"{MARK}-"))
+
+
+def marked(kind: str, value: str) -> str:
+    """The mark carried() reads back."""
+    return f"{MARK}-{kind}: {value}"
 
 
 def read_limited(path: Path, limit: int = MAX_BYTES) -> bytes:
@@ -183,27 +218,92 @@ def sources_line(references: tuple[Reference, ...]) -> str:
     return f"{SOURCES} " + "; ".join(f"{r.title} <{r.url}>" for r in references)
 
 
-def split_sources(text: str) -> tuple[str, tuple[Reference, ...]]:
-    """General feedback text and the references its last "Sources:" line lists, if any."""
+def _sources_line(text: str) -> tuple[str, tuple[Reference, ...]] | None:
+    """The text before a last "Sources:" line and the references it lists, if it has one."""
     head, _, last = text.rstrip().rpartition("\n")
     if not last.startswith(SOURCES):
         if not text.lstrip().startswith(SOURCES) or head:
-            return text.strip(), ()
+            return None
         head, last = "", text.strip()
     entries = ENTRY.findall(last.removeprefix(SOURCES))
     if not entries:
-        return text.strip(), ()
+        return None
     return head.strip(), tuple(Reference(title or url, url) for title, url in entries)
 
 
+PLAIN_URL = re.compile(r"https://[^\s<>\"']+")
+LINK_LINE = re.compile(r"^\s*(?:(.*?\S)\s*(?::|\s-|\s–|\s—)\s*)?<?(https://\S+?)>?[.;,]?\s*$")
+"""A line that is only a link, perhaps after a label: "Chen et al. (2016): https://..."."""
+GENERIC_LABELS = {
+    "see",
+    "source",
+    "sources",
+    "reference",
+    "references",
+    "link",
+    "read more",
+    "more",
+}
+"""Labels that introduce a link without naming it: the link's host and path title it instead."""
+
+
+def _trimmed(url: str) -> str:
+    """A URL found in prose without the punctuation of the sentence around it."""
+    url = url.rstrip(".,;:!?")
+    while url.endswith(")") and url.count(")") > url.count("("):
+        url = url[:-1].rstrip(".,;:!?")
+    return url
+
+
+def _link_title(url: str) -> str:
+    """A link's host and path, as a source's title when the text gives it none."""
+    parts = urlsplit(url)
+    return (parts.netloc + parts.path).rstrip("/") or url
+
+
+def plain_links(text: str) -> tuple[str, tuple[Reference, ...]]:
+    """Feedback text and a reference for each plain https link in it. A line that is only a link
+    (after a label, which titles it) becomes a source and leaves the text; a link in a sentence
+    stays, so the sentence still reads, and is titled by its host and path."""
+    kept, references, seen = [], [], set()
+    for line in text.split("\n"):
+        if whole := LINK_LINE.match(line):
+            label, url = whole.group(1), _trimmed(whole.group(2))
+            if url not in seen:
+                seen.add(url)
+                titled = label and label.lower() not in GENERIC_LABELS
+                references.append(Reference(label if titled else _link_title(url), url))
+            continue
+        kept.append(line)
+        for found in PLAIN_URL.findall(line):
+            url = _trimmed(found)
+            if url != "https://" and url not in seen:
+                seen.add(url)
+                references.append(Reference(_link_title(url), url))
+    explanation = re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
+    return explanation, tuple(references)
+
+
+def split_sources(text: str) -> tuple[str, tuple[Reference, ...]]:
+    """General feedback text and its references: those its last "Sources:" line lists, else
+    its plain https links (plain_links)."""
+    listed = _sources_line(text)
+    return listed if listed is not None else plain_links(text.strip())
+
+
 def html_sources(markup: str) -> tuple[str, tuple[Reference, ...], tuple[str, ...]]:
-    """HTML general feedback as explanation, references (its https links) and media found."""
+    """HTML general feedback as explanation, references (its https links, as anchors or as
+    plain text) and media found."""
     found = from_html(markup)
-    explanation, references = split_sources(found.text)
-    if not references:
-        references = tuple(
-            Reference(title or url, url) for title, url in found.links if url.startswith("https://")
-        )
+    listed = _sources_line(found.text)
+    if listed is not None:
+        return *listed, found.media
+    anchors = [
+        Reference(title or url, url) for title, url in found.links if url.startswith("https://")
+    ]
+    explanation, plain = plain_links(found.text)
+    urls = {reference.url for reference in anchors}
+    references = tuple(anchors + [r for r in plain if r.url not in urls])
     return explanation, references, found.media
 
 

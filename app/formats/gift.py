@@ -4,20 +4,24 @@ Follows Moodle's description of GIFT: questions apart by blank lines, `//` comme
 `$CATEGORY:` lines, `[html]`/`[moodle]`/`[plain]`/`[markdown]` text formats, the escapes
 \\~ \\= \\# \\{ \\} \\: \\\\ and \\n, `%weight%` answers and the missing-word form (text after
 the answers). Single-answer multiple choice and true/false (as the choices "True" and "False")
-become bank questions.
+become bank questions. Quizwright's exports carry the quiz's slug and each question's evidence
+key in comment lines (`// quizwright-slug: ...`, `// quizwright-evidence: ...`) that Moodle skips.
 """
 
 import re
+from dataclasses import replace
 
 from ..bank import Choice, Question, Quiz
 from .common import (
     FormatError,
     Skip,
     Source,
+    carried,
     check_size,
     decode,
     from_html,
     html_sources,
+    marked,
     sources_line,
     split_sources,
 )
@@ -71,27 +75,32 @@ def _split_answers(block: str) -> list[str]:
     return answers
 
 
-def _blocks(text: str) -> tuple[list[tuple[int, str]], str | None]:
-    """The questions' text, each with its first line's number, and the last category named."""
+def _blocks(text: str) -> tuple[list[tuple[int, str, str | None]], str | None, str | None]:
+    """The questions' text, each with its first line's number and the evidence key a comment
+    before it carries; the last category named; and the slug a comment carries."""
     blocks, lines, first, category = [], [], 0, None
+    evidence = slug = None
     for number, line in enumerate(text.split("\n"), 1):
         stripped = line.strip()
         if stripped.startswith("//"):
+            comment = stripped.removeprefix("//")
+            slug = carried(comment, "slug") or slug
+            evidence = carried(comment, "evidence") or evidence
             continue
         if stripped.startswith("$CATEGORY:"):
             category = stripped.removeprefix("$CATEGORY:").strip().rstrip("/").rsplit("/", 1)[-1]
             continue
         if not stripped:
             if lines:
-                blocks.append((first, "\n".join(lines)))
-                lines = []
+                blocks.append((first, "\n".join(lines), evidence))
+                lines, evidence = [], None
             continue
         if not lines:
             first = number
         lines.append(line)
     if lines:
-        blocks.append((first, "\n".join(lines)))
-    return blocks, category or None
+        blocks.append((first, "\n".join(lines), evidence))
+    return blocks, category or None, slug
 
 
 def _text(raw: str, markup: str) -> tuple[str, tuple[str, ...]]:
@@ -221,12 +230,12 @@ def parse(data: bytes, source: str) -> Source:
     """The multiple-choice questions in a GIFT file; FormatError lists every malformed one."""
     check_size(data, source)
     text = decode(data, source).replace("\r\n", "\n").replace("\r", "\n")
-    blocks, category = _blocks(text)
+    blocks, category, slug = _blocks(text)
     questions, places, skipped, errors = [], [], [], []
-    for line, raw in blocks:
+    for line, raw, evidence in blocks:
         where = f"{source}:{line}"
         try:
-            question = _question(where, raw)
+            question = replace(_question(where, raw), evidence=evidence)
         except _Skip as why:
             skipped.append(Skip(where, str(why)))
             continue
@@ -237,17 +246,20 @@ def parse(data: bytes, source: str) -> Source:
         places.append(where)
     if errors:
         raise FormatError(errors)
-    return Source(tuple(questions), tuple(places), tuple(skipped), title=category)
+    return Source(tuple(questions), tuple(places), tuple(skipped), title=category, slug=slug)
 
 
 def write(quiz: Quiz) -> bytes:
     """The quiz as GIFT, each choice with its explanation and the general feedback last."""
     lines = [
         f"// {quiz.title}: exported from Quizwright",
+        f"// {marked('slug', quiz.slug)}",
         f"$CATEGORY: $course$/top/{quiz.title.replace('/', '-')}",
         "",
     ]
     for question in quiz.questions:
+        if question.evidence:
+            lines.append(f"// {marked('evidence', question.evidence)}")
         lines.append(f"::{_escape(question.id)}::[moodle]{_escape(question.prompt)} {{")
         for choice in question.choices:
             mark = "=" if choice.correct else "~"

@@ -1,7 +1,10 @@
 """Moodle XML: `<quiz>` of `<question type="multichoice">` with per-answer `<feedback>` and
 `<generalfeedback>`, as Moodle's question bank exports and imports it; a `truefalse` question
 becomes the choices "True" and "False", each with its answer's feedback. A multichoice question's
-`<correctfeedback>` and `<incorrectfeedback>` follow the right and the wrong answers' feedback."""
+`<correctfeedback>` and `<incorrectfeedback>` follow the right and the wrong answers' feedback.
+Quizwright's exports carry the quiz's slug as the category's `<idnumber>` and each question's
+evidence key as a tag (`quizwright-slug: ...`, `quizwright-evidence: ...`), both of which Moodle
+keeps."""
 
 from xml.etree.ElementTree import Element
 
@@ -10,9 +13,11 @@ from .common import (
     FormatError,
     Skip,
     Source,
+    carried,
     from_html,
     html_sources,
     local,
+    marked,
     parse_xml,
     sources_html,
     to_html,
@@ -120,9 +125,12 @@ def _question(where: str, element: Element) -> Question:
         raise _Skip("its general feedback shows media, which the bank cannot")
     name = _child(element, "name")
     title = (name.findtext("{*}text") or "") if name is not None else ""
+    tags = _child(element, "tags")
+    tagged = [] if tags is None else _children(tags, "tag")
+    marks = [carried(tag.findtext("{*}text"), "evidence") for tag in tagged]
     return Question(
         id=title, prompt=prompt, choices=tuple(choices), explanation=explanation,
-        references=references,
+        references=references, evidence=next((m for m in marks if m), None),
     )  # fmt: skip
 
 
@@ -132,7 +140,7 @@ def parse(data: bytes, source: str) -> Source:
     if local(root.tag) != "quiz":
         raise FormatError([f"{source}: /{local(root.tag)}: a Moodle XML file's root is <quiz>"])
     questions, places, skipped, errors = [], [], [], []
-    title = description = None
+    title = description = slug = None
     shuffles = []
     for number, element in enumerate(_children(root, "question"), 1):
         where = f"{source}: /quiz/question[{number}]"
@@ -140,6 +148,7 @@ def parse(data: bytes, source: str) -> Source:
             path = element.findtext("{*}category/{*}text") or ""
             title = title or path.rstrip("/").rsplit("/", 1)[-1].strip() or None
             description = description or _plain(_child(element, "info"))[0] or None
+            slug = slug or carried(element.findtext("{*}idnumber"), "slug")
             continue
         try:
             question = _question(where, element)
@@ -157,7 +166,7 @@ def parse(data: bytes, source: str) -> Source:
         raise FormatError(errors)
     return Source(
         tuple(questions), tuple(places), tuple(skipped), title=title, description=description,
-        shuffle_choices=bool(shuffles) and all(shuffles),
+        shuffle_choices=bool(shuffles) and all(shuffles), slug=slug,
     )  # fmt: skip
 
 
@@ -187,6 +196,7 @@ def write(quiz: Quiz) -> bytes:
         f"    <category><text>{_cdata('$course$/top/' + quiz.title.replace('/', '-'))}"
         "</text></category>",
         _field("info", to_html(quiz.description)) + "</info>",
+        f"    <idnumber>{_cdata(marked('slug', quiz.slug))}</idnumber>",
         "  </question>",
     ]
     for question in quiz.questions:
@@ -205,6 +215,9 @@ def write(quiz: Quiz) -> bytes:
             "    <answernumbering>abc</answernumbering>",
             "    <showstandardinstruction>0</showstandardinstruction>",
         ]
+        if question.evidence:
+            tag = _cdata(marked("evidence", question.evidence))
+            out.append(f"    <tags><tag><text>{tag}</text></tag></tags>")
         for choice in question.choices:
             fraction = "100" if choice.correct else "0"
             out += [

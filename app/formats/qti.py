@@ -3,7 +3,9 @@ assessment (`<questestinterop>`) of `multiple_choice_question` and `true_false_q
 (Canvas writes both as one choice response), each choice's feedback in
 an `<itemfeedback>` and the general feedback in `general_fb`. A bare assessment XML file is read
 too. Packages are read in memory, never unpacked to disk, and checked for zip bombs and unsafe
-names (zip slip)."""
+names (zip slip). Quizwright's exports carry the quiz's slug in the assessment's identifier
+(`quizwright-SLUG`) and each question's evidence key in an item metadata field
+(`quizwright_evidence`)."""
 
 import io
 import lzma
@@ -20,6 +22,8 @@ from .common import (
     Skip,
     Source,
     check_size,
+    exported_slug,
+    fits,
     from_html,
     html_sources,
     local,
@@ -37,6 +41,8 @@ MANIFEST = "http://www.imsglobal.org/xsd/imsccv1p1/imscp_v1p1"
 CANVAS = "http://canvas.instructure.com/xsd/cccv1p0"
 OUTCOME_FEEDBACK = {True: "correct_fb", False: "general_incorrect_fb"}
 """Canvas's comments for any right answer and for any wrong one, by whether the answer is right."""
+EVIDENCE = "quizwright_evidence"
+"""The item metadata field that carries a question's evidence key."""
 UNSAFE_NAME = re.compile(r"(^[/\\])|(^[A-Za-z]:)|((^|[/\\])\.\.([/\\]|$))|\x00")
 
 
@@ -162,7 +168,8 @@ def _metadata(item: Element) -> dict[str, str]:
 
 
 def _question(where: str, item: Element) -> Question:
-    kind = _metadata(item).get("question_type", "multiple_choice_question")
+    metadata = _metadata(item)
+    kind = metadata.get("question_type", "multiple_choice_question")
     if kind not in ("multiple_choice_question", "true_false_question"):
         raise _Skip(f"of type {kind}, not multiple_choice_question or true_false_question")
     presentation = _find(item, "presentation")
@@ -245,6 +252,7 @@ def _question(where: str, item: Element) -> Question:
     return Question(
         id="" if title.strip().lower() in ("", "question") else title,
         prompt=prompt, choices=tuple(choices), explanation=explanation, references=references,
+        evidence=fits("evidence", metadata.get(EVIDENCE)),
     )  # fmt: skip
 
 
@@ -255,13 +263,14 @@ def _assessment(name: str, data: bytes, meta: bytes | None):
         raise FormatError([f"{name}: /{found}: a QTI 1.2 file's root is <questestinterop>"])
     assessment = _find(root, "assessment")
     title = assessment.get("title") if assessment is not None else None
+    slug = exported_slug(assessment.get("ident")) if assessment is not None else None
     description, shuffle = None, False
     if meta is not None:
         settings = parse_xml(meta, name.rsplit("/", 1)[0] + "/assessment_meta.xml")
         title = settings.findtext("{*}title") or title
         description = from_html(settings.findtext("{*}description") or "").text or None
         shuffle = (settings.findtext("{*}shuffle_answers") or "").strip() == "true"
-    return root, title, description, shuffle
+    return root, title, description, shuffle, slug
 
 
 def parse(data: bytes, source: str) -> Source:
@@ -270,11 +279,12 @@ def parse(data: bytes, source: str) -> Source:
     check_size(data, source)
     found = _package(data, source) if data.startswith(b"PK") else [(source, data, None)]
     questions, places, skipped, errors = [], [], [], []
-    title = description = None
+    title = description = slug = None
     shuffle = False
     for name, xml, meta in found:
-        root, title_here, description_here, shuffle = _assessment(name, xml, meta)
+        root, title_here, description_here, shuffle, slug_here = _assessment(name, xml, meta)
         title, description = title or title_here, description or description_here
+        slug = slug or slug_here
         for number, item in enumerate(_all(root, "item"), 1):
             where = f"{name}: item[{number}] ident={item.get('ident', '?')!r}"
             try:
@@ -291,7 +301,7 @@ def parse(data: bytes, source: str) -> Source:
         raise FormatError(errors)
     return Source(
         tuple(questions), tuple(places), tuple(skipped), title=title, description=description,
-        shuffle_choices=shuffle,
+        shuffle_choices=shuffle, slug=slug,
     )  # fmt: skip
 
 
@@ -312,6 +322,7 @@ def _item(section: Element, question: Question) -> None:
         ("question_type", "multiple_choice_question"),
         ("points_possible", "1.0"),
         ("original_answer_ids", ",".join(c.id for c in question.choices)),
+        *([(EVIDENCE, question.evidence)] if question.evidence else []),
     ):
         field = _sub(fields, "qtimetadatafield")
         _sub(field, "fieldlabel", label)

@@ -7,7 +7,9 @@ feedback is a `<qti-feedback-inline>` inside its `<qti-simple-choice>`, or a `<q
 or `<qti-feedback-block>` that the response processing shows for that choice; feedback it shows
 always is the general feedback, feedback for a right or wrong answer goes to the right choice or
 to every wrong one. Packages are read as qti.py reads QTI 1.2 ones: in memory, within size limits,
-refusing unsafe names; a bare item XML file is read too.
+refusing unsafe names; a bare item XML file is read too. Quizwright's exports carry the quiz's
+slug in the test's identifier (`quizwright-SLUG`) and each question's evidence key in its item's
+`label`, which QTI leaves to authoring tools (`quizwright-evidence: ...`).
 """
 
 import io
@@ -21,10 +23,13 @@ from .common import (
     FormatError,
     Skip,
     Source,
+    carried,
     check_size,
+    exported_slug,
     from_html,
     html_sources,
     local,
+    marked,
     parse_xml,
 )
 from .qti import manifest_files, package_files
@@ -255,6 +260,7 @@ def _question(where: str, item: Element) -> Question:
     return Question(
         id=item.get("identifier", ""), prompt=prompt, choices=tuple(bank_choices),
         explanation=explanation, references=references,
+        evidence=carried(item.get("label"), "evidence"),
     )  # fmt: skip
 
 
@@ -283,10 +289,11 @@ def parse(data: bytes, source: str) -> Source:
     malformed one."""
     check_size(data, source)
     items, tests = _items(data, source)
-    title = description = None
+    title = description = slug = None
     for name, xml in tests:
         test = parse_xml(xml, name)
         title = title or test.get("title") or None
+        slug = slug or exported_slug(test.get("identifier"))
         for rubric in _all(test, "qti-rubric-block"):
             description = description or _text(rubric, "the test's description") or None
     questions, places, skipped, errors, shuffles = [], [], [], [], []
@@ -312,7 +319,7 @@ def parse(data: bytes, source: str) -> Source:
         raise FormatError(errors)
     return Source(
         tuple(questions), tuple(places), tuple(skipped), title=title, description=description,
-        shuffle_choices=bool(shuffles) and all(shuffles),
+        shuffle_choices=bool(shuffles) and all(shuffles), slug=slug,
     )  # fmt: skip
 
 
@@ -357,6 +364,8 @@ def _item(question: Question, shuffle: bool) -> Element:
         "qti-assessment-item", xmlns=NAMESPACE, identifier=question.id, title=question.id,
         adaptive="false", **{"time-dependent": "false"},
     )  # fmt: skip
+    if question.evidence:
+        item.set("label", marked("evidence", question.evidence))
     declaration = _sub(item, "qti-response-declaration", identifier="RESPONSE",
                        cardinality="single", **{"base-type": "identifier"})  # fmt: skip
     _sub(_sub(declaration, "qti-correct-response"), "qti-value", question.right_choice.id)

@@ -11,10 +11,11 @@ from . import bp
 MEDIA_TYPES = {
     "moodle-xml": "application/xml",
     "qti": "application/zip",
+    "qti3": "application/zip",
     "gift": "text/plain; charset=utf-8",
 }
-"""The formats the pages offer (teach/_quizzes.html); Aiken, which loses every explanation,
-stays on the command line, where it says so."""
+"""The formats the pages offer (teach/_quizzes.html), both QTI versions since LMSs import one or
+the other; Aiken, which loses every explanation, stays on the command line, where it says so."""
 
 
 def _quiz_or_404(slug: str) -> Quiz:
@@ -38,7 +39,7 @@ def preview(slug):
     )
 
 
-@bp.get("/quizzes/<slug>/download/<any('moodle-xml', qti, gift):format_name>")
+@bp.get("/quizzes/<slug>/download/<any('moodle-xml', qti, qti3, gift):format_name>")
 def download(slug, format_name):
     """The quiz as a file another LMS imports, with every choice's feedback."""
     quiz = _quiz_or_404(slug)
