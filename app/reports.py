@@ -13,11 +13,20 @@ from typing import NamedTuple
 from sqlalchemy import ColumnElement
 from sqlalchemy.orm import undefer
 
-from . import stats
+from . import rules, stats
 from .bank import Question, Quiz, quiz_from_snapshot
 from .extensions import db
 from .grading import Score, half_up
-from .models import Answer, Attempt, QuizVersion, RosterStudent, roster_key, student_key
+from .models import (
+    Answer,
+    Assignment,
+    Attempt,
+    QuizVersion,
+    RosterStudent,
+    now,
+    roster_key,
+    student_key,
+)
 
 
 class Counting(StrEnum):
@@ -73,6 +82,10 @@ class AttemptRow:
     """1 for a student's first attempt, 2 for the next, and so on."""
     finished_at: datetime | None = None
     """When "Finish attempt" or the time limit ended it, if it ended before every answer."""
+    deadline: datetime | None = None
+    """The last moment it takes an answer (rules.answer_deadline); None when nothing ends it."""
+    read_at: datetime | None = None
+    """When the report was read: an attempt left open past its deadline is over by then."""
 
     @property
     def out_of(self) -> int:
@@ -80,8 +93,11 @@ class AttemptRow:
 
     @property
     def complete(self) -> bool:
-        """Finished: every question answered, or ended and scored on what was answered."""
-        return self.answered == self.out_of or self.finished_at is not None
+        """Finished: every question answered, or ended (pressed, or left open past its time)
+        and scored on what was answered."""
+        return rules.attempt_finished(
+            self.read_at, self.finished_at, self.answered, self.out_of, self.deadline
+        )
 
     @property
     def score(self) -> Score:
@@ -346,8 +362,12 @@ _OUTLINE = db.select(
     Attempt.quiz_version_id,
     Attempt.answered,
     Attempt.points,
-    Attempt.finished_at.is_not(None),
-).order_by(Attempt.started_at, Attempt.id)
+    Attempt.finished_at,
+    Attempt.ends_at,
+    Assignment.closes_at,
+)
+# The assignment's close ends an untimed attempt left open: the rules need it, not another query.
+_OUTLINE = _OUTLINE.outerjoin(Attempt.assignment).order_by(Attempt.started_at, Attempt.id)
 _FULL = db.select(
     Attempt.id,
     Attempt.token,
@@ -357,7 +377,9 @@ _FULL = db.select(
     Attempt.points,
     Attempt.quiz_version_id,
     Attempt.finished_at,
-)
+    Attempt.ends_at,
+    Assignment.closes_at,
+).outerjoin(Attempt.assignment)
 _ROSTER = db.select(
     RosterStudent.id, RosterStudent.name, RosterStudent.student_number, RosterStudent.removed_at
 ).order_by(RosterStudent.id)
@@ -382,6 +404,10 @@ def _listed(class_id: int | None) -> dict[str, Listed]:
     }
 
 
+def _deadline(ends_at: datetime | None, closes_at: datetime | None) -> datetime | None:
+    return rules.answer_deadline(rules.utc(ends_at), rules.utc(closes_at))
+
+
 _ANSWERS = db.select(Answer.attempt_id, Answer.question_id, Answer.choice_id, Answer.is_correct)
 
 
@@ -401,18 +427,22 @@ def _roster(
     numbers: dict[int, int] = {}
     mine: dict[str, list[int]] = {}  # student key -> their attempt ids, oldest first
     shares: dict[int, float] = {}  # completed attempt id -> its share of right answers
+    moment = now()
     attempts = _rows(_OUTLINE.where(in_scope))
     # In batches: psycopg's row-by-row fetchone cost a third of the page, and one big fetch
     # left the worker holding the memory of 12,500 rows at once. Plain ints and dicts: an
     # object per attempt cost the page a few milliseconds.
-    for id_, key, name, version, answered, points, finished in chain.from_iterable(
+    for id_, key, name, version, answered, points, finished, ends, closes in chain.from_iterable(
         attempts.partitions(1000)
     ):
         names.setdefault(key, name)
         ids = mine.setdefault(key, [])
         ids.append(id_)
         numbers[id_] = len(ids)
-        if answered >= out_of[version] or finished:
+        # Most attempts are answered in full: only the others need their deadline worked out.
+        if answered >= out_of[version] or rules.attempt_finished(
+            moment, finished, answered, out_of[version], _deadline(ends, closes)
+        ):
             shares[id_] = points / out_of[version]
     shown: dict[int, str] = {}  # attempt id -> its student's key
     pick = PICK[counting]
@@ -438,7 +468,9 @@ def _roster(
         )
 
     students = []
-    for id_, token, started, last, answered, points, version, ended in _rows(full).all():
+    for id_, token, started, last, answered, points, version, ended, ends, closes in _rows(
+        full
+    ).all():
         if id_ in shown:
             key = shown[id_]
             attempt = AttemptRow(
@@ -452,6 +484,8 @@ def _roster(
                 quiz=versions[version],
                 number=numbers[id_],
                 finished_at=ended,
+                deadline=_deadline(ends, closes),
+                read_at=moment,
             )
             students.append(row(key, attempt))
     waiting = [key for key, student in listed.items() if key not in mine and not student.removed]

@@ -14,7 +14,7 @@ from app.grading import grade
 from app.models import Answer, Assignment, Attempt, Class, FeedbackWhen
 from app.rules import ANSWER_GRACE, CLOSE_GRACE
 
-from helpers import Student, login, queries, shown, text, wrong_choice
+from helpers import Student, gradebook_rows, login, queries, shown, text, wrong_choice
 
 BROWSER = "timed-browser-00000000"  # 22 characters, as the browser cookie holds
 
@@ -36,6 +36,7 @@ class Clock:
 def clock(monkeypatch):
     moved = Clock()
     monkeypatch.setattr("app.attempts.now", moved.now)
+    monkeypatch.setattr("app.reports.now", moved.now)
     return moved
 
 
@@ -184,6 +185,31 @@ def test_an_attempt_left_open_past_its_time_is_over_without_another_answer(
     assert "Continue your attempt" not in text(client.get("/"))
     results = text(client.get(student.results_url))
     assert "Your time ran out at" in results and "You scored <strong>1 out of 8</strong>" in results
+
+
+@pytest.mark.parametrize("ended_by", ["time limit", "close"])
+def test_reports_count_an_attempt_left_open_past_its_deadline_as_finished(
+    app, client, quiz, course, clock, ended_by
+):
+    """The student walked away when the time ran out: the class page and the gradebook score
+    it on what was answered, as the student's own page does, not "Not finished" forever."""
+    closes = datetime.now(UTC) + timedelta(minutes=10)
+    settings = {"time_limit_minutes": 5} if ended_by == "time limit" else {"closes_at": closes}
+    timed = assign(app, quiz, course, **settings)
+    taking(app, client, quiz, timed, answers=[quiz.questions[0].right_choice.id])
+    teacher = app.test_client()
+    login(teacher, "teacher", "correct horse")
+    gradebook = f"/teach/classes/{course}/gradebook.csv?quiz={quiz.slug}"
+    assert gradebook_rows(teacher.get(gradebook))[0]["score"] == "Not finished"
+    clock.wait(timedelta(minutes=5) + ANSWER_GRACE if ended_by == "time limit" else timedelta())
+    clock.wait(timedelta(minutes=10) + CLOSE_GRACE if ended_by == "close" else timedelta())
+    clock.wait(timedelta(seconds=1))
+    page = text(teacher.get(f"/teach/classes/{course}?quiz={quiz.slug}"))
+    assert "Not finished" not in page and "No completed attempts yet" not in page
+    assert gradebook_rows(teacher.get(gradebook))[0] | {"max_score": ""} == {
+        "student": "Ada", "attempts": "1", "unfinished": "0", "score": "1", "max_score": "",
+        "percent": "12.5",
+    }  # fmt: skip
 
 
 def test_without_a_time_limit_the_close_ends_the_attempt_after_its_grace(
