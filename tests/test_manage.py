@@ -493,6 +493,29 @@ def test_sharing_lets_a_viewer_see_and_a_manager_change(app, owner, class_id, ca
     assert vera.get(f"/teach/classes/{class_id}").status_code == 404
 
 
+@pytest.mark.parametrize("role", [Role.VIEW, Role.MANAGE])
+def test_a_viewer_is_offered_no_action_their_role_refuses(app, owner, class_id, role):
+    """ "Can view" sees the class's assignments and roster, not the buttons that end in a 403;
+    "Can manage" sees them all. A refusal leads back to the class."""
+    with app.app_context():
+        made = db.session.get(Class, class_id)
+        factories.assignment(made, current_bank().quizzes[SLUG], feedback="after-close")
+        factories.roster(class_id, "Dana Diaz, 1")
+        factories.share(made, factories.instructor("vera", "vera password"), role)
+    vera = app.test_client()
+    assert login(vera, "vera", "vera password").status_code == 303
+    page = text(vera.get(f"/teach/classes/{class_id}"))
+    assert "Feedback: after the quiz closes" in page and "1 student sign in" in page
+    actions = ["Assign a quiz", "Add students", "Print sign-in codes", ">Edit<", ">Remove<",
+               ">Release feedback<", "Close class"]  # fmt: skip
+    for action in actions:
+        assert (action in page) is (role is Role.MANAGE), action
+    refused = post(vera, f"/teach/classes/{class_id}/archive")
+    assert refused.status_code == 403
+    assert f'<a href="/teach/classes/{class_id}">Back to the class</a>' in text(refused)
+    assert "Back to the quizzes" not in text(refused)
+
+
 @pytest.mark.parametrize(
     ("username", "message"),
     [

@@ -121,10 +121,13 @@ def class_page(class_id):
     scope, form, report = _report(class_id)
     join_url, qr, loopback = _join(scope) if scope else (None, None, False)
     refresh = request.args.get("refresh") == "on"
+    role = role_in(scope) if scope else Role.OWN
     return render_template(
         "teach/class.html",
         scope=scope,
-        role=role_in(scope) if scope else Role.OWN,
+        role=role,
+        # Asked once for the page: a viewer is not offered buttons that end in a 403.
+        may_manage=may(role, Role.MANAGE) and not (scope and scope.archived_at),
         voided=_voided(class_id, report.quiz.slug),
         form=form,
         report=report,
