@@ -467,3 +467,29 @@ def test_another_instructor_cannot_assign_in_your_class(app, class_id):
             "grade_from": "first", "feedback": "each-answer"}  # fmt: skip
     assert other.post(url, data=data).status_code == 404
     assert stored(app) == []
+
+
+def test_release_and_remove_each_take_a_second_step_that_says_what_happens(app, teacher, class_id):
+    """No one-click release or removal: release opens a page that counts who is still answering
+    while the quiz is open; remove's real button waits inside a <details> with its consequence."""
+    assign(teacher, class_id, feedback="after-close")
+    [saved] = stored(app)
+    with app.app_context():
+        quiz = current_bank().quizzes[SLUG]
+        held = db.session.get(Assignment, saved.id)
+        for name in ("Ada", "Bo"):  # one answer each: neither has finished
+            factories.attempt(quiz, name, answers=[quiz.questions[0].right_choice.id],
+                              class_id=class_id, assignment=held)  # fmt: skip
+    raw = teacher.get(f"/teach/classes/{class_id}").get_data(as_text=True)
+    release = f"/teach/classes/{class_id}/assignments/{saved.id}/release"
+    remove = f"/teach/classes/{class_id}/assignments/{saved.id}/remove"
+    assert f'action="{release}"' not in raw and f'href="{release}"' in raw
+    details = raw.split('<details class="confirm">')[1].split("</details>")[0]
+    assert f'action="{remove}"' in details and raw.count(f'action="{remove}"') == 1
+    assert "with unlimited attempts and feedback after each answer" in " ".join(details.split())
+    assert "Attempts already taken are kept." in details
+    confirm = text(teacher.get(release))
+    assert "2 students have not finished" in confirm
+    assert "a results link shared with them would show the answers" in confirm
+    assert stored(app)[0].feedback_released_at is None  # looking released nothing
+    assert f'<form method="post" action="{release}"' in confirm
