@@ -10,7 +10,7 @@ import threading
 import factories
 import pytest
 from test_bad_input import other_browser
-from test_teach import create_class, rows
+from test_teach import create_class, on_host, rows
 
 from app.bank import current_bank
 from app.config import PROJECT_ROOT
@@ -633,3 +633,22 @@ def test_a_roster_student_with_no_attempt_left_is_told_before_confirming(app, te
     assert "You have used every attempt you are allowed at" in page
     assert "ask your instructor" in page
     assert "I am Dana Diaz" not in page and "Continue your attempt" not in page
+
+
+@pytest.mark.parametrize("page", ["", "/cards"])
+@pytest.mark.parametrize(
+    ("host", "warned"), [("127.0.0.1:8000", True), ("192.168.1.20:8000", False)]
+)
+def test_roster_and_cards_warn_of_personal_links_phones_cannot_open(
+    app, teacher, page, host, warned
+):
+    """Cards printed with links on this computer's own address would reach no phone: say so on
+    the cards and on the roster page, where the codes CSV is downloaded."""
+    client = on_host(app, host)
+    class_id, _ = create_class(client)
+    add(client, class_id, "Dana Diaz, 1")
+    shown = text(client.get(roster_url(class_id) + page))
+    assert f"http://{host}/s/{code_of(app, 'Dana Diaz')}" in shown
+    assert ("Phones cannot open these links." in shown) is warned
+    if warned:
+        assert "<code>HOST=0.0.0.0 make run</code>" in shown
