@@ -493,3 +493,13 @@ def test_release_and_remove_each_take_a_second_step_that_says_what_happens(app, 
     assert "a results link shared with them would show the answers" in confirm
     assert stored(app)[0].feedback_released_at is None  # looking released nothing
     assert f'<form method="post" action="{release}"' in confirm
+
+
+def test_assign_a_quiz_goes_once_every_quiz_is_assigned(teacher, class_id):
+    """The form would offer no quiz: the page says to edit an assignment instead."""
+    for quiz in (SLUG, SECOND):
+        assert assign(teacher, class_id, quiz=quiz).status_code == 303
+        assert "Assign a quiz" in text(teacher.get(f"/teach/classes/{class_id}"))
+    assert assign(teacher, class_id, quiz=THIRD).status_code == 303
+    page = text(teacher.get(f"/teach/classes/{class_id}"))
+    assert "Assign a quiz" not in page and "Every quiz is assigned" in page

@@ -1,6 +1,7 @@
 """Managing a class: rename, new join code, archive and restore, delete, void and restore
 attempts, merge students, and sharing with other instructors."""
 
+import re
 import threading
 
 import factories
@@ -145,6 +146,7 @@ def test_archived_class_is_hidden_read_only_and_closed_to_students(app, owner, c
     """Archiving hides the class under "Show archived classes", refuses changes with a 409 and
     stops its join link and code; "Restore class" undoes all of it."""
     ada = take(app, "Ada")
+    assert "Show archived classes" not in text(owner.get("/teach"))  # there is none to show
     response = post(owner, f"/teach/classes/{class_id}/archive")
     assert (response.status_code, response.location) == (303, "/teach")
     assert "Physics 101 is archived: read-only" in text(owner.get("/teach"))
@@ -195,6 +197,8 @@ def test_delete_asks_for_the_name_then_removes_the_class_and_its_attempts(
     )
 
     before = snapshot(app)
+    manage = owner.get(f"/teach/classes/{class_id}/manage").get_data(as_text=True)
+    assert re.search(r'<input class="button danger"[^>]*value="Delete class', manage)
     wrong = post(owner, f"/teach/classes/{class_id}/delete", confirm="Physics")
     assert wrong.status_code == 400
     assert "Type “Physics 101” exactly to delete this class." in text(wrong)
@@ -369,7 +373,7 @@ def test_merged_students_appear_once_under_the_first_spelling_everywhere(app, ow
         owner, f"/teach/classes/{class_id}/merge", first="dana dias", second="dana diaz"
     )
     assert response.status_code == 303
-    assert "Dana Dias now counts as Dana Diaz: 1 attempts moved." in text(
+    assert "Dana Dias now counts as Dana Diaz: 1 attempt moved." in text(
         owner.get(response.location)
     )
     take(app, "dana  DIAS", right=())
@@ -466,6 +470,7 @@ def test_sharing_lets_a_viewer_see_and_a_manager_change(app, owner, class_id, ca
     manage = text(owner.get(response.location))
     assert "vera can view Physics 101 now." in manage
     assert '<th scope="row">vera</th> <td>Can view</td>' in manage
+    assert '<th scope="col">They can</th>' in manage and "<legend>They can</legend>" in manage
     assert "shared with 'vera': can view" in caplog.text
 
     assert "Shared by owner (can view)" in text(vera.get("/teach"))
