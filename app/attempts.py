@@ -139,22 +139,14 @@ def start_attempt(
 def used_seats(assignment_id: int, key: str) -> tuple[set[int], int]:
     """A student's seats taken under an assignment, and how many of their counted attempts hold
     none (started while attempts were unlimited); voided attempts hold none and count for none."""
-    rows = db.session.execute(
-        db.select(Attempt.seat).where(
-            Attempt.assignment_id == assignment_id,
-            Attempt.student_key == key,
-            Attempt.voided_at.is_(None),
-        )
-    ).scalars()
-    seats = list(rows)
-    return {seat for seat in seats if seat is not None}, seats.count(None)
+    return seats_by_assignment(key, [assignment_id])[assignment_id]
 
 
-# Built once, like _BY_TOKEN below. Only the browser is asked in SQL, so that the planner takes
-# the browser's index and reads a handful of rows, rather than starting from a quiz version
-# and reading every attempt at it; the version is matched in Python.
+# Built once, like _BY_TOKEN below. Only the browser (or the roster student) is asked in SQL,
+# so that the planner takes its index and reads a handful of rows, rather than starting from a
+# quiz version and reading every attempt at it; the version is matched in Python.
 # Plain rows, not attempts: the home page of a returning student is as busy as any page.
-_BY_BROWSER = (
+_IN_PROGRESS = (
     db.select(
         Attempt.token,
         Attempt.student_name,
@@ -167,19 +159,22 @@ _BY_BROWSER = (
     )
     .join(Attempt.quiz_version)
     .outerjoin(Attempt.assignment)
-    .where(Attempt.browser == bindparam("browser"))
     .order_by(Attempt.started_at.desc())
+)
+_BY_BROWSER = _IN_PROGRESS.where(Attempt.browser == bindparam("browser"))
+# A voided attempt is out of the student's count: it is not theirs to carry on elsewhere.
+_BY_ROSTER_STUDENT = _IN_PROGRESS.where(
+    Attempt.roster_student_id == bindparam("student"), Attempt.voided_at.is_(None)
 )
 
 
-def unfinished_attempts(browser: str, quizzes: list[Quiz]) -> list[Row]:
-    """This browser's attempts at the current version of these quizzes that can still be
-    answered, newest first: token, student_name, answered and slug."""
+def _can_go_on(rows, quizzes: list[Quiz]) -> list[Row]:
+    """The rows whose attempt is at a current version of these quizzes and can still be answered."""
     sizes = {(quiz.slug, quiz.version): len(quiz.questions) for quiz in quizzes}
     moment = now()
     return [
         row
-        for row in db.session.execute(_BY_BROWSER, {"browser": browser})
+        for row in rows
         if (row.slug, row.digest) in sizes
         and not rules.attempt_finished(
             moment,
@@ -189,6 +184,50 @@ def unfinished_attempts(browser: str, quizzes: list[Quiz]) -> list[Row]:
             rules.answer_deadline(utc(row.ends_at), utc(row.closes_at)),
         )
     ]
+
+
+def unfinished_attempts(browser: str, quizzes: list[Quiz]) -> list[Row]:
+    """This browser's attempts at the current version of these quizzes that can still be
+    answered, newest first: token, student_name, answered and slug."""
+    return _can_go_on(db.session.execute(_BY_BROWSER, {"browser": browser}), quizzes)
+
+
+def unfinished_of_student(student_id: int, quizzes: list[Quiz]) -> list[Row]:
+    """A roster student's attempts at these quizzes that can still be answered, whichever
+    browser started them, newest first; the same columns as unfinished_attempts."""
+    return _can_go_on(db.session.execute(_BY_ROSTER_STUDENT, {"student": student_id}), quizzes)
+
+
+def move_to_browser(token: str, student_id: int, browser: str) -> bool:
+    """Hand a roster student's attempt to the browser they signed in on with their code: the
+    code is their proof, and the browser that started it (a lost phone) may answer no more.
+    False when the token is not this student's attempt."""
+    moved = db.session.execute(
+        update(Attempt)
+        .where(Attempt.token == token, Attempt.roster_student_id == student_id)
+        .values(browser=browser)
+    )
+    db.session.commit()
+    return moved.rowcount == 1
+
+
+def seats_by_assignment(key: str, assignment_ids: list[int]) -> dict[int, tuple[set[int], int]]:
+    """used_seats for each of these assignments, in one query."""
+    found: dict[int, tuple[set[int], int]] = {id_: (set(), 0) for id_ in assignment_ids}
+    rows = db.session.execute(
+        db.select(Attempt.assignment_id, Attempt.seat).where(
+            Attempt.assignment_id.in_(assignment_ids),
+            Attempt.student_key == key,
+            Attempt.voided_at.is_(None),
+        )
+    )
+    for assignment_id, seat in rows:
+        taken, unseated = found[assignment_id]
+        if seat is None:
+            found[assignment_id] = (taken, unseated + 1)
+        else:
+            taken.add(seat)
+    return found
 
 
 # Built once: answering is the busiest write, and building its statements cost as much as

@@ -1,6 +1,6 @@
 """Every error as a friendly page in the app's layout, never a traceback."""
 
-from flask import current_app, render_template
+from flask import current_app, render_template, request, url_for
 from flask_wtf.csrf import CSRFError
 from sqlalchemy.exc import InterfaceError, OperationalError, SQLAlchemyError
 from werkzeug.exceptions import (
@@ -40,7 +40,17 @@ def render_error(error: HTTPException):
     own_words = code != 429 or getattr(getattr(error, "limit", None), "error_message", None)
     if error.description != type(error).description and own_words:
         message = error.description
-    return render_template("errors.html", code=code, title=title, message=message), code
+    page = render_template("errors.html", code=code, title=title, message=message, back=_back(code))
+    return page, code
+
+
+def _back(code: int) -> tuple[str, str]:
+    """Where the error page's link leads: an instructor refused a change to a class they can
+    see (their role, or the class archived) goes back to that class, not the students' quizzes."""
+    class_id = (request.view_args or {}).get("class_id")
+    if code in (403, 409) and isinstance(class_id, int) and request.blueprint == "teach":
+        return url_for("teach.class_page", class_id=class_id), "Back to the class"
+    return url_for("quiz.index"), "Back to the quizzes"
 
 
 def render_csrf_error(error: CSRFError):

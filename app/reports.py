@@ -183,10 +183,12 @@ class ItemRow:
     def flags(self) -> list[str]:
         """Plain-language warnings for the instructor."""
         right = self.question.right_choice
-        popular = max(self.question.choices, key=lambda c: self.counts[c.id])
+        top = max(self.counts[choice.id] for choice in self.question.choices)
+        leaders = [choice for choice in self.question.choices if self.counts[choice.id] == top]
         found = []
-        if self.n and not popular.correct and self.counts[popular.id] > self.counts[right.id]:
-            found.append(f"Most students chose “{popular.text}”")
+        # One choice, and a wrong one, chosen more than any other: a tie names no single choice.
+        if self.n and len(leaders) == 1 and top > self.counts[right.id]:
+            found.append(f"Most students chose “{leaders[0].text}”")
         if self.discrimination is not None and self.discrimination < 0:
             found.append("Negative discrimination: check the key or the wording")
         if self.n and self.facility == 1:

@@ -67,6 +67,7 @@ ACCESS = {
     "teach.edit_assignment":                 "L L N R P P P",
     "teach.remove_assignment":               "L L N R D D D",
     "teach.release_feedback":                "L L N R D D D",
+    "teach.confirm_release":                 "L L N R P P P",
     "teach.preview":                         "L L P P P P P",
     "teach.download":                        "L L P P P P P",
     "teach.roster_page":                     "L L N R P P P",

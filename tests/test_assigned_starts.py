@@ -307,6 +307,41 @@ def test_the_start_page_says_what_the_assignment_asks(app, class_id):
     assert 'name="name"' in page  # and the form to start is there
 
 
+@pytest.mark.parametrize(
+    ("feedback", "said"),
+    [
+        ("each-answer", "After each answer you see whether it was right"),
+        ("after-attempt", "shows once you finish the attempt, not after each answer"),
+        ("after-close", "shows once the quiz closes (<time"),
+    ],
+)
+def test_the_start_page_says_when_feedback_shows(app, class_id, feedback, said):
+    """Held feedback is said before the start, not contradicted by the default's promise."""
+    closes = datetime(2099, 1, 5, 16, 0, tzinfo=UTC)
+    assign(app, class_id, closes_at=closes, feedback=feedback)
+    page = text(student(app).client.get(f"/join/{CODE}", follow_redirects=True))
+    rules = page.split('id="assignment-rules"')[1].split("</p>")[0]
+    assert said in rules
+    assert ("After each answer you see" in page) is (feedback == "each-answer")
+
+
+def test_a_low_score_is_told_to_retake_only_when_a_retake_is_left(app, class_id):
+    """ "Then retake the quiz" is no advice above "You have used your only attempt"."""
+    for allowed, advised in [(2, True), (1, False)]:
+        with app.app_context():
+            db.session.execute(db.delete(Attempt))
+            db.session.execute(db.delete(Assignment))
+            db.session.commit()
+        assign(app, class_id, attempts_allowed=allowed, feedback="after-attempt")
+        taking = student(app)
+        assert taking.start(name="Ada", class_code=CODE).status_code == 303
+        assert taking.post(f"/attempts/{taking.token}/finish").status_code == 303
+        page = text(taking.client.get(taking.results_url))
+        assert "You scored <strong>0 out of 8</strong>" in page
+        assert ("Then retake the quiz to see how much sticks." in page) is advised
+        assert ("You have used your only attempt" in page) is not advised
+
+
 def test_one_attempt_allowed_is_said_as_one(app, class_id):
     """With a single attempt the pages say "your only attempt", not "all 1 attempts"."""
     assign(app, class_id, attempts_allowed=1)

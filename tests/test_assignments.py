@@ -129,7 +129,7 @@ def test_saving_lists_the_assignment_with_its_settings_in_words(app, teacher, cl
     assert f'data-zone="Europe/Berlin">Fri 11 Dec{year} 17:30</time> (Europe/Berlin)' in page
     for words in ("Second Quiz", "Time limit 30 minutes", "1 attempt allowed",
                   "Grade from: best attempt", "Feedback: after the quiz closes",
-                  ">Edit<", ">Remove<", ">Release feedback<"):  # fmt: skip
+                  ">Edit<", ">Remove…<", ">Release feedback…<"):  # fmt: skip
         assert words in page
     # The next form starts in the zone the instructor chose last.
     again = text(teacher.get(f"/teach/classes/{class_id}/assignments/new"))
@@ -469,3 +469,39 @@ def test_another_instructor_cannot_assign_in_your_class(app, class_id):
             "grade_from": "first", "feedback": "each-answer"}  # fmt: skip
     assert other.post(url, data=data).status_code == 404
     assert stored(app) == []
+
+
+def test_release_and_remove_each_take_a_second_step_that_says_what_happens(app, teacher, class_id):
+    """No one-click release or removal: release opens a page that counts who is still answering
+    while the quiz is open; remove's real button waits inside a <details> with its consequence."""
+    assign(teacher, class_id, feedback="after-close")
+    [saved] = stored(app)
+    with app.app_context():
+        quiz = current_bank().quizzes[SLUG]
+        held = db.session.get(Assignment, saved.id)
+        for name in ("Ada", "Bo"):  # one answer each: neither has finished
+            factories.attempt(quiz, name, answers=[quiz.questions[0].right_choice.id],
+                              class_id=class_id, assignment=held)  # fmt: skip
+    raw = teacher.get(f"/teach/classes/{class_id}").get_data(as_text=True)
+    release = f"/teach/classes/{class_id}/assignments/{saved.id}/release"
+    remove = f"/teach/classes/{class_id}/assignments/{saved.id}/remove"
+    assert f'action="{release}"' not in raw and f'href="{release}"' in raw
+    details = raw.split('<details class="confirm">')[1].split("</details>")[0]
+    assert f'action="{remove}"' in details and raw.count(f'action="{remove}"') == 1
+    assert "with unlimited attempts and feedback after each answer" in " ".join(details.split())
+    assert "Attempts already taken are kept." in details
+    confirm = text(teacher.get(release))
+    assert "2 students have not finished" in confirm
+    assert "a results link shared with them would show the answers" in confirm
+    assert stored(app)[0].feedback_released_at is None  # looking released nothing
+    assert f'<form method="post" action="{release}"' in confirm
+
+
+def test_assign_a_quiz_goes_once_every_quiz_is_assigned(teacher, class_id):
+    """The form would offer no quiz: the page says to edit an assignment instead."""
+    for quiz in (SLUG, SECOND):
+        assert assign(teacher, class_id, quiz=quiz).status_code == 303
+        assert "Assign a quiz" in text(teacher.get(f"/teach/classes/{class_id}"))
+    assert assign(teacher, class_id, quiz=THIRD).status_code == 303
+    page = text(teacher.get(f"/teach/classes/{class_id}"))
+    assert "Assign a quiz" not in page and "Every quiz is assigned" in page

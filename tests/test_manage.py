@@ -1,6 +1,7 @@
 """Managing a class: rename, new join code, archive and restore, delete, void and restore
 attempts, merge students, and sharing with other instructors."""
 
+import re
 import threading
 
 import factories
@@ -145,6 +146,7 @@ def test_archived_class_is_hidden_read_only_and_closed_to_students(app, owner, c
     """Archiving hides the class under "Show archived classes", refuses changes with a 409 and
     stops its join link and code; "Restore class" undoes all of it."""
     ada = take(app, "Ada")
+    assert "Show archived classes" not in text(owner.get("/teach"))  # there is none to show
     response = post(owner, f"/teach/classes/{class_id}/archive")
     assert (response.status_code, response.location) == (303, "/teach")
     assert "Physics 101 is archived: read-only" in text(owner.get("/teach"))
@@ -195,6 +197,8 @@ def test_delete_asks_for_the_name_then_removes_the_class_and_its_attempts(
     )
 
     before = snapshot(app)
+    manage = owner.get(f"/teach/classes/{class_id}/manage").get_data(as_text=True)
+    assert re.search(r'<input class="button danger"[^>]*value="Delete class', manage)
     wrong = post(owner, f"/teach/classes/{class_id}/delete", confirm="Physics")
     assert wrong.status_code == 400
     assert "Type “Physics 101” exactly to delete this class." in text(wrong)
@@ -369,7 +373,7 @@ def test_merged_students_appear_once_under_the_first_spelling_everywhere(app, ow
         owner, f"/teach/classes/{class_id}/merge", first="dana dias", second="dana diaz"
     )
     assert response.status_code == 303
-    assert "Dana Dias now counts as Dana Diaz: 1 attempts moved." in text(
+    assert "Dana Dias now counts as Dana Diaz: 1 attempt moved." in text(
         owner.get(response.location)
     )
     take(app, "dana  DIAS", right=())
@@ -466,6 +470,7 @@ def test_sharing_lets_a_viewer_see_and_a_manager_change(app, owner, class_id, ca
     manage = text(owner.get(response.location))
     assert "vera can view Physics 101 now." in manage
     assert '<th scope="row">vera</th> <td>Can view</td>' in manage
+    assert '<th scope="col">They can</th>' in manage and "<legend>They can</legend>" in manage
     assert "shared with 'vera': can view" in caplog.text
 
     assert "Shared by owner (can view)" in text(vera.get("/teach"))
@@ -491,6 +496,30 @@ def test_sharing_lets_a_viewer_see_and_a_manager_change(app, owner, class_id, ca
     assert "Physics 102 is no longer shared with vera." in text(owner.get(stopped.location))
     assert "Physics 102" not in text(vera.get("/teach"))
     assert vera.get(f"/teach/classes/{class_id}").status_code == 404
+
+
+@pytest.mark.parametrize("role", [Role.VIEW, Role.MANAGE])
+def test_a_viewer_is_offered_no_action_their_role_refuses(app, owner, class_id, role):
+    """ "Can view" sees the class's assignments and roster, not the buttons that end in a 403;
+    "Can manage" sees them all. A refusal leads back to the class."""
+    with app.app_context():
+        made = db.session.get(Class, class_id)
+        factories.assignment(made, current_bank().quizzes[SLUG], feedback="after-close")
+        factories.roster(class_id, "Dana Diaz, 1")
+        factories.share(made, factories.instructor("vera", "vera password"), role)
+    vera = app.test_client()
+    assert login(vera, "vera", "vera password").status_code == 303
+    page = text(vera.get(f"/teach/classes/{class_id}"))
+    assert "Feedback: after the quiz closes" in page and "1 student sign in" in page
+    # The bank holds one quiz, assigned above: a manager reads that, not "Assign a quiz".
+    actions = ["Every quiz is assigned", "Add students", "Print sign-in codes", ">Edit<",
+               ">Remove…<", ">Release feedback…<", "Close class"]  # fmt: skip
+    for action in actions:
+        assert (action in page) is (role is Role.MANAGE), action
+    refused = post(vera, f"/teach/classes/{class_id}/archive")
+    assert refused.status_code == 403
+    assert f'<a href="/teach/classes/{class_id}">Back to the class</a>' in text(refused)
+    assert "Back to the quizzes" not in text(refused)
 
 
 @pytest.mark.parametrize(

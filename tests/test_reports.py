@@ -119,6 +119,44 @@ def test_an_unknown_counting_rule_is_an_error():
         Counting("highest")
 
 
+THREE_CHOICES = build_quiz(
+    {
+        "slug": "three",
+        "title": "Three choices",
+        "description": "One question.",
+        "questions": [
+            {
+                "id": "q1",
+                "prompt": "Question?",
+                "choices": [
+                    {"id": "a", "text": "Right", "correct": True, "explanation": "Yes."},
+                    {"id": "b", "text": "Wrong", "correct": False, "explanation": "No."},
+                    {"id": "c", "text": "Other", "correct": False, "explanation": "No."},
+                ],
+                "explanation": "Because.",
+                "references": [{"title": "A book", "url": "https://example.org/"}],
+            }
+        ],
+    }
+)
+
+
+@pytest.mark.parametrize(
+    ("counts", "flagged"),
+    [
+        ({"a": 2, "b": 5, "c": 3}, "Most students chose “Wrong”"),
+        ({"a": 2, "b": 3, "c": 5}, "Most students chose “Other”"),
+        ({"a": 2, "b": 4, "c": 4}, None),  # two wrong choices tie: neither is "most students"
+        ({"a": 4, "b": 4, "c": 2}, None),  # a wrong choice ties the right one: it does not beat it
+    ],
+)
+def test_only_a_single_most_chosen_wrong_choice_is_flagged(counts, flagged):
+    """ "Most students chose …" names one choice, so a tie at the top earns no such flag."""
+    item = ItemRow(THREE_CHOICES.questions[0], 1, 10, 0.2, None, counts)
+    most = [flag for flag in item.flags if flag.startswith("Most students chose")]
+    assert most == ([flagged] if flagged else [])
+
+
 def test_at_a_glance_lists_the_hardest_then_every_warned_question():
     """Beyond the three hardest, any question with a warning is listed; an easy clean one is not.
 

@@ -10,7 +10,7 @@ import threading
 import factories
 import pytest
 from test_bad_input import other_browser
-from test_teach import create_class, rows
+from test_teach import create_class, on_host, rows
 
 from app.bank import current_bank
 from app.config import PROJECT_ROOT
@@ -582,3 +582,73 @@ def test_roster_pages_cost_the_same_queries_for_10_and_500_students(app, teacher
 
     small = counted_queries(0, 10)
     assert counted_queries(10, 500) == small <= 4
+
+
+def assign_once(app, class_id):
+    """The class's quiz assigned with one attempt allowed."""
+    with app.app_context():
+        made = db.session.get(factories.Class, class_id)
+        factories.assignment(made, current_bank().quizzes[SLUG], attempts_allowed=1)
+
+
+def test_a_roster_student_continues_their_attempt_in_another_browser(app, teacher, quiz):
+    """A new phone: the personal link offers the unfinished attempt, not "No attempts left";
+    continuing moves it to this browser, and the old one may answer no more."""
+    class_id, _ = create_class(teacher)
+    assign_once(app, class_id)
+    add(teacher, class_id, "Dana Diaz, 1\nBo Bee, 2")
+    old, _ = sign_in(app, code_of(app, "Dana Diaz"))
+    assert old.answer(1, quiz.questions[0].right_choice.id).status_code == 303
+    new, page = sign_in(app, code_of(app, "Dana Diaz"), confirm=False)
+    page = text(page)
+    assert "Continue your attempt" in page and "1 of 8 answered" in page
+    assert "I am Dana Diaz" not in page and "used every attempt" not in page
+    # Bo's link cannot take Dana's attempt, even with its token.
+    bo = Student(app.test_client())
+    fields = {"continue-csrf_token": bo.csrf, "continue-attempt": old.token}
+    taken = bo.client.post(f"/s/{code_of(app, 'Bo Bee')}", data=fields)
+    assert taken.status_code == 409
+    fields = {"continue-csrf_token": new.csrf, "continue-attempt": old.token}
+    moved = new.client.post(f"/s/{code_of(app, 'Dana Diaz')}", data=fields)
+    assert moved.status_code == 303 and moved.location.endswith(f"/attempts/{old.token}/continue")
+    assert new.client.get(moved.location).location.endswith("/questions/2")
+    new.token = old.token
+    assert new.answer(2, quiz.questions[1].right_choice.id).status_code == 303
+    assert old.answer(3, quiz.questions[2].right_choice.id).status_code == 403
+    with app.app_context():
+        assert db.session.scalars(db.select(Attempt.answered)).all() == [2]
+
+
+def test_a_roster_student_with_no_attempt_left_is_told_before_confirming(app, teacher, quiz):
+    """Every allowed attempt used and none unfinished: the page says so and sends them to their
+    instructor, with no "I am …" that would only lead to a refusal."""
+    class_id, _ = create_class(teacher)
+    assign_once(app, class_id)
+    add(teacher, class_id, "Dana Diaz, 1")
+    student, _ = sign_in(app, code_of(app, "Dana Diaz"))
+    for number, question in enumerate(quiz.questions, 1):
+        assert student.answer(number, question.right_choice.id).status_code == 303
+    _, page = sign_in(app, code_of(app, "Dana Diaz"), confirm=False)
+    page = text(page)
+    assert "You have used every attempt you are allowed at" in page
+    assert "ask your instructor" in page
+    assert "I am Dana Diaz" not in page and "Continue your attempt" not in page
+
+
+@pytest.mark.parametrize("page", ["", "/cards"])
+@pytest.mark.parametrize(
+    ("host", "warned"), [("127.0.0.1:8000", True), ("192.168.1.20:8000", False)]
+)
+def test_roster_and_cards_warn_of_personal_links_phones_cannot_open(
+    app, teacher, page, host, warned
+):
+    """Cards printed with links on this computer's own address would reach no phone: say so on
+    the cards and on the roster page, where the codes CSV is downloaded."""
+    client = on_host(app, host)
+    class_id, _ = create_class(client)
+    add(client, class_id, "Dana Diaz, 1")
+    shown = text(client.get(roster_url(class_id) + page))
+    assert f"http://{host}/s/{code_of(app, 'Dana Diaz')}" in shown
+    assert ("Phones cannot open these links." in shown) is warned
+    if warned:
+        assert "<code>HOST=0.0.0.0 make run</code>" in shown

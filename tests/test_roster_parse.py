@@ -145,3 +145,36 @@ def test_clashes_with_the_roster_name_the_student_already_there():
         "Line 3: the student id e1 belongs to Eli Ek, already on this class's roster.",
         "Line 4: the student id O1 belongs to Old Owl, removed from this class's roster.",
     ]
+
+
+@pytest.mark.parametrize(
+    ("pasted", "problem"),
+    [
+        ("Dana Diaz, 20231234\nEli Ek\t20231235",
+         "Line 2: separated by a tab, but line 1 by a comma."),
+        ("Dana Diaz;7\nEli Ek\t8",
+         "Line 2: separated by a tab, but line 1 by a semicolon."),
+        ("\nDana Diaz, 7\nFay Fox, 9\nEli Ek; 8",
+         "Line 4: separated by a semicolon, but line 2 by a comma."),
+    ],
+)  # fmt: skip
+def test_a_line_separated_unlike_the_first_is_refused_not_glued_into_a_name(pasted, problem):
+    """ "Eli Ek<TAB>20231235" in a comma list would be one name with the id inside: refused,
+    located, nothing read."""
+    assert problems(read_text, pasted) == [f"{problem} Use the same separator on every line."]
+
+
+def test_a_comma_in_a_name_of_a_tab_list_is_the_names():
+    """A tab list's line without an id may be a name written "Surname, Given"."""
+    assert read_text('Dana Diaz\t7\n"Ek, Eli"') == [
+        Entry(1, "Dana Diaz", "7"),
+        Entry(2, "Ek, Eli", None),
+    ]
+
+
+def test_names_alone_before_the_first_id_take_the_separator_of_the_first_id():
+    """The first lines without ids say nothing about the separator: the first id's line does."""
+    assert read_text("Dana Diaz\nEli Ek\t8") == [
+        Entry(1, "Dana Diaz", None),
+        Entry(2, "Eli Ek", "8"),
+    ]

@@ -69,7 +69,11 @@ def read_csv(data: bytes) -> list[Entry]:
 
 
 def _entries(lines: list[str]) -> list[Entry]:
-    reader = csv.reader(lines, delimiter=_delimiter(lines), skipinitialspace=True)
+    delimiter = _delimiter(lines)
+    mixed = _mixed(lines, delimiter)
+    if mixed:
+        raise RosterError(mixed)
+    reader = csv.reader(lines, delimiter=delimiter, skipinitialspace=True)
     rows = []
     try:
         for row in reader:
@@ -103,13 +107,46 @@ def _entries(lines: list[str]) -> list[Entry]:
     return entries
 
 
+def _separated(lines: list[str]) -> tuple[int, str]:
+    """The first line that separates columns, by number, and that line: a list's first lines
+    may be names alone."""
+    numbered = [(n, line) for n, line in enumerate(lines, 1) if line.strip()]
+    found = next((pair for pair in numbered if any(sep in pair[1] for sep in SEPARATORS)), None)
+    return found or (numbered[0] if numbered else (0, ""))
+
+
 def _delimiter(lines: list[str]) -> str:
-    """Commas, or what the first line shows instead: tabs when pasted from a spreadsheet,
-    semicolons from a spreadsheet that writes decimal commas."""
-    first = next((line for line in lines if line.strip()), "")
+    """Commas, or what the first separated line shows instead: tabs when pasted from a
+    spreadsheet, semicolons from a spreadsheet that writes decimal commas."""
+    first = _separated(lines)[1]
     if "\t" in first:
         return "\t"
     return ";" if ";" in first and "," not in first else ","
+
+
+SEPARATORS = {",": "a comma", ";": "a semicolon", "\t": "a tab"}
+
+
+def _mixed(lines: list[str], delimiter: str) -> list[str]:
+    """Lines separated otherwise than the first separated one, which would glue an id into a
+    name: a tab in a comma or semicolon list, a semicolon alone in a comma list. (A comma alone
+    in a tab list may be a name's, as in "Diaz, Dana".)"""
+    first = _separated(lines)[0]
+    found = []
+    for n, line in enumerate(lines, 1):
+        other = None
+        if n <= first or not line.strip():
+            continue
+        if delimiter != "\t" and "\t" in line.strip():
+            other = "\t"
+        elif delimiter == "," and ";" in line and "," not in line:
+            other = ";"
+        if other:
+            found.append(
+                f"Line {n}: separated by {SEPARATORS[other]}, but line {first} by "
+                f"{SEPARATORS[delimiter]}. Use the same separator on every line."
+            )
+    return found
 
 
 def _problems(line: int, row: list[str]) -> list[str]:

@@ -3,14 +3,18 @@ then their class's quiz."""
 
 from flask import abort, redirect, render_template, request, url_for
 from flask_wtf import FlaskForm
-from wtforms import RadioField, SelectChoice, StringField, SubmitField
+from wtforms import HiddenField, RadioField, SelectChoice, StringField, SubmitField
 from wtforms.validators import InputRequired
 
+from .. import rules
+from ..attempts import move_to_browser, seats_by_assignment, unfinished_of_student
+from ..bank import Quiz
 from ..forms import find_class, tidy
-from ..models import Class
+from ..models import Class, RosterStudent
 
 # The start form's own limits and browser id: starting by code is starting, and counts so.
 from ..quiz import (
+    _browser,
     _starts_per_address,
     _starts_per_browser,
     _unfinished,
@@ -44,6 +48,28 @@ class ConfirmForm(FlaskForm):
         if len(quizzes) == 1:
             self.quiz.data = quizzes[0].slug
         self.submit.label.text = f"I am {name}"
+
+
+class ContinueForm(FlaskForm):
+    """ "Continue your attempt" on this browser: one of the student's own unfinished attempts."""
+
+    attempt = HiddenField()
+    submit = SubmitField("Continue your attempt")
+
+
+def _used_up(student: RosterStudent, quizzes: list[Quiz]) -> list[Quiz]:
+    """The quizzes at which the student has used every attempt their assignment allows."""
+    limited = {a.quiz_slug: a for a in student.class_.assignments if a.attempts_allowed}
+    if not limited:
+        return []
+    seats = seats_by_assignment(student.student_key, [a.id for a in limited.values()])
+    return [
+        quiz
+        for quiz in quizzes
+        if quiz.slug in limited
+        and rules.free_seat(*seats[limited[quiz.slug].id], limited[quiz.slug].attempts_allowed)
+        is None
+    ]
 
 
 def _closed(class_: Class) -> str | None:
@@ -85,20 +111,36 @@ def personal(code):
         abort(404, description="No student has this sign-in link. Check it with your instructor.")
     class_ = student.class_
     quizzes = offered_quizzes(class_)
-    form = ConfirmForm(student.name, quizzes)
+    # Found by the student, not the browser: a new phone or cleared cookies lose no attempt.
+    own = unfinished_of_student(student.id, quizzes)
+    if request.method == "POST" and "continue-attempt" in request.form:
+        going = ContinueForm(prefix="continue")
+        if going.validate_on_submit() and going.attempt.data in {row.token for row in own}:
+            move_to_browser(going.attempt.data, student.id, _browser())
+            return redirect(url_for("quiz.resume", token=going.attempt.data), 303)
+        abort(409, description="This attempt is over, so it cannot be continued. Reload the page.")
+    used_up = _used_up(student, quizzes)
+    startable = [quiz for quiz in quizzes if quiz not in used_up]
+    form = ConfirmForm(student.name, startable)
     closed = _closed(class_)
     if request.method == "POST" and closed:
         abort(403, description=closed)
     if form.validate_on_submit():
-        quiz = next(quiz for quiz in quizzes if quiz.slug == form.quiz.data)
+        quiz = next(quiz for quiz in startable if quiz.slug == form.quiz.data)
         return start_in_class(quiz, class_, student.name, roster_student=student)
+    tokens = {row.token for row in own}
     page = render_template(
         "roster/confirm.html",
         student=student,
         class_=class_,
         form=form,
         quizzes=quizzes,
+        startable=startable,
+        # An unfinished attempt is theirs to continue: not a used-up quiz to tell them about.
+        used_up=[quiz for quiz in used_up if quiz.slug not in {row.slug for row in own}],
         closed=closed,
-        unfinished=_unfinished(quizzes),
+        own=own,
+        continuing=ContinueForm(prefix="continue"),
+        unfinished=[row for row in _unfinished(quizzes) if row.token not in tokens],
     )
     return page, 400 if form.errors else 200

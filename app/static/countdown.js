@@ -23,6 +23,18 @@ if (clock) {
     return hours ? `${hours}:${String(minutes).padStart(2, "0")}:${rest}` : `${minutes}:${rest}`;
   };
 
+  // At 0:00 the server refuses answers (after a few seconds' grace for ones already on their
+  // way): a button that still looks ready would only lead to that refusal.
+  const stopAnswers = () => {
+    const save = document.querySelector(".answer-form button");
+    if (!save || save.disabled) return;
+    save.disabled = true;
+    const note = document.createElement("p");
+    note.className = "hint";
+    note.textContent = "Time is up, so no more answers can be saved.";
+    save.after(note);
+  };
+
   const tick = () => {
     const seconds = secondsLeft();
     left.textContent = seconds ? `${onDial(seconds)} left` : "Time is up";
@@ -32,6 +44,7 @@ if (clock) {
       status.textContent = inWords(seconds);
     }
     if (seconds) setTimeout(tick, 1000 - ((end - performance.now()) % 1000));
+    else stopAnswers();
   };
   left.hidden = false;
   tick();

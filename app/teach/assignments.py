@@ -28,7 +28,7 @@ from ..auth import class_or_404
 from ..bank import current_bank
 from ..extensions import db
 from ..models import Assignment, Class, FeedbackWhen, Instructor, Role, now
-from ..reports import Counting
+from ..reports import Counting, class_roster
 from . import bp
 
 MOST_MINUTES = 1440
@@ -345,6 +345,25 @@ def remove_assignment(class_id, assignment_id):
     db.session.commit()
     audit(f"assignment removed: class {scope.id}, quiz {slug}")
     return _to_class(scope, slug)
+
+
+@bp.get("/classes/<int:class_id>/assignments/<int:assignment_id>/release")
+def confirm_release(class_id, assignment_id):
+    """What releasing held feedback gives away before the close, with the button that does it."""
+    scope, assignment = _assignment_or_404(class_id, assignment_id)
+    quiz = current_bank().quizzes.get(assignment.quiz_slug)
+    roster = class_roster(quiz, scope.id, Counting.FIRST) if quiz else None
+    window = rules.window(now(), assignment.opens_at, assignment.closes_at)
+    return render_template(
+        "teach/release.html",
+        scope=scope,
+        assignment=assignment,
+        quiz_title=quiz_title(assignment.quiz_slug),
+        still_open=window is not rules.Window.CLOSED,
+        # Each of them may still be answering while a classmate's results link shows the key.
+        not_finished=sum(bool(row.unfinished) for row in roster.students) if roster else 0,
+        not_started=roster.not_started if roster else 0,
+    )
 
 
 @bp.post("/classes/<int:class_id>/assignments/<int:assignment_id>/release")

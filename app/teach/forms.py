@@ -138,7 +138,7 @@ class ShareForm(FlaskForm):
         render_kw={"autocomplete": "off"},
     )
     role = RadioField(
-        "They",
+        "They can",
         choices=[SelectChoice(role.value, label) for role, label in SHARE_ROLES.items()],
         default=Role.VIEW.value,
         validators=[DataRequired("Choose what they may do.")],

@@ -93,7 +93,8 @@ def merge(class_id):
     kept, folded = kept_student(form.students[form.first.data], form.students[form.second.data])
     moved = merge_students(scope.id, kept, folded)
     audit(f"class {scope.id} students merged: {folded.name!r} into {kept.name!r}")
-    flash(f"{folded.name} now counts as {kept.name}: {moved} attempts moved.")
+    attempts = "1 attempt" if moved == 1 else f"{moved} attempts"
+    flash(f"{folded.name} now counts as {kept.name}: {attempts} moved.")
     return _back(class_id)
 
 

@@ -1,6 +1,8 @@
 """The instructor's side of a roster: add students, print and download their sign-in codes,
 remove a student or give them a new code."""
 
+from urllib.parse import urlsplit
+
 from flask import abort, redirect, render_template, request, url_for
 from flask_login import current_user
 
@@ -11,7 +13,7 @@ from ..extensions import db
 from ..models import Class, Role, RosterStudent
 from . import bp, exports
 from .forms import RosterForm
-from .views import _qr
+from .views import _qr, is_loopback
 
 # 2,000 students with long email addresses, as a paste or a file: far above the answer forms'
 # limit, which stays as it is everywhere else.
@@ -26,6 +28,11 @@ def _manage(class_id: int) -> Class:
 def _personal_links(students: list[RosterStudent]) -> dict[int, str]:
     base = url_for("roster.personal", code="", _external=True)
     return {student.id: base + student.sign_in_code for student in students}
+
+
+def _links_on_loopback() -> bool:
+    """Whether the personal links point at this computer, which no student's phone can open."""
+    return is_loopback(urlsplit(url_for("roster.sign_in", _external=True)).hostname or "")
 
 
 @bp.url_value_preprocessor
@@ -64,6 +71,7 @@ def _roster_page(scope: Class, form: RosterForm, refused: str | None = None):
         current=current,
         removed=[student for student in students if student.removed_at is not None],
         links=_personal_links(current),
+        loopback=_links_on_loopback(),
         added=request.args.get("added", type=int),
         most=roster.MOST_STUDENTS,
         spaced=roster.spaced,
@@ -85,6 +93,7 @@ def sign_in_cards(class_id):
         links=links,
         qr_codes={id_: _qr(link) for id_, link in links.items()},
         sign_in_url=url_for("roster.sign_in", _external=True),
+        loopback=_links_on_loopback(),
         spaced=roster.spaced,
     )
 

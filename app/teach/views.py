@@ -75,12 +75,14 @@ def dashboard():
         db.select(Class, ClassShare.role)
         .outerjoin(ClassShare, (ClassShare.class_id == Class.id) & share)
         .options(joinedload(Class.instructor))
-        .where(Class.archived_at.is_not(None) if archived else Class.archived_at.is_(None))
         .order_by(Class.created_at.desc(), Class.id.desc())
     )
     if not current_user.is_admin:
         listed = listed.where((Class.instructor_id == current_user.id) | share)
-    classes = db.session.execute(listed).all()
+    # Archived and current classes in the same query: "Show archived classes" only when any is.
+    every = db.session.execute(listed).all()
+    classes = [row for row in every if (row[0].archived_at is not None) == archived]
+    any_archived = any(row[0].archived_at is not None for row in every)
     attempts = dict(
         db.session.execute(
             db.select(Attempt.class_id, func.count(Attempt.id))
@@ -93,6 +95,7 @@ def dashboard():
         classes=classes,
         attempts=attempts,
         archived=archived,
+        any_archived=any_archived,
         form=form,
         quizzes=current_bank().quizzes.values(),
         share_roles=SHARE_ROLES,
@@ -121,10 +124,13 @@ def class_page(class_id):
     scope, form, report = _report(class_id)
     join_url, qr, loopback = _join(scope) if scope else (None, None, False)
     refresh = request.args.get("refresh") == "on"
+    role = role_in(scope) if scope else Role.OWN
     return render_template(
         "teach/class.html",
         scope=scope,
-        role=role_in(scope) if scope else Role.OWN,
+        role=role,
+        # Asked once for the page: a viewer is not offered buttons that end in a 403.
+        may_manage=may(role, Role.MANAGE) and not (scope and scope.archived_at),
         voided=_voided(class_id, report.quiz.slug),
         form=form,
         report=report,
@@ -135,6 +141,9 @@ def class_page(class_id):
         few=FEW_ATTEMPTS,
         retired=report.quiz.slug not in current_bank().quizzes,
         assignments=assignments.listing(scope) if scope else [],
+        # Each quiz is assigned once: with all of them assigned, the form would offer none.
+        all_assigned=bool(scope)
+        and set(current_bank().quizzes) <= {a.quiz_slug for a in scope.assignments},
     )
 
 

@@ -183,9 +183,11 @@ def test_a_timed_one_attempt_quiz_graded_after_the_close(browser, story, quiz):
 
     teacher.goto(class_url)
     expect(students.get_by_role("row", name=re.compile("Dana Diaz"))).to_contain_text("Not started")
-    teacher.get_by_role("button", name=re.compile("^Release feedback")).click()
+    teacher.get_by_role("link", name=re.compile("^Release feedback")).click()
+    expect(teacher.locator("#release-warning")).to_contain_text("1 on the roster has not started")
+    teacher.get_by_role("button", name="Release feedback now").click()
     expect(assigned).to_contain_text("Feedback: after the quiz closes, released")
-    expect(teacher.get_by_role("button", name=re.compile("^Release feedback"))).to_have_count(0)
+    expect(teacher.get_by_role("link", name=re.compile("^Release feedback"))).to_have_count(0)
 
     # Now every student reads their score and review; retaking is still not offered.
     for student, scored in [(ada, "6 out of 8 (75%)"), (grace, "8 out of 8 (100%)"),

@@ -82,6 +82,22 @@ def test_a_screen_reader_hears_the_time_left_at_marks_not_every_second(chromium,
     page.context.close()
 
 
+def test_at_zero_the_answer_button_is_disabled_and_says_why(chromium, timed, quiz):
+    """The server refuses answers once the time is up: the button stops offering to save one."""
+    page, token, _ = attempt_page(chromium, timed, quiz)
+    page.clock.install()
+    page.goto(f"/attempts/{token}/questions/1")
+    save = page.get_by_role("button", name="Save answer")
+    expect(save).to_be_enabled()
+    left = int(page.locator("[data-seconds-left]").get_attribute("data-seconds-left"))
+    page.clock.fast_forward((left - 2) * 1000)
+    expect(save).to_be_enabled()
+    page.clock.fast_forward(3_000)
+    expect(save).to_be_disabled()
+    expect(page.get_by_text("Time is up, so no more answers can be saved.")).to_be_visible()
+    page.context.close()
+
+
 def test_an_answer_is_saved_without_its_verdict_and_the_student_moves_on(chromium, timed, quiz):
     page, token, _ = attempt_page(chromium, timed, quiz)
     page.goto(f"/attempts/{token}/questions/1")
