@@ -150,6 +150,23 @@ def used_seats(assignment_id: int, key: str) -> tuple[set[int], int]:
     return {seat for seat in seats if seat is not None}, seats.count(None)
 
 
+def key_held(slug: str) -> bool:
+    """Whether some class's assignment of this quiz still holds its feedback back, so that an
+    attempt outside any class must not show the key: one query, on the quiz's index."""
+    moment = now()
+    waiting = db.session.execute(
+        db.select(Assignment.feedback, Assignment.closes_at).where(
+            Assignment.quiz_slug == slug,
+            Assignment.feedback != FeedbackWhen.EACH_ANSWER.value,
+            Assignment.feedback_released_at.is_(None),
+        )
+    )
+    return any(
+        rules.holds_back_key(FeedbackWhen(feedback), moment, utc(closes_at), None)
+        for feedback, closes_at in waiting
+    )
+
+
 # Built once, like _BY_TOKEN below. Only the browser is asked in SQL, so that the planner takes
 # the browser's index and reads a handful of rows, rather than starting from a quiz version
 # and reading every attempt at it; the version is matched in Python.

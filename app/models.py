@@ -176,7 +176,8 @@ class Assignment(db.Model):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     class_id: Mapped[int] = mapped_column(ForeignKey("classes.id", ondelete="CASCADE"))
-    quiz_slug: Mapped[str] = mapped_column(String(64))
+    # Indexed: a start outside any class asks whether some class holds this quiz's feedback.
+    quiz_slug: Mapped[str] = mapped_column(String(64), index=True)
     opens_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     closes_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     time_limit_minutes: Mapped[int | None]

@@ -28,6 +28,7 @@ from .attempts import (
     Standing,
     attempt_or_404,
     finish_attempt,
+    key_held,
     progress,
     quiz_of,
     record_answer,
@@ -176,6 +177,9 @@ def start(slug):
     form = StartForm(class_code=request.args.get("code", ""))
     valid = form.validate_on_submit()
     by_code = valid and _needs_personal_code(form)
+    if valid and form.class_ is None and key_held(slug):
+        form.class_code.errors.append(NEEDS_CLASS_CODE)
+        valid = False
     if valid and not by_code:
         assignment, refusal = _assigned(form.class_, slug)
         if refusal == NOT_ASSIGNED:
@@ -202,6 +206,7 @@ def start(slug):
     return page, _status(form)
 
 
+NEEDS_CLASS_CODE = "Enter your class code: this quiz is being taken as an assignment."
 NOT_ASSIGNED = "not assigned"
 NO_ATTEMPTS_LEFT = "no attempts left"
 
@@ -478,4 +483,6 @@ def retake(token):
     if student is not None and student.removed_at is not None:
         abort(403, description="You are no longer on your class's roster. Ask your instructor.")
     quiz = quiz_or_404(attempt.quiz_version.slug)
+    if attempt.class_ is None and key_held(quiz.slug):
+        abort(403, description=f"{NEEDS_CLASS_CODE} Start it again with the code from your class.")
     return start_in_class(quiz, attempt.class_, attempt.student_name, roster_student=student)

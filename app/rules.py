@@ -157,6 +157,21 @@ def how_it_ended(
     return Ending.FINISHED
 
 
+def holds_back_key(
+    feedback: FeedbackWhen,
+    moment: datetime,
+    closes_at: datetime | None,
+    released_at: datetime | None,
+) -> bool:
+    """Whether an assignment still keeps its quiz's verdicts from students yet to answer: its
+    feedback waits (not after each answer), is not released, and has not opened for everyone.
+    While one does, an attempt outside any class would show that class the key."""
+    if feedback == FeedbackWhen.EACH_ANSWER or released_at is not None:
+        return False
+    # After the attempt, each student's verdicts open with their own finish: never for everyone.
+    return feedback == FeedbackWhen.AFTER_ATTEMPT or closes_at is None or moment < closes_at
+
+
 def _released(moment: datetime, closes_at: datetime | None, released_at: datetime | None) -> bool:
     return released_at is not None or (closes_at is not None and moment >= closes_at)
 

