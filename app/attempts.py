@@ -155,15 +155,20 @@ def key_held(slug: str) -> bool:
     attempt outside any class must not show the key: one query, on the quiz's index."""
     moment = now()
     waiting = db.session.execute(
-        db.select(Assignment.feedback, Assignment.closes_at).where(
+        db.select(Assignment.feedback, Assignment.closes_at, Assignment.time_limit_minutes).where(
             Assignment.quiz_slug == slug,
             Assignment.feedback != FeedbackWhen.EACH_ANSWER.value,
             Assignment.feedback_released_at.is_(None),
         )
     )
     return any(
-        rules.holds_back_key(FeedbackWhen(feedback), moment, utc(closes_at), None)
-        for feedback, closes_at in waiting
+        rules.holds_back_key(
+            FeedbackWhen(feedback),
+            moment,
+            rules.feedback_opens_at(FeedbackWhen(feedback), utc(closes_at), limit),
+            None,
+        )
+        for feedback, closes_at, limit in waiting
     )
 
 
@@ -392,6 +397,8 @@ class Standing:
     """The last moment an answer is saved; None when nothing ends the attempt."""
     ending: rules.Ending
     finished: bool
+    feedback_opens_at: datetime | None
+    """When held feedback opens for everyone without a release; None when only a release does."""
     feedback_shown: bool
     """Whether its student may see verdicts, explanations, right answers and the score."""
     open_to_anyone: bool
@@ -409,6 +416,8 @@ def standing(attempt: Attempt, quiz: Quiz) -> Standing:
     when = FeedbackWhen(assignment.feedback) if assignment else FeedbackWhen.EACH_ANSWER
     closes_at = utc(assignment.closes_at) if assignment else None
     released_at = utc(assignment.feedback_released_at) if assignment else None
+    limit = assignment.time_limit_minutes if assignment else None
+    opens_at = rules.feedback_opens_at(when, closes_at, limit)
     finished_at, ends_at = utc(attempt.finished_at), utc(attempt.ends_at)
     answered, questions = len(attempt.answers), len(quiz.questions)
     deadline = rules.answer_deadline(ends_at, closes_at)
@@ -417,8 +426,9 @@ def standing(attempt: Attempt, quiz: Quiz) -> Standing:
         deadline=deadline,
         ending=rules.how_it_ended(moment, finished_at, answered, questions, ends_at, closes_at),
         finished=finished,
-        feedback_shown=rules.feedback_visible(when, finished, moment, closes_at, released_at),
-        open_to_anyone=rules.review_open_to_anyone(when, finished, moment, closes_at, released_at),
+        feedback_opens_at=opens_at,
+        feedback_shown=rules.feedback_visible(when, finished, moment, opens_at, released_at),
+        open_to_anyone=rules.review_open_to_anyone(when, finished, moment, opens_at, released_at),
         finishable=ends_at is not None or when != FeedbackWhen.EACH_ANSWER,
         seconds_left=None if ends_at is None else max(0, int((ends_at - moment).total_seconds())),
     )

@@ -350,7 +350,7 @@ def test_feedback_held_until_the_close_needs_no_release_after_it(app, teacher, c
             closes_at=datetime.now(UTC) - timedelta(days=1),
         )  # fmt: skip
     page = text(teacher.get(f"/teach/classes/{class_id}"))
-    assert "released at the close" in page and "Release feedback" not in page
+    assert "opened to students" in page and "Release feedback" not in page
     assert ">Closed<" in page
 
 

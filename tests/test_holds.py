@@ -12,7 +12,7 @@ from app.bank import current_bank
 from app.extensions import db
 from app.models import Assignment, Attempt, Class, FeedbackWhen
 
-from helpers import SLUG, Student, make_app, queries, text
+from helpers import SLUG, Student, login, make_app, queries, text
 
 pytestmark = pytest.mark.usefixtures("quick_passwords")
 
@@ -127,3 +127,66 @@ def test_the_hold_costs_one_query_on_the_quiz_index(app, class_id):
             explain = f"EXPLAIN QUERY PLAN {asked[0]}"
             plan = db.session.connection().exec_driver_sql(explain, (SLUG, "x")).all()
             assert "ix_assignments_quiz_slug" in str(plan)
+
+
+# --- 2. Held feedback opens once no attempt can still be answered, not at the close ----------
+
+
+def test_feedback_opens_once_the_last_attempt_can_no_longer_be_answered():
+    """A 60-minute attempt started just before the close answers until close + 60 min + grace."""
+    closes = NOW
+    assert rules.feedback_opens_at(FeedbackWhen.AFTER_CLOSE, closes, 60) == (
+        closes + timedelta(minutes=60) + rules.ANSWER_GRACE
+    )
+    assert rules.feedback_opens_at(FeedbackWhen.AFTER_CLOSE, closes, None) == (
+        closes + rules.CLOSE_GRACE
+    )
+    assert rules.feedback_opens_at(FeedbackWhen.AFTER_CLOSE, None, 60) is None
+    assert rules.feedback_opens_at(FeedbackWhen.AFTER_ATTEMPT, closes, 60) is None
+    assert rules.feedback_opens_at(FeedbackWhen.EACH_ANSWER, closes, None) is None
+
+
+class Clock:
+    """The app's clock, moved on as waiting would move it."""
+
+    def __init__(self, monkeypatch):
+        self.ahead = timedelta()
+        for where in ("app.attempts.now", "app.teach.assignments.now"):
+            monkeypatch.setattr(where, self.now)
+
+    def now(self) -> datetime:
+        return datetime.now(UTC) + self.ahead
+
+
+def test_a_review_stays_shut_while_a_classmate_can_still_answer(app, class_id, monkeypatch):
+    """Attacker repro 03: Alice finishes before the close, Bob starts before it with 60 minutes;
+    at the close Alice's link must not show Bob the key, nor may the class page call it out."""
+    closes = datetime.now(UTC) + timedelta(minutes=1)
+    assign(
+        app, class_id, feedback=FeedbackWhen.AFTER_CLOSE, time_limit_minutes=60, closes_at=closes
+    )
+    with app.app_context():
+        quiz = current_bank().quizzes[SLUG]
+    alice, bob = student(app), student(app)
+    assert alice.start(name="Alice", class_code=CODE).status_code == 303
+    for number, question in enumerate(quiz.questions, 1):
+        assert alice.answer(number, question.choices[0].id).status_code == 303
+    assert bob.start(name="Bob", class_code=CODE).status_code == 303
+    opens = closes + timedelta(minutes=60) + rules.ANSWER_GRACE
+    teacher = app.test_client()
+    login(teacher, "teacher", "correct horse")
+
+    clock = Clock(monkeypatch)
+    clock.ahead = timedelta(minutes=2)  # past the close; Bob's hour is not up
+    assert app.test_client().get(alice.results_url).status_code == 403
+    mine = text(alice.client.get(alice.results_url))
+    assert "scored" not in mine and f'datetime="{opens:%Y-%m-%dT%H:%MZ}"' in mine
+    assert bob.answer(1, quiz.questions[0].right_choice.id).status_code == 303
+    page = text(teacher.get(f"/teach/classes/{class_id}"))
+    assert "Release feedback" in page and "opens to students" in page
+
+    clock.ahead = opens - datetime.now(UTC) + timedelta(seconds=1)
+    assert app.test_client().get(alice.results_url).status_code == 200
+    assert "Alice scored" in text(app.test_client().get(alice.results_url))
+    page = text(teacher.get(f"/teach/classes/{class_id}"))
+    assert "Release feedback" not in page and "opened to students" in page

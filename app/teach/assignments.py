@@ -259,6 +259,8 @@ class Listed:
     window: rules.Window
     held: bool
     """Whether its feedback waits for the close or "Release feedback", and neither came yet."""
+    feedback_opens_at: datetime | None
+    """When feedback after the close opens for everyone: once the last attempt's time is up."""
 
     @property
     def grade_from(self) -> str:
@@ -275,10 +277,16 @@ def listing(scope: Class) -> list[Listed]:
     found = []
     for assignment in scope.assignments:
         window = rules.window(moment, assignment.opens_at, assignment.closes_at)
-        held = assignment.feedback == FeedbackWhen.AFTER_CLOSE and not (
-            assignment.feedback_released_at or window is rules.Window.CLOSED
+        feedback = FeedbackWhen(assignment.feedback)
+        opens_at = rules.feedback_opens_at(
+            feedback, rules.utc(assignment.closes_at), assignment.time_limit_minutes
         )
-        found.append(Listed(assignment, quiz_title(assignment.quiz_slug), window, held))
+        # "Release feedback" is for feedback that waits for the close: after the attempt,
+        # each student's opens with their own finish.
+        held = feedback == FeedbackWhen.AFTER_CLOSE and rules.holds_back_key(
+            feedback, moment, opens_at, assignment.feedback_released_at
+        )
+        found.append(Listed(assignment, quiz_title(assignment.quiz_slug), window, held, opens_at))
     return found
 
 
