@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from flask import abort
 from sqlalchemy import Connection, Row, bindparam, case, func, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import joinedload
+from sqlalchemy.orm import joinedload, undefer
 
 from . import rules
 from .bank import Choice, Question, Quiz, current_bank, quiz_from_snapshot
@@ -321,9 +321,13 @@ _BY_TOKEN = (
     .options(
         joinedload(Attempt.quiz_version),
         joinedload(Attempt.answers),
-        # The rules it follows, and the class with what it sets now (whether a retake may start).
+        # The rules it follows, and the class with what it sets now (whether a retake may start,
+        # and whether its students sign in by code), and who signed in for it.
         joinedload(Attempt.assignment),
-        joinedload(Attempt.class_).joinedload(Class.assignments),
+        joinedload(Attempt.class_).options(
+            joinedload(Class.assignments), undefer(Class.signs_in_by_code)
+        ),
+        joinedload(Attempt.roster_student),
     )
 )
 

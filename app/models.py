@@ -15,10 +15,11 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    exists,
     text,
     true,
 )
-from sqlalchemy.orm import Mapped, mapped_column, relationship
+from sqlalchemy.orm import Mapped, column_property, mapped_column, relationship
 
 from .extensions import db
 
@@ -233,6 +234,14 @@ class RosterStudent(db.Model):
     def student_key(self) -> str:
         """Their attempts' student key: roster students are told apart by record, not name."""
         return roster_key(self.id)
+
+
+# Whether a class signs its students in by personal code, read with the attempt a student page
+# loads (deferred elsewhere): a retake of a typed-name attempt must not get past a roster.
+Class.signs_in_by_code = column_property(
+    exists().where(RosterStudent.class_id == Class.id, RosterStudent.removed_at.is_(None)),
+    deferred=True,
+)
 
 
 def roster_key(roster_student_id: int) -> str:

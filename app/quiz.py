@@ -329,6 +329,8 @@ def question(token, number):
     here = url_for(".question", token=token, number=number)
     if request.method == "POST" and answer:
         return redirect(here, 303)  # answered already: the first answer stands
+    if request.method == "POST" and (stopped := _answers_stopped(attempt)):
+        return render_template("quiz/stopped.html", attempt=attempt, reason=stopped), 409
     if answer is None and state.finished:
         if request.method == "POST":
             if state.deadline is not None and attempt.finished_at is None:
@@ -369,6 +371,23 @@ def question(token, number):
         form=form,
     )
     return page, (_status(form) if form else 200)
+
+
+def _answers_stopped(attempt: Attempt) -> str | None:
+    """Why an attempt takes no more answers though its time is not up: its class was archived,
+    or its student taken off the roster (from what attempt_or_404 loaded, no query)."""
+    if attempt.class_ is not None and attempt.class_.archived_at is not None:
+        return (
+            f"{attempt.class_.name} has ended: its instructor archived it, so answers are no "
+            "longer saved."
+        )
+    student = attempt.roster_student
+    if student is not None and student.removed_at is not None:
+        return (
+            f"You are no longer on the roster of {attempt.class_.name}, so answers are no "
+            "longer saved. Ask your instructor."
+        )
+    return None
 
 
 def _over(attempt: Attempt, state: Standing):
@@ -455,7 +474,19 @@ class RetakeChance:
     left: int | None
 
 
+SIGN_IN_WITH_CODE = "sign in with code"
+
+
+def _sign_in_to_retake(class_: Class) -> str:
+    return (
+        f"{class_.name} now signs students in with personal codes: sign in with the code from "
+        "your card to start another attempt."
+    )
+
+
 def _retake_chance(attempt: Attempt) -> RetakeChance:
+    if attempt.roster_student_id is None and attempt.class_ and attempt.class_.signs_in_by_code:
+        return RetakeChance(SIGN_IN_WITH_CODE, None, None)
     assignment, refusal = _assigned(attempt.class_, attempt.quiz_version.slug)
     if assignment is None or assignment.attempts_allowed is None:
         return RetakeChance(refusal, None, None)
@@ -482,6 +513,8 @@ def retake(token):
     student = attempt.roster_student
     if student is not None and student.removed_at is not None:
         abort(403, description="You are no longer on your class's roster. Ask your instructor.")
+    if student is None and attempt.class_ and attempt.class_.signs_in_by_code:
+        abort(403, description=_sign_in_to_retake(attempt.class_))
     quiz = quiz_or_404(attempt.quiz_version.slug)
     if attempt.class_ is None and key_held(quiz.slug):
         abort(403, description=f"{NEEDS_CLASS_CODE} Start it again with the code from your class.")

@@ -10,7 +10,8 @@ import pytest
 from app import rules
 from app.bank import current_bank
 from app.extensions import db
-from app.models import Assignment, Attempt, Class, FeedbackWhen
+from app.models import Assignment, Attempt, Class, FeedbackWhen, RosterStudent
+from app.roster import remove_student
 
 from helpers import SLUG, Student, login, make_app, queries, text
 
@@ -190,3 +191,80 @@ def test_a_review_stays_shut_while_a_classmate_can_still_answer(app, class_id, m
     assert "Alice scored" in text(app.test_client().get(alice.results_url))
     page = text(teacher.get(f"/teach/classes/{class_id}"))
     assert "Release feedback" not in page and "opened to students" in page
+
+
+# --- 3. A roster is not got round by "Retake quiz", nor by answering on after removal --------
+
+
+def test_a_typed_name_attempt_cannot_be_retaken_once_the_class_has_a_roster(app, class_id):
+    """Attacker repro 06: an attempt from before the roster; "Retake quiz" gave typed-name
+    attempts in the rostered class for ever. The button gives way to the sign-in link."""
+    dana = student(app)
+    assert dana.start(name="Dana Diaz", class_code=CODE).status_code == 303
+    with app.app_context():
+        factories.roster(class_id, "Dana Diaz, d42\nEve Real, e1")
+    page = text(dana.client.get(dana.results_url))
+    assert "Retake quiz" not in page
+    assert "now signs students in with personal codes" in page and 'href="/s"' in page
+    refused = dana.post(f"/attempts/{dana.token}/retake")
+    assert refused.status_code == 403 and "sign in with the code from your card" in text(refused)
+    assert stored_attempts(app) == 1
+
+
+def signed_in(app, code) -> Student:
+    """A roster student's browser that confirmed their personal link and started the quiz."""
+    signing = student(app)
+    signing.client.get(f"/s/{code}")
+    started = signing.post(f"/s/{code}", quiz=SLUG)
+    assert started.status_code == 303
+    signing.token = started.location.split("/")[2]
+    return signing
+
+
+def answered(app) -> int:
+    with app.app_context():
+        return db.session.scalar(db.select(db.func.sum(Attempt.answered)))
+
+
+def test_a_roster_students_retake_is_still_theirs(app, class_id):
+    """The rule bars typed names only: a student still on the roster retakes as before."""
+    with app.app_context():
+        [dana] = factories.roster(class_id, "Dana Diaz, d42")
+        code = dana.sign_in_code
+    signing = signed_in(app, code)
+    assert "Retake quiz" in text(signing.client.get(signing.results_url))
+    assert signing.post(f"/attempts/{signing.token}/retake").status_code == 303
+    assert stored_attempts(app) == 2
+
+
+def test_an_archived_class_takes_no_more_answers(app, class_id):
+    """An attempt open when its class was archived is read-only too: 409, nothing saved."""
+    with app.app_context():
+        quiz = current_bank().quizzes[SLUG]
+    ada = student(app)
+    assert ada.start(name="Ada", class_code=CODE).status_code == 303
+    assert ada.answer(1, quiz.questions[0].right_choice.id).status_code == 303
+    with app.app_context():
+        db.session.get(Class, class_id).archived_at = datetime.now(UTC)
+        db.session.commit()
+    refused = ada.answer(2, quiz.questions[1].right_choice.id)
+    assert refused.status_code == 409
+    page = text(refused)
+    assert "Physics 101 has ended" in page and "This answer was not saved." in page
+    assert answered(app) == 1
+
+
+def test_a_student_taken_off_the_roster_answers_no_more(app, class_id):
+    """Removed mid-attempt, the student's answers stop: 409 with why, nothing saved."""
+    with app.app_context():
+        quiz = current_bank().quizzes[SLUG]
+        [dana] = factories.roster(class_id, "Dana Diaz, d42")
+        code = dana.sign_in_code
+    signing = signed_in(app, code)
+    assert signing.answer(1, quiz.questions[0].right_choice.id).status_code == 303
+    with app.app_context():
+        remove_student(db.session.get(RosterStudent, dana.id))
+    refused = signing.answer(2, quiz.questions[1].right_choice.id)
+    assert refused.status_code == 409
+    assert "You are no longer on the roster of Physics 101" in text(refused)
+    assert answered(app) == 1
