@@ -159,6 +159,8 @@ def key_held(slug: str) -> bool:
             Assignment.quiz_slug == slug,
             Assignment.feedback != FeedbackWhen.EACH_ANSWER.value,
             Assignment.feedback_released_at.is_(None),
+            # A removed one starts no counted attempt: its class offers the quiz as unassigned.
+            Assignment.removed_at.is_(None),
         )
     )
     return any(

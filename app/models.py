@@ -119,9 +119,15 @@ class Class(db.Model):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
 
     instructor: Mapped[Instructor] = relationship(back_populates="classes")
+    # Removed ones too: their attempts keep following them (feedback rule, seats).
     assignments: Mapped[list["Assignment"]] = relationship(
         back_populates="class_", order_by="Assignment.id", cascade="all, delete-orphan"
     )
+
+    @property
+    def current_assignments(self) -> list["Assignment"]:
+        """The assignments not removed: what the class offers and how its reports count now."""
+        return [assignment for assignment in self.assignments if assignment.removed_at is None]
 
 
 class Role(StrEnum):
@@ -189,6 +195,9 @@ class Assignment(db.Model):
     feedback: Mapped[str] = mapped_column(String(16), default=FeedbackWhen.EACH_ANSWER.value)
     # Set by "Release feedback"; held feedback is also released once the quiz closes.
     feedback_released_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # "Remove" keeps the row, so that its attempts keep their feedback rule and seats; a removed
+    # assignment offers nothing and limits no new start, and assigning the quiz again revives it.
+    removed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
 
     class_: Mapped[Class] = relationship(back_populates="assignments")
@@ -290,7 +299,7 @@ class Attempt(db.Model):
     answered: Mapped[int] = mapped_column(default=0, server_default="0")
     points: Mapped[int] = mapped_column(default=0, server_default="0")
     last_answer_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    # The assignment it was started under; removing the assignment keeps the attempt.
+    # The assignment it was started under, removed or not; deleting the class deletes both.
     assignment_id: Mapped[int | None] = mapped_column(
         ForeignKey("assignments.id", ondelete="SET NULL"), index=True
     )

@@ -216,7 +216,7 @@ def _assigned(joining: Class | None, slug: str) -> tuple[Assignment | None, str 
     the class sets other quizzes, or the quiz is not open yet or closed."""
     if joining is None:
         return None, None
-    assigned = {assignment.quiz_slug: assignment for assignment in joining.assignments}
+    assigned = {assignment.quiz_slug: assignment for assignment in joining.current_assignments}
     if not rules.may_take(slug, assigned):
         return None, NOT_ASSIGNED
     assignment = assigned.get(slug)
@@ -266,7 +266,7 @@ def start_in_class(
 def offered_quizzes(joining: Class) -> list[Quiz]:
     """The quizzes a class's students may start: those it assigns, or all when it assigns none."""
     bank = current_bank().quizzes
-    assigned = {assignment.quiz_slug for assignment in joining.assignments}
+    assigned = {assignment.quiz_slug for assignment in joining.current_assignments}
     return [bank[slug] for slug in rules.offered(bank, assigned)]
 
 

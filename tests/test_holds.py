@@ -13,7 +13,7 @@ from app.extensions import db
 from app.models import Assignment, Attempt, Class, FeedbackWhen, RosterStudent
 from app.roster import remove_student
 
-from helpers import SLUG, Student, login, make_app, queries, text
+from helpers import SLUG, Student, form_token, login, make_app, queries, text
 
 pytestmark = pytest.mark.usefixtures("quick_passwords")
 
@@ -268,3 +268,108 @@ def test_a_student_taken_off_the_roster_answers_no_more(app, class_id):
     assert refused.status_code == 409
     assert "You are no longer on the roster of Physics 101" in text(refused)
     assert answered(app) == 1
+
+
+# --- 4 and 5. "Remove" keeps an assignment's rules for its attempts; assigning again revives it
+
+
+@pytest.fixture
+def teacher(app, class_id):
+    client = app.test_client()
+    login(client, "teacher", "correct horse")
+    return client
+
+
+def post_form(client, url, **fields):
+    """Send a class-page form as the instructor's browser would, CSRF token included."""
+    return client.post(url, data={"csrf_token": form_token(client), **fields})
+
+
+def assign_by_form(teacher, class_id, **fields):
+    data = {"quiz": SLUG, "time_zone": "UTC", "grade_from": "first", "feedback": "each-answer"}
+    return post_form(teacher, f"/teach/classes/{class_id}/assignments/new", **{**data, **fields})
+
+
+def finished_attempt(app, **start) -> Student:
+    """A student who answered every question of the quiz, started with these start fields."""
+    with app.app_context():
+        quiz = current_bank().quizzes[SLUG]
+    taking = student(app)
+    assert taking.start(**start).status_code == 303
+    for number, question in enumerate(quiz.questions, 1):
+        assert taking.answer(number, question.right_choice.id).status_code == 303
+    return taking
+
+
+def test_removing_an_assignment_keeps_its_held_reviews_held(app, class_id, teacher, caplog):
+    """Attacker repro 04: "Remove" published every held review and lifted the limit. Now the
+    review stays shut, the class page keeps "Release feedback" for it, and releasing opens it."""
+    assignment_id = assign(
+        app, class_id, feedback=FeedbackWhen.AFTER_CLOSE, attempts_allowed=1,
+        closes_at=datetime.now(UTC) + timedelta(days=7),
+    )  # fmt: skip
+    held = finished_attempt(app, name="Held Student", class_code=CODE)
+    removed = post_form(teacher, f"/teach/classes/{class_id}/assignments/{assignment_id}/remove")
+    assert removed.status_code == 303
+    assert f"assignment removed: class {class_id}, quiz {SLUG}" in caplog.text
+    assert app.test_client().get(held.results_url).status_code == 403
+    assert "scored" not in text(held.client.get(held.results_url))
+    page = text(teacher.get(f"/teach/classes/{class_id}"))
+    assert ">Removed<" in page and "Release feedback" in page
+    assert "No quiz is assigned now: the join link and class code offer every quiz." in page
+    assert f"/assignments/{assignment_id}/remove" not in page
+    assert teacher.get(f"/teach/classes/{class_id}/assignments/{assignment_id}").status_code == 404
+    released = post_form(teacher, f"/teach/classes/{class_id}/assignments/{assignment_id}/release")
+    assert released.status_code == 303
+    assert "Held Student scored" in text(app.test_client().get(held.results_url))
+    assert ">Removed<" not in text(teacher.get(f"/teach/classes/{class_id}"))
+
+
+def test_a_removed_assignment_limits_no_new_start(app, class_id, teacher):
+    """Its class offers the quiz as if unassigned: a new attempt follows no assignment."""
+    assignment_id = assign(app, class_id, attempts_allowed=1)
+    finished_attempt(app, name="Sam", class_code=CODE)
+    post_form(teacher, f"/teach/classes/{class_id}/assignments/{assignment_id}/remove")
+    again = student(app)
+    assert again.start(name="Sam", class_code=CODE).status_code == 303
+    with app.app_context():
+        newest = db.session.scalars(db.select(Attempt).order_by(Attempt.id.desc())).first()
+        assert newest.assignment_id is None
+    page = text(teacher.get(f"/teach/classes/{class_id}"))
+    assert "No quiz is assigned" in page and ">Removed<" not in page
+
+
+def test_assigning_a_removed_quiz_again_revives_it_with_its_attempts(app, class_id, teacher):
+    """Attacker repro 05: remove, assign again, and every student had fresh attempts. Now the
+    same assignment comes back with the new settings and the used attempt still counts."""
+    assignment_id = assign(app, class_id, attempts_allowed=1)
+    sam = finished_attempt(app, name="Sam Student", class_code=CODE)
+    post_form(teacher, f"/teach/classes/{class_id}/assignments/{assignment_id}/remove")
+    revived = assign_by_form(teacher, class_id, attempts_allowed="1", grade_from="best")
+    assert revived.status_code == 303
+    with app.app_context():
+        [kept] = db.session.scalars(db.select(Assignment)).all()
+        assert (kept.id, kept.removed_at, kept.grade_from) == (assignment_id, None, "best")
+    refused = student(app).start(name="Sam Student", class_code=CODE)
+    assert refused.status_code == 403 and "used the only attempt" in text(refused)
+    assert "Retake quiz" not in text(sam.client.get(sam.results_url))
+    assert stored_attempts(app) == 1
+    again = assign_by_form(teacher, class_id, attempts_allowed="2")
+    assert again.status_code == 400 and "assigns this quiz already" in text(again)
+
+
+def test_the_gradebook_no_longer_counts_by_a_removed_assignment(app, class_id, teacher):
+    """Reports' default counting follows the assignments in force, not removed ones."""
+    assignment_id = assign(app, class_id, grade_from="best")
+    gradebook = f"/teach/classes/{class_id}/gradebook.csv"
+    assert "best-attempt" in teacher.get(gradebook).headers["Content-Disposition"]
+    post_form(teacher, f"/teach/classes/{class_id}/assignments/{assignment_id}/remove")
+    assert "first-attempt" in teacher.get(gradebook).headers["Content-Disposition"]
+
+
+def test_a_removed_assignment_with_nothing_held_leaves_the_class_page(app, class_id, teacher):
+    """Feedback after each answer holds nothing: once removed, it is no longer listed."""
+    assignment_id = assign(app, class_id)
+    post_form(teacher, f"/teach/classes/{class_id}/assignments/{assignment_id}/remove")
+    page = text(teacher.get(f"/teach/classes/{class_id}"))
+    assert f'id="assignment-{assignment_id}"' not in page

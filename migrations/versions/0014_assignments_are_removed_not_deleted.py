@@ -7,6 +7,7 @@ Create Date: 2026-12-01 18:45:00
 
 """
 
+import sqlalchemy as sa
 from alembic import op
 
 # revision identifiers, used by Alembic.
@@ -18,9 +19,11 @@ depends_on = None
 
 def upgrade():
     with op.batch_alter_table("assignments", schema=None) as batch_op:
+        batch_op.add_column(sa.Column("removed_at", sa.DateTime(timezone=True), nullable=True))
         batch_op.create_index(batch_op.f("ix_assignments_quiz_slug"), ["quiz_slug"], unique=False)
 
 
 def downgrade():
     with op.batch_alter_table("assignments", schema=None) as batch_op:
         batch_op.drop_index(batch_op.f("ix_assignments_quiz_slug"))
+        batch_op.drop_column("removed_at")
