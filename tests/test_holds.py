@@ -2,6 +2,7 @@
 now: attempts outside any class, reviews opening while classmates still answer, retakes past a
 roster, removed assignments, control characters in the bank and sign-in codes in the log."""
 
+import threading
 from datetime import UTC, datetime, timedelta
 
 import factories
@@ -12,6 +13,7 @@ from app.bank import current_bank
 from app.extensions import db
 from app.models import Assignment, Attempt, Class, FeedbackWhen, RosterStudent
 from app.roster import remove_student
+from app.teach.assignments import AlreadyAssigned, Settings, save_assignment
 
 from helpers import SLUG, Student, form_token, login, make_app, queries, text
 
@@ -373,3 +375,32 @@ def test_a_removed_assignment_with_nothing_held_leaves_the_class_page(app, class
     post_form(teacher, f"/teach/classes/{class_id}/assignments/{assignment_id}/remove")
     page = text(teacher.get(f"/teach/classes/{class_id}"))
     assert f'id="assignment-{assignment_id}"' not in page
+
+
+def test_saves_racing_to_revive_a_removed_assignment_revive_it_once(app, class_id, teacher):
+    """Six "Assign a quiz" saves at once for a removed quiz: one revives it, the others are told
+    it is assigned already, and it stays one row with its id."""
+    assignment_id = assign(app, class_id, attempts_allowed=1)
+    post_form(teacher, f"/teach/classes/{class_id}/assignments/{assignment_id}/remove")
+    barrier = threading.Barrier(6)
+    outcomes = []
+
+    def save(allowed):
+        with app.app_context():
+            scope = db.session.get(Class, class_id)
+            barrier.wait()
+            try:
+                save_assignment(scope, SLUG, Settings(attempts_allowed=allowed))
+                outcomes.append("saved")
+            except AlreadyAssigned:
+                outcomes.append("assigned already")
+
+    threads = [threading.Thread(target=save, args=(allowed,)) for allowed in range(1, 7)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(outcomes) == ["assigned already"] * 5 + ["saved"]
+    with app.app_context():
+        [kept] = db.session.scalars(db.select(Assignment)).all()
+        assert (kept.id, kept.removed_at) == (assignment_id, None)
