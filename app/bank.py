@@ -284,13 +284,13 @@ def _not_unicode(data, path=()) -> list[str]:
     return []
 
 
-# Tabs and line breaks lay out text; other control characters (NUL, BEL, ESC...) come from
-# damaged or hostile files, and PostgreSQL cannot even store NUL.
-_LAYOUT = "\t\n"
+# Tabs and line breaks (a Windows editor's CR LF too) lay out text; other control characters
+# (NUL, BEL, ESC...) come from damaged or hostile files, and PostgreSQL cannot even store NUL.
+_LAYOUT = "\t\n\r"
 
 
 def _control_characters(data, path=()) -> list[tuple[list, list[str]]]:
-    """Where text holds control characters other than tab and newline, and which ones."""
+    """Where text holds control characters other than tab and line breaks, and which ones."""
     if isinstance(data, str):
         found = sorted(
             {char for char in data if unicodedata.category(char) == "Cc" and char not in _LAYOUT}

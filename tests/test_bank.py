@@ -296,12 +296,12 @@ def test_odd_file_is_reported_not_crashed_on(tmp_path, text, problem):
 
 
 def test_control_characters_are_refused_where_they_are(tmp_path):
-    """NUL, BEL or ESC from a damaged file are each reported at their field; tabs and newlines,
-    which lay text out, are not."""
+    """NUL, BEL or ESC from a damaged file are each reported at their field; tabs and line
+    breaks (CR LF too), which lay text out, are not."""
     edited = bank(
         ("quizzes.0.questions.0.prompt", "What is x\x00y?\tReally\nnow?"),
         ("quizzes.0.questions.0.choices.0.explanation", "Right \x07because\x1b."),
-        ("quizzes.0.questions.1.prompt", "Laid out\twith a tab\nand a newline"),
+        ("quizzes.0.questions.1.prompt", "Laid out\twith a tab\r\nand a Windows newline"),
     )
     path = write(tmp_path, edited)
     assert errors(path) == [
