@@ -155,6 +155,7 @@ def problems(data) -> list[str]:
     controls = [
         _locate(path, data, f"contains {_named(codes)}, which no page shows: remove it")
         for path, codes in _control_characters(data)
+        if path  # a document that is one string is refused for not being an object
     ]
     unfilled = [_locate(path, data, UNFILLED) for path in _placeholders(data)]
     return unique + _duplicates(data) + halves + controls + unfilled
