@@ -3,7 +3,10 @@
 import gc
 import ipaddress
 import os
+import re
 import socket
+
+from gunicorn.glogging import Logger
 
 wsgi_app = "wsgi:app"
 host = os.environ.get("HOST", "127.0.0.1")
@@ -28,6 +31,32 @@ loglevel = os.environ.get("LOG_LEVEL", "info").lower()
 control_socket_disable = True
 # Each worker builds its own app and database pool after the fork, so no connection is shared.
 preload_app = False
+
+
+# A personal sign-in link or code is a student's identity: whoever reads the access log could
+# answer as them. Logs keep the path's shape, not the code.
+SIGN_IN_LINK = re.compile(r"/s/[^/?#\s\"]+")
+CODE_VALUE = re.compile(r"(?<=[?&]code=)[^&#\s\"]*|(?<=^code=)[^&#\s\"]*")
+
+
+def redacted(text: str) -> str:
+    """A request line, path, query or referrer with sign-in codes replaced by [code]."""
+    return CODE_VALUE.sub("[code]", SIGN_IN_LINK.sub("/s/[code]", text))
+
+
+class RedactingLogger(Logger):
+    """gunicorn's logger, with sign-in codes taken out of every access log field that shows the
+    address: the request line, path, query and the Referer a personal link leaves behind."""
+
+    def atoms(self, resp, req, environ, request_time):
+        atoms = super().atoms(resp, req, environ, request_time)
+        for key in ("r", "U", "q", "f", "{referer}i"):
+            if isinstance(atoms.get(key), str):
+                atoms[key] = redacted(atoms[key])
+        return atoms
+
+
+logger_class = RedactingLogger
 
 
 def when_ready(server):

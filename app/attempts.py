@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from flask import abort
 from sqlalchemy import Connection, Row, bindparam, case, func, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import joinedload
+from sqlalchemy.orm import joinedload, undefer
 
 from . import rules
 from .bank import Choice, Question, Quiz, current_bank, quiz_from_snapshot
@@ -140,6 +140,30 @@ def used_seats(assignment_id: int, key: str) -> tuple[set[int], int]:
     """A student's seats taken under an assignment, and how many of their counted attempts hold
     none (started while attempts were unlimited); voided attempts hold none and count for none."""
     return seats_by_assignment(key, [assignment_id])[assignment_id]
+
+
+def key_held(slug: str) -> bool:
+    """Whether some class's assignment of this quiz still holds its feedback back, so that an
+    attempt outside any class must not show the key: one query, on the quiz's index."""
+    moment = now()
+    waiting = db.session.execute(
+        db.select(Assignment.feedback, Assignment.closes_at, Assignment.time_limit_minutes).where(
+            Assignment.quiz_slug == slug,
+            Assignment.feedback != FeedbackWhen.EACH_ANSWER.value,
+            Assignment.feedback_released_at.is_(None),
+            # A removed one starts no counted attempt: its class offers the quiz as unassigned.
+            Assignment.removed_at.is_(None),
+        )
+    )
+    return any(
+        rules.holds_back_key(
+            FeedbackWhen(feedback),
+            moment,
+            rules.feedback_opens_at(FeedbackWhen(feedback), utc(closes_at), limit),
+            None,
+        )
+        for feedback, closes_at, limit in waiting
+    )
 
 
 # Built once, like _BY_TOKEN below. Only the browser (or the roster student) is asked in SQL,
@@ -338,9 +362,13 @@ _BY_TOKEN = (
     .options(
         joinedload(Attempt.quiz_version),
         joinedload(Attempt.answers),
-        # The rules it follows, and the class with what it sets now (whether a retake may start).
+        # The rules it follows, and the class with what it sets now (whether a retake may start,
+        # and whether its students sign in by code), and who signed in for it.
         joinedload(Attempt.assignment),
-        joinedload(Attempt.class_).joinedload(Class.assignments),
+        joinedload(Attempt.class_).options(
+            joinedload(Class.assignments), undefer(Class.signs_in_by_code)
+        ),
+        joinedload(Attempt.roster_student),
     )
 )
 
@@ -414,6 +442,8 @@ class Standing:
     """The last moment an answer is saved; None when nothing ends the attempt."""
     ending: rules.Ending
     finished: bool
+    feedback_opens_at: datetime | None
+    """When held feedback opens for everyone without a release; None when only a release does."""
     feedback_shown: bool
     """Whether its student may see verdicts, explanations, right answers and the score."""
     open_to_anyone: bool
@@ -431,6 +461,8 @@ def standing(attempt: Attempt, quiz: Quiz) -> Standing:
     when = FeedbackWhen(assignment.feedback) if assignment else FeedbackWhen.EACH_ANSWER
     closes_at = utc(assignment.closes_at) if assignment else None
     released_at = utc(assignment.feedback_released_at) if assignment else None
+    limit = assignment.time_limit_minutes if assignment else None
+    opens_at = rules.feedback_opens_at(when, closes_at, limit)
     finished_at, ends_at = utc(attempt.finished_at), utc(attempt.ends_at)
     answered, questions = len(attempt.answers), len(quiz.questions)
     deadline = rules.answer_deadline(ends_at, closes_at)
@@ -439,8 +471,9 @@ def standing(attempt: Attempt, quiz: Quiz) -> Standing:
         deadline=deadline,
         ending=rules.how_it_ended(moment, finished_at, answered, questions, ends_at, closes_at),
         finished=finished,
-        feedback_shown=rules.feedback_visible(when, finished, moment, closes_at, released_at),
-        open_to_anyone=rules.review_open_to_anyone(when, finished, moment, closes_at, released_at),
+        feedback_opens_at=opens_at,
+        feedback_shown=rules.feedback_visible(when, finished, moment, opens_at, released_at),
+        open_to_anyone=rules.review_open_to_anyone(when, finished, moment, opens_at, released_at),
         finishable=ends_at is not None or when != FeedbackWhen.EACH_ANSWER,
         seconds_left=None if ends_at is None else max(0, int((ends_at - moment).total_seconds())),
     )

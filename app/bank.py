@@ -2,6 +2,7 @@
 
 import hashlib
 import json
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
@@ -151,8 +152,13 @@ def problems(data) -> list[str]:
         _locate(path, data, "contains half a surrogate pair (\\ud800 to \\udfff)")
         for path in _not_unicode(data)
     ]
+    controls = [
+        _locate(path, data, f"contains {_named(codes)}, which no page shows: remove it")
+        for path, codes in _control_characters(data)
+        if path  # a document that is one string is refused for not being an object
+    ]
     unfilled = [_locate(path, data, UNFILLED) for path in _placeholders(data)]
-    return unique + _duplicates(data) + halves + unfilled
+    return unique + _duplicates(data) + halves + controls + unfilled
 
 
 def build_quiz(data: dict) -> Quiz:
@@ -277,6 +283,31 @@ def _not_unicode(data, path=()) -> list[str]:
         children = data.items() if isinstance(data, dict) else enumerate(data)
         return [where for key, value in children for where in _not_unicode(value, (*path, key))]
     return []
+
+
+# Tabs and line breaks (a Windows editor's CR LF too) lay out text; other control characters
+# (NUL, BEL, ESC...) come from damaged or hostile files, and PostgreSQL cannot even store NUL.
+_LAYOUT = "\t\n\r"
+
+
+def _control_characters(data, path=()) -> list[tuple[list, list[str]]]:
+    """Where text holds control characters other than tab and line breaks, and which ones."""
+    if isinstance(data, str):
+        found = sorted(
+            {char for char in data if unicodedata.category(char) == "Cc" and char not in _LAYOUT}
+        )
+        return [(list(path), found)] if found else []
+    if isinstance(data, dict | list):
+        children = data.items() if isinstance(data, dict) else enumerate(data)
+        return [
+            where for key, value in children for where in _control_characters(value, (*path, key))
+        ]
+    return []
+
+
+def _named(chars: list[str]) -> str:
+    codes = ", ".join(f"U+{ord(char):04X}" for char in chars)
+    return f"the control character{'s' if len(chars) > 1 else ''} {codes}"
 
 
 def _placeholders(data, path=()) -> list[list]:

@@ -15,10 +15,11 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    exists,
     text,
     true,
 )
-from sqlalchemy.orm import Mapped, mapped_column, relationship
+from sqlalchemy.orm import Mapped, column_property, mapped_column, relationship
 
 from .extensions import db
 
@@ -118,9 +119,15 @@ class Class(db.Model):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
 
     instructor: Mapped[Instructor] = relationship(back_populates="classes")
+    # Removed ones too: their attempts keep following them (feedback rule, seats).
     assignments: Mapped[list["Assignment"]] = relationship(
         back_populates="class_", order_by="Assignment.id", cascade="all, delete-orphan"
     )
+
+    @property
+    def current_assignments(self) -> list["Assignment"]:
+        """The assignments not removed: what the class offers and how its reports count now."""
+        return [assignment for assignment in self.assignments if assignment.removed_at is None]
 
 
 class Role(StrEnum):
@@ -176,7 +183,8 @@ class Assignment(db.Model):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     class_id: Mapped[int] = mapped_column(ForeignKey("classes.id", ondelete="CASCADE"))
-    quiz_slug: Mapped[str] = mapped_column(String(64))
+    # Indexed: a start outside any class asks whether some class holds this quiz's feedback.
+    quiz_slug: Mapped[str] = mapped_column(String(64), index=True)
     opens_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     closes_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     time_limit_minutes: Mapped[int | None]
@@ -187,6 +195,9 @@ class Assignment(db.Model):
     feedback: Mapped[str] = mapped_column(String(16), default=FeedbackWhen.EACH_ANSWER.value)
     # Set by "Release feedback"; held feedback is also released once the quiz closes.
     feedback_released_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # "Remove" keeps the row, so that its attempts keep their feedback rule and seats; a removed
+    # assignment offers nothing and limits no new start, and assigning the quiz again revives it.
+    removed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
 
     class_: Mapped[Class] = relationship(back_populates="assignments")
@@ -232,6 +243,14 @@ class RosterStudent(db.Model):
     def student_key(self) -> str:
         """Their attempts' student key: roster students are told apart by record, not name."""
         return roster_key(self.id)
+
+
+# Whether a class signs its students in by personal code, read with the attempt a student page
+# loads (deferred elsewhere): a retake of a typed-name attempt must not get past a roster.
+Class.signs_in_by_code = column_property(
+    exists().where(RosterStudent.class_id == Class.id, RosterStudent.removed_at.is_(None)),
+    deferred=True,
+)
 
 
 def roster_key(roster_student_id: int) -> str:
@@ -280,7 +299,7 @@ class Attempt(db.Model):
     answered: Mapped[int] = mapped_column(default=0, server_default="0")
     points: Mapped[int] = mapped_column(default=0, server_default="0")
     last_answer_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    # The assignment it was started under; removing the assignment keeps the attempt.
+    # The assignment it was started under, removed or not; deleting the class deletes both.
     assignment_id: Mapped[int | None] = mapped_column(
         ForeignKey("assignments.id", ondelete="SET NULL"), index=True
     )

@@ -28,6 +28,7 @@ from .attempts import (
     Standing,
     attempt_or_404,
     finish_attempt,
+    key_held,
     progress,
     quiz_of,
     record_answer,
@@ -176,6 +177,9 @@ def start(slug):
     form = StartForm(class_code=request.args.get("code", ""))
     valid = form.validate_on_submit()
     by_code = valid and _needs_personal_code(form)
+    if valid and form.class_ is None and key_held(slug):
+        form.class_code.errors.append(NEEDS_CLASS_CODE)
+        valid = False
     if valid and not by_code:
         assignment, refusal = _assigned(form.class_, slug)
         if refusal == NOT_ASSIGNED:
@@ -202,6 +206,7 @@ def start(slug):
     return page, _status(form)
 
 
+NEEDS_CLASS_CODE = "Enter your class code: this quiz is being taken as an assignment."
 NOT_ASSIGNED = "not assigned"
 NO_ATTEMPTS_LEFT = "no attempts left"
 
@@ -211,7 +216,7 @@ def _assigned(joining: Class | None, slug: str) -> tuple[Assignment | None, str 
     the class sets other quizzes, or the quiz is not open yet or closed."""
     if joining is None:
         return None, None
-    assigned = {assignment.quiz_slug: assignment for assignment in joining.assignments}
+    assigned = {assignment.quiz_slug: assignment for assignment in joining.current_assignments}
     if not rules.may_take(slug, assigned):
         return None, NOT_ASSIGNED
     assignment = assigned.get(slug)
@@ -261,7 +266,7 @@ def start_in_class(
 def offered_quizzes(joining: Class) -> list[Quiz]:
     """The quizzes a class's students may start: those it assigns, or all when it assigns none."""
     bank = current_bank().quizzes
-    assigned = {assignment.quiz_slug for assignment in joining.assignments}
+    assigned = {assignment.quiz_slug for assignment in joining.current_assignments}
     return [bank[slug] for slug in rules.offered(bank, assigned)]
 
 
@@ -324,6 +329,8 @@ def question(token, number):
     here = url_for(".question", token=token, number=number)
     if request.method == "POST" and answer:
         return redirect(here, 303)  # answered already: the first answer stands
+    if request.method == "POST" and (stopped := _answers_stopped(attempt)):
+        return render_template("quiz/stopped.html", attempt=attempt, reason=stopped), 409
     if answer is None and state.finished:
         if request.method == "POST":
             if state.deadline is not None and attempt.finished_at is None:
@@ -364,6 +371,23 @@ def question(token, number):
         form=form,
     )
     return page, (_status(form) if form else 200)
+
+
+def _answers_stopped(attempt: Attempt) -> str | None:
+    """Why an attempt takes no more answers though its time is not up: its class was archived,
+    or its student taken off the roster (from what attempt_or_404 loaded, no query)."""
+    if attempt.class_ is not None and attempt.class_.archived_at is not None:
+        return (
+            f"{attempt.class_.name} has ended: its instructor archived it, so answers are no "
+            "longer saved."
+        )
+    student = attempt.roster_student
+    if student is not None and student.removed_at is not None:
+        return (
+            f"You are no longer on the roster of {attempt.class_.name}, so answers are no "
+            "longer saved. Ask your instructor."
+        )
+    return None
 
 
 def _over(attempt: Attempt, state: Standing):
@@ -450,7 +474,19 @@ class RetakeChance:
     left: int | None
 
 
+SIGN_IN_WITH_CODE = "sign in with code"
+
+
+def _sign_in_to_retake(class_: Class) -> str:
+    return (
+        f"{class_.name} now signs students in with personal codes: sign in with the code from "
+        "your card to start another attempt."
+    )
+
+
 def _retake_chance(attempt: Attempt) -> RetakeChance:
+    if attempt.roster_student_id is None and attempt.class_ and attempt.class_.signs_in_by_code:
+        return RetakeChance(SIGN_IN_WITH_CODE, None, None)
     assignment, refusal = _assigned(attempt.class_, attempt.quiz_version.slug)
     if assignment is None or assignment.attempts_allowed is None:
         return RetakeChance(refusal, None, None)
@@ -477,5 +513,9 @@ def retake(token):
     student = attempt.roster_student
     if student is not None and student.removed_at is not None:
         abort(403, description="You are no longer on your class's roster. Ask your instructor.")
+    if student is None and attempt.class_ and attempt.class_.signs_in_by_code:
+        abort(403, description=_sign_in_to_retake(attempt.class_))
     quiz = quiz_or_404(attempt.quiz_version.slug)
+    if attempt.class_ is None and key_held(quiz.slug):
+        abort(403, description=f"{NEEDS_CLASS_CODE} Start it again with the code from your class.")
     return start_in_class(quiz, attempt.class_, attempt.student_name, roster_student=student)

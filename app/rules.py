@@ -164,42 +164,73 @@ def how_it_ended(
     return Ending.FINISHED
 
 
-def _released(moment: datetime, closes_at: datetime | None, released_at: datetime | None) -> bool:
-    return released_at is not None or (closes_at is not None and moment >= closes_at)
+def feedback_opens_at(
+    feedback: FeedbackWhen, closes_at: datetime | None, time_limit_minutes: int | None
+) -> datetime | None:
+    """When feedback held "after the quiz closes" opens for everyone: not at the close, but once
+    no attempt can still be answered (one started just before the close runs its time limit,
+    plus ANSWER_GRACE; without a limit CLOSE_GRACE), so that no review a classmate can open
+    shows the key to a student still answering. None when only a release opens it."""
+    if feedback != FeedbackWhen.AFTER_CLOSE or closes_at is None:
+        return None
+    if time_limit_minutes:
+        return closes_at + timedelta(minutes=time_limit_minutes) + ANSWER_GRACE
+    return closes_at + CLOSE_GRACE
+
+
+def holds_back_key(
+    feedback: FeedbackWhen,
+    moment: datetime,
+    opens_at: datetime | None,
+    released_at: datetime | None,
+) -> bool:
+    """Whether an assignment still keeps its quiz's verdicts from students yet to answer: its
+    feedback waits (not after each answer), is not released, and has not opened for everyone
+    (opens_at, from feedback_opens_at). While one does, an attempt outside any class would show
+    that class the key."""
+    if feedback == FeedbackWhen.EACH_ANSWER or released_at is not None:
+        return False
+    # After the attempt, each student's verdicts open with their own finish: never for everyone.
+    return feedback == FeedbackWhen.AFTER_ATTEMPT or opens_at is None or moment < opens_at
+
+
+def _released(moment: datetime, opens_at: datetime | None, released_at: datetime | None) -> bool:
+    return released_at is not None or (opens_at is not None and moment >= opens_at)
 
 
 def feedback_visible(
     feedback: FeedbackWhen,
     finished: bool,
     moment: datetime,
-    closes_at: datetime | None,
+    opens_at: datetime | None,
     released_at: datetime | None,
 ) -> bool:
     """Whether the student may see verdicts, explanations, right answers and the score now:
     after each answer always; after the attempt once it is finished; after the close once it is
-    finished and the quiz has closed or the instructor released feedback."""
+    finished and its feedback opened (opens_at, from feedback_opens_at) or the instructor
+    released it."""
     if feedback == FeedbackWhen.EACH_ANSWER:
         return True
     if not finished:
         return False
-    return feedback == FeedbackWhen.AFTER_ATTEMPT or _released(moment, closes_at, released_at)
+    return feedback == FeedbackWhen.AFTER_ATTEMPT or _released(moment, opens_at, released_at)
 
 
 def review_open_to_anyone(
     feedback: FeedbackWhen,
     finished: bool,
     moment: datetime,
-    closes_at: datetime | None,
+    opens_at: datetime | None,
     released_at: datetime | None,
 ) -> bool:
     """Whether a shared results link shows the review to anyone who has it: at once with
     feedback after each answer, as without an assignment; otherwise only once the student's own
-    feedback shows and the instructor released it or the quiz closed, so that a finished student
-    cannot hand the answers to one still to start."""
+    feedback shows and the instructor released it or it opened for everyone (opens_at), so that
+    a finished student cannot hand the answers to one still to start or still answering."""
     if feedback == FeedbackWhen.EACH_ANSWER:
         return True
-    return feedback_visible(feedback, finished, moment, closes_at, released_at) and _released(
-        moment, closes_at, released_at
+    return feedback_visible(feedback, finished, moment, opens_at, released_at) and _released(
+        moment, opens_at, released_at
     )
 
 

@@ -263,14 +263,17 @@ def world(app, quiz):
         factories.share(mine, manager, Role.MANAGE)
         factories.attempt(quiz, "Ada L", class_id=class_id)
         viewer_id = str(viewer.id)
-        # Feedback held until the close, so that releasing it shows.
-        assignment_id = factories.assignment(mine, quiz, feedback=FeedbackWhen.AFTER_CLOSE).id
         signing_key()  # the LTI key is made on first use: before the walk, so a GET changes nothing
 
-    ada = Student(app.test_client())
-    assert ada.start(name="Ada", class_code="ABCDEF").status_code == 303
+    # Outside any class, before a class holds the quiz's feedback back, which would refuse it.
     grace = Student(app.test_client())
     assert grace.start(name="Grace").status_code == 303
+    with app.app_context():
+        # Feedback held until the close, so that releasing it shows.
+        mine = db.session.get(Class, class_id)
+        assignment_id = factories.assignment(mine, quiz, feedback=FeedbackWhen.AFTER_CLOSE).id
+    ada = Student(app.test_client())
+    assert ada.start(name="Ada", class_code="ABCDEF").status_code == 303
     for number in (1, 2):
         right = quiz.questions[number - 1].right_choice.id
         assert ada.answer(number, right).status_code == 303

@@ -301,7 +301,7 @@ def test_bad_edits_change_nothing(app, teacher, class_id):
 
 
 def test_removing_an_assignment_keeps_its_attempts(app, teacher, class_id, caplog):
-    """The attempt stays with its score; only its link to the removed assignment goes."""
+    """The attempt stays with its score and its assignment, which is marked removed."""
     caplog.set_level(logging.WARNING)
     assign(teacher, class_id, attempts_allowed="1")
     [saved] = stored(app)
@@ -314,10 +314,11 @@ def test_removing_an_assignment_keeps_its_attempts(app, teacher, class_id, caplo
     url = f"/teach/classes/{class_id}/assignments/{saved.id}/remove"
     response = teacher.post(url, data={"csrf_token": form_token(teacher)})
     assert response.status_code == 303
-    assert stored(app) == []
+    [removed] = stored(app)
+    assert removed.id == saved.id and removed.removed_at is not None
     with app.app_context():
         kept = db.session.scalars(db.select(Attempt)).one()
-        assert (kept.token, kept.assignment_id, kept.points) == (token, None, len(right))
+        assert (kept.token, kept.assignment_id, kept.points) == (token, saved.id, len(right))
     page = text(teacher.get(f"/teach/classes/{class_id}"))
     assert "Ada" in page and f"{len(right)}/{len(right)}" in page
     assert f"assignment removed: class {class_id}, quiz {SLUG}" in caplog.text
@@ -350,7 +351,7 @@ def test_feedback_held_until_the_close_needs_no_release_after_it(app, teacher, c
             closes_at=datetime.now(UTC) - timedelta(days=1),
         )  # fmt: skip
     page = text(teacher.get(f"/teach/classes/{class_id}"))
-    assert "released at the close" in page and "Release feedback" not in page
+    assert "opened to students" in page and "Release feedback" not in page
     assert ">Closed<" in page
 
 

@@ -295,6 +295,23 @@ def test_odd_file_is_reported_not_crashed_on(tmp_path, text, problem):
     assert errors(path) == [f"{path}: {problem}"]
 
 
+def test_control_characters_are_refused_where_they_are(tmp_path):
+    """NUL, BEL or ESC from a damaged file are each reported at their field; tabs and line
+    breaks (CR LF too), which lay text out, are not."""
+    edited = bank(
+        ("quizzes.0.questions.0.prompt", "What is x\x00y?\tReally\nnow?"),
+        ("quizzes.0.questions.0.choices.0.explanation", "Right \x07because\x1b."),
+        ("quizzes.0.questions.1.prompt", "Laid out\twith a tab\r\nand a Windows newline"),
+    )
+    path = write(tmp_path, edited)
+    assert errors(path) == [
+        f'{path}: {Q1}, field "prompt": contains the control character U+0000, which no page '
+        "shows: remove it",
+        f'{path}: {Q1}, field "choices[0].explanation": contains the control characters '
+        "U+0007, U+001B, which no page shows: remove it",
+    ]
+
+
 def test_real_bank_loads_with_its_answer_key():
     """The shipped bank is the one quiz, eight questions, answers a b c d a b c d."""
     quizzes = load_bank(REAL_PATH).quizzes

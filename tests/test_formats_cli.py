@@ -308,3 +308,27 @@ def test_the_readme_commands_name_real_commands_and_options():
         command = quiz_cli.commands[name]
         known = {option for param in command.params for option in param.opts}
         assert set(re.findall(r"--[a-z-]+", rest)) <= known, (name, rest)
+
+
+def test_control_characters_in_an_imported_file_are_refused_and_nothing_is_written(bank, tmp_path):
+    """Attacker repro 07: a NUL and a BEL in a GIFT file reached the bank; the import now names
+    them at their question and field, and writes nothing."""
+    source = tmp_path / "controls.gift"
+    source.write_text(
+        "::Q1:: What is x\x00y? {=a#right because a\x07 ~b#wrong because b ####General.}\n",
+        encoding="utf-8",
+    )
+    before = bank.read_bytes()
+    result = quiz_command(
+        "import", source, "--into", bank, "--slug", "controls", "--description", "d",
+        "--allow-gaps",
+    )  # fmt: skip
+    assert result.exit_code == 1
+    refusals = result.stderr.splitlines()
+    assert refusals[-1] == "Nothing was written."
+    assert (
+        f'{bank}: quiz "controls", question "q1", field "prompt": contains the control '
+        "character U+0000, which no page shows: remove it"
+    ) in refusals
+    assert any("U+0007" in refusal and "choices[" in refusal for refusal in refusals)
+    assert bank.read_bytes() == before

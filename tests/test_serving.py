@@ -244,3 +244,24 @@ def test_listening_on_loopback_says_how_to_let_phones_in(tmp_path):
     assert "Only this computer can open" in log
     assert f"to let phones in: HOST=0.0.0.0 PORT={port} make run" in log
     assert "Students can open" not in log
+
+
+def test_the_access_log_keeps_sign_in_codes_out(tmp_path):
+    """A personal link, a typed code and the Referer a personal link leaves are logged with the
+    code replaced: whoever reads the log cannot sign in as a student."""
+    make_app(tmp_path)
+    code = "QWER2345"
+    with gunicorn(tmp_path, workers=1) as server:
+        for path in (f"/s/{code}", f"/s?code={code}&class=ABCDEF", "/livez"):
+            request = urllib.request.Request(
+                server.url + path, headers={"Referer": f"{server.url}/s/{code}"}
+            )
+            with suppress(urllib.error.HTTPError):
+                urllib.request.urlopen(request, timeout=5)
+        port = server.url.rsplit(":", 1)[1]
+        time.sleep(0.5)  # the worker writes its access log line after the response
+        log = next(tmp_path.glob(f"gunicorn-{port}.log")).read_text()
+    assert '"GET /s/[code] HTTP/1.1" 404' in log
+    assert '"GET /s?code=[code]&class=ABCDEF HTTP/1.1"' in log
+    assert f'"{server.url}/s/[code]"' in log
+    assert code not in log

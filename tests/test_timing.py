@@ -460,7 +460,10 @@ def test_feedback_after_the_close_is_held_until_the_close_or_a_release(
     review = text(teacher.get(f"/teach/attempts/{student.token}"))
     assert "Scored <strong>4 out of 8</strong>" in review and "Incorrect." in review
 
+    # At the close attempts may still be answered for CLOSE_GRACE: the review waits for them.
     clock.wait(timedelta(days=1))
+    assert app.test_client().get(student.results_url).status_code == 403
+    clock.wait(CLOSE_GRACE)
     assert "You scored <strong>4 out of 8</strong>" in text(client.get(student.results_url))
     opened = app.test_client().get(student.results_url)
     assert opened.status_code == 200 and "Ada scored <strong>4 out of 8</strong>" in text(opened)

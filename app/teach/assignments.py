@@ -134,7 +134,7 @@ class AssignmentForm(FlaskForm):
             return  # an assignment keeps its quiz: its attempts were taken at it
         if field.data not in current_bank().quizzes:
             raise ValidationError("Choose one of the quizzes on offer.")
-        if any(assigned.quiz_slug == field.data for assigned in self.scope.assignments):
+        if any(assigned.quiz_slug == field.data for assigned in self.scope.current_assignments):
             raise ValidationError(
                 f"{self.scope.name} assigns this quiz already: edit that assignment instead."
             )
@@ -206,14 +206,37 @@ class AlreadyAssigned(Exception):
 def save_assignment(
     scope: Class, slug: str, settings: Settings, editing: Assignment | None = None
 ) -> Assignment:
-    """Store a new assignment of a quiz to a class, or new settings for an existing one."""
+    """Store a new assignment of a quiz to a class, or new settings for an existing one; a quiz
+    whose assignment was removed gets that one back with the new settings, so that its attempts
+    still count against "Attempts allowed"."""
+    values = {
+        "opens_at": settings.opens_at,
+        "closes_at": settings.closes_at,
+        "time_limit_minutes": settings.time_limit_minutes,
+        "attempts_allowed": settings.attempts_allowed,
+        "grade_from": Counting(settings.grade_from).value,
+        "feedback": FeedbackWhen(settings.feedback).value,
+    }
+    if editing is None:
+        # One conditional statement: of two saves racing to revive it, one does, and the
+        # other finds the quiz assigned. Its old release was for the old settings.
+        revived = db.session.execute(
+            db.update(Assignment)
+            .where(
+                Assignment.class_id == scope.id,
+                Assignment.quiz_slug == slug,
+                Assignment.removed_at.is_not(None),
+            )
+            .values(removed_at=None, feedback_released_at=None, **values)
+        )
+        if revived.rowcount:
+            db.session.commit()
+            return db.session.scalars(
+                db.select(Assignment).filter_by(class_id=scope.id, quiz_slug=slug)
+            ).one()
     assignment = editing or Assignment(class_id=scope.id, quiz_slug=slug)
-    assignment.opens_at = settings.opens_at
-    assignment.closes_at = settings.closes_at
-    assignment.time_limit_minutes = settings.time_limit_minutes
-    assignment.attempts_allowed = settings.attempts_allowed
-    assignment.grade_from = Counting(settings.grade_from).value
-    assignment.feedback = FeedbackWhen(settings.feedback).value
+    for name, value in values.items():
+        setattr(assignment, name, value)
     db.session.add(assignment)
     try:
         db.session.commit()
@@ -223,11 +246,15 @@ def save_assignment(
     return assignment
 
 
-def _assignment_or_404(class_id: int, assignment_id: int) -> tuple[Class, Assignment]:
+def _assignment_or_404(
+    class_id: int, assignment_id: int, removed_ok: bool = False
+) -> tuple[Class, Assignment]:
     scope = class_or_404(class_id, Role.MANAGE)
     found = db.session.get(Assignment, assignment_id)
     if found is None or found.class_id != scope.id:
         abort(404, description="This class has no such assignment.")
+    if found.removed_at is not None and not removed_ok:
+        abort(404, description="This assignment was removed: assign the quiz again to change it.")
     return scope, found
 
 
@@ -259,6 +286,8 @@ class Listed:
     window: rules.Window
     held: bool
     """Whether its feedback waits for the close or "Release feedback", and neither came yet."""
+    feedback_opens_at: datetime | None
+    """When feedback after the close opens for everyone: once the last attempt's time is up."""
 
     @property
     def grade_from(self) -> str:
@@ -270,15 +299,26 @@ class Listed:
 
 
 def listing(scope: Class) -> list[Listed]:
-    """The class's assignments with their quizzes' titles and where they stand now."""
+    """The class's assignments with their quizzes' titles and where they stand now; removed
+    ones only while they hold feedback back, so that it can still be released."""
     moment = now()
     found = []
     for assignment in scope.assignments:
         window = rules.window(moment, assignment.opens_at, assignment.closes_at)
-        held = assignment.feedback == FeedbackWhen.AFTER_CLOSE and not (
-            assignment.feedback_released_at or window is rules.Window.CLOSED
+        feedback = FeedbackWhen(assignment.feedback)
+        opens_at = rules.feedback_opens_at(
+            feedback, rules.utc(assignment.closes_at), assignment.time_limit_minutes
         )
-        found.append(Listed(assignment, quiz_title(assignment.quiz_slug), window, held))
+        # "Release feedback" is for feedback that waits for the close: after the attempt,
+        # each student's opens with their own finish.
+        held = feedback == FeedbackWhen.AFTER_CLOSE and rules.holds_back_key(
+            feedback, moment, opens_at, assignment.feedback_released_at
+        )
+        # A removed one stays listed only while its attempts' feedback waits for a release.
+        if assignment.removed_at is None or held:
+            found.append(
+                Listed(assignment, quiz_title(assignment.quiz_slug), window, held, opens_at)
+            )
     return found
 
 
@@ -338,10 +378,15 @@ def _on_clock(moment: datetime | None, zone: str) -> datetime | None:
 
 @bp.post("/classes/<int:class_id>/assignments/<int:assignment_id>/remove")
 def remove_assignment(class_id, assignment_id):
-    """Stop assigning a quiz; the attempts taken under it stay, and so do their scores."""
+    """Stop assigning a quiz; the attempts taken under it stay with their scores, seats and
+    feedback rule, so held feedback stays held until it is released or opens."""
     scope, assignment = _assignment_or_404(class_id, assignment_id)
     slug = assignment.quiz_slug
-    db.session.delete(assignment)
+    db.session.execute(
+        db.update(Assignment)
+        .where(Assignment.id == assignment.id, Assignment.removed_at.is_(None))
+        .values(removed_at=now())
+    )
     db.session.commit()
     audit(f"assignment removed: class {scope.id}, quiz {slug}")
     return _to_class(scope, slug)
@@ -368,8 +413,9 @@ def confirm_release(class_id, assignment_id):
 
 @bp.post("/classes/<int:class_id>/assignments/<int:assignment_id>/release")
 def release_feedback(class_id, assignment_id):
-    """Show held feedback now, before the quiz closes; releasing twice keeps the first moment."""
-    scope, assignment = _assignment_or_404(class_id, assignment_id)
+    """Show held feedback now, before the quiz closes; releasing twice keeps the first moment.
+    A removed assignment's attempts are released the same way."""
+    scope, assignment = _assignment_or_404(class_id, assignment_id, removed_ok=True)
     db.session.execute(
         db.update(Assignment)
         .where(Assignment.id == assignment.id, Assignment.feedback_released_at.is_(None))

@@ -45,7 +45,8 @@ def _selection(class_id: int | None) -> tuple[Class | None, ReportForm, Quiz]:
     """The class, and the quiz and counting method its page or export was asked for."""
     scope = _scope(class_id)
     # The assignment says which attempt is the grade; the selector still explores the others.
-    form = ReportForm({a.quiz_slug: a.grade_from for a in scope.assignments} if scope else None)
+    current = scope.current_assignments if scope else None
+    form = ReportForm({a.quiz_slug: a.grade_from for a in current} if scope else None)
     if not form.validate():
         abort(400, description="Choose a quiz and which attempts count from the lists.")
     bank = current_bank()
