@@ -1,6 +1,7 @@
 """Recording, kept apart from grading: the only code that writes attempts and answers."""
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -95,9 +96,11 @@ def start_attempt(
     *,
     assignment: Assignment | None = None,
     roster_student: RosterStudent | None = None,
+    also: Callable[[Attempt], None] | None = None,
 ) -> Attempt:
     """Begin a new attempt, fixing the order its choices will be shown in; under a limit of
-    attempts it takes a free seat or raises NoAttemptsLeft."""
+    attempts it takes a free seat or raises NoAttemptsLeft. `also` adds rows that belong with
+    the attempt (its LTI launch) to the same transaction."""
     version = record_version(quiz)
 
     def fresh() -> Attempt:
@@ -113,10 +116,16 @@ def start_attempt(
         counts_as_merged(attempt)  # before its seats are looked up under its key
         return attempt
 
+    def add(attempt: Attempt) -> None:
+        db.session.add(attempt)
+        # Only now: a row added earlier would be flushed, seatless, by the seats' lookup.
+        if also is not None:
+            also(attempt)
+
     allowed = assignment.attempts_allowed if assignment else None
     if allowed is None:
         attempt = fresh()
-        db.session.add(attempt)
+        add(attempt)
         db.session.commit()
         return attempt
     # Starts racing for the last seat meet at the unique constraint: a loser looks again, with
@@ -127,7 +136,7 @@ def start_attempt(
         attempt.seat = rules.free_seat(taken, unseated, allowed)
         if attempt.seat is None:
             raise NoAttemptsLeft(allowed)
-        db.session.add(attempt)
+        add(attempt)
         try:
             db.session.commit()
             return attempt

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import factories
 import jwt
 import pytest
 import requests
@@ -23,13 +24,30 @@ from lti1p3platform.registration import Registration
 from lti1p3platform.request import Request
 
 from app.auth import create_instructor
+from app.bank import current_bank
 from app.extensions import db
 from app.lti.keys import signing_key
-from app.lti.models import LtiAttempt, LtiCourse, LtiLaunchData, LtiPlatform, LtiUser
+from app.lti.models import (
+    LtiAttempt,
+    LtiCourse,
+    LtiLaunchData,
+    LtiLearner,
+    LtiPlatform,
+    LtiUser,
+)
 from app.lti.people import instructor_for, user_for
 from app.lti.platforms import PlatformDetails, save_platform
 from app.lti.storage import DatabaseStorage, aware, purge_expired
-from app.models import Answer, Attempt, Class, Instructor, now
+from app.models import (
+    Answer,
+    Attempt,
+    Class,
+    ClassShare,
+    FeedbackWhen,
+    Instructor,
+    RosterStudent,
+    now,
+)
 
 from helpers import SLUG, csrf_token, gunicorn, login, make_app, queries
 
@@ -393,6 +411,12 @@ def test_learner_launch_takes_the_quiz_without_typing_a_name(world):
         link = db.session.get(LtiAttempt, attempt.id)
         assert link.resource_link_id == STUDENT.link
         assert db.session.get(LtiUser, link.user_id).sub == STUDENT.sub
+        # They are a roster student of the class, known by the platform's sub, not a name.
+        student = attempt.roster_student
+        assert (student.name, student.class_id) == (STUDENT.name, course.class_id)
+        learner = db.session.get(LtiLearner, student.id)
+        assert learner.user.sub == STUDENT.sub
+        assert attempt.student_key == student.student_key
         assert db.session.scalar(db.select(db.func.count()).select_from(Answer)) == 1
 
 
@@ -405,6 +429,104 @@ def test_a_learner_launching_again_continues_their_attempt(world):
     again = launch(world.platform, elsewhere, STUDENT).response
     assert again.headers["Location"] == f"/attempts/{token}/continue"
     assert elsewhere.get(f"{world.tool}/attempts/{token}/questions/1").status_code == 200
+    assert counts(world.app)["attempts"] == 1
+
+
+def test_learners_sharing_a_name_are_two_roster_students(world):
+    """Two learners the platform names alike are told apart by their sub; a new name at the
+    next launch renames the roster student rather than making another."""
+    launch(world.platform, requests.Session(), TEACHER)
+    launch(world.platform, requests.Session(), Person("sub-a", "Sam Lee", LEARNER))
+    launch(world.platform, requests.Session(), Person("sub-b", "Sam Lee", LEARNER))
+    launch(world.platform, requests.Session(), Person("sub-b", "Sam Leigh", LEARNER))
+    with world.app.app_context():
+        names = db.session.execute(
+            db.select(LtiUser.sub, RosterStudent.name)
+            .join(LtiLearner, LtiLearner.user_id == LtiUser.id)
+            .join(RosterStudent, RosterStudent.id == LtiLearner.roster_student_id)
+            .order_by(LtiUser.sub)
+        ).all()
+        assert [tuple(row) for row in names] == [("sub-a", "Sam Lee"), ("sub-b", "Sam Leigh")]
+        keys = db.session.scalars(db.select(Attempt.student_key)).all()
+        assert len(set(keys)) == 2
+
+
+def assign(world, **settings):
+    """The course's class assigns the quiz with these settings, as "Assign a quiz" saves them."""
+    with world.app.app_context():
+        class_ = db.session.scalars(db.select(Class)).one()
+        factories.assignment(class_, current_bank().quizzes[SLUG], **settings)
+
+
+def answer_all(world, browser, location) -> None:
+    """Answer every question of the attempt a launch led to, as the student pages take them."""
+    token = location.split("/")[2]
+    with world.app.app_context():
+        questions = len(current_bank().quizzes[SLUG].questions)
+    for number in range(1, questions + 1):
+        here = f"{world.tool}/attempts/{token}/questions/{number}"
+        page = browser.get(here)
+        choice = re.findall(r'type="radio"[^>]*value="([^"]+)"', page.text)[0]
+        sent = browser.post(here, data={"csrf_token": csrf_token(page.text), "choice": choice},
+                            allow_redirects=False)  # fmt: skip
+        assert sent.status_code == 303
+
+
+def test_a_launch_follows_the_assignments_attempt_limit(world):
+    """With one attempt allowed, a learner who finished it is told so at the next launch, and
+    no second attempt starts."""
+    launch(world.platform, requests.Session(), TEACHER)
+    assign(world, attempts_allowed=1)
+    browser = requests.Session()
+    first = launch(world.platform, browser, STUDENT).response
+    assert first.status_code == 303, page_text(first)
+    answer_all(world, browser, first.headers["Location"])
+    again = launch(world.platform, requests.Session(), STUDENT).response
+    assert again.status_code == 403
+    assert "No attempts left" in page_text(again)
+    assert counts(world.app)["attempts"] == 1
+
+
+def test_a_launch_outside_the_assignments_window_starts_nothing(world):
+    """Before the assignment opens a launch says it is not open yet, and stores no attempt."""
+    launch(world.platform, requests.Session(), TEACHER)
+    assign(world, opens_at=now() + timedelta(days=1), closes_at=now() + timedelta(days=2))
+    refused = launch(world.platform, requests.Session(), STUDENT).response
+    assert refused.status_code == 403
+    assert counts(world.app)["attempts"] == 0
+
+
+def test_a_launched_attempt_has_the_time_limit_and_held_feedback(world):
+    """The assignment's time limit fixes the launched attempt's end, and with feedback held
+    until the quiz closes the answer page shows no verdict."""
+    launch(world.platform, requests.Session(), TEACHER)
+    assign(world, time_limit_minutes=20, feedback=FeedbackWhen.AFTER_CLOSE,
+           closes_at=now() + timedelta(days=1))  # fmt: skip
+    browser = requests.Session()
+    location = launch(world.platform, browser, STUDENT).response.headers["Location"]
+    page = browser.get(world.tool + location)
+    choice = re.findall(r'type="radio"[^>]*value="([^"]+)"', page.text)[0]
+    answered = browser.post(world.tool + location, data={"csrf_token": csrf_token(page.text),
+                            "choice": choice})  # fmt: skip
+    assert "Your answer to question 1 is saved" in page_text(answered)
+    assert "Correct" not in page_text(answered) and "Incorrect" not in page_text(answered)
+    with world.app.app_context():
+        attempt = db.session.scalars(db.select(Attempt)).one()
+        assert aware(attempt.ends_at) - aware(attempt.started_at) == timedelta(minutes=20)
+        assert attempt.assignment_id is not None
+
+
+def test_a_learner_removed_from_the_roster_cannot_start(world):
+    """Removing a launched learner from the roster stops their launches from starting attempts."""
+    launch(world.platform, requests.Session(), TEACHER)
+    launch(world.platform, requests.Session(), Person(STUDENT.sub, STUDENT.name, LEARNER, "l-2"))
+    with world.app.app_context():
+        student = db.session.scalars(db.select(RosterStudent)).one()
+        student.removed_at = now()
+        db.session.commit()
+    refused = launch(world.platform, requests.Session(), STUDENT).response
+    assert refused.status_code == 403
+    assert "removed from" in page_text(refused)
     assert counts(world.app)["attempts"] == 1
 
 
@@ -441,45 +563,74 @@ def test_a_role_without_a_page_is_refused(world):
 
 
 def test_first_launches_at_once_make_one_class(world):
-    """Two instructors of one course launching at the same moment share one class."""
+    """Two instructors of one course launching at the same moment share one class: the first
+    to commit owns it, and it is shared with the others to manage."""
     teachers = [Person(f"teacher-{n}", f"Teacher {n}", INSTRUCTOR) for n in range(4)]
+    browsers = [requests.Session() for _ in teachers]
     with ThreadPoolExecutor(max_workers=4) as pool:
-        sent = list(pool.map(lambda who: launch(world.platform, requests.Session(), who), teachers))
-    # The first to commit owns the class and is sent to it; the others are told who runs it.
-    assert sorted(s.response.status_code for s in sent) == [303, 403, 403, 403]
+        sent = list(
+            pool.map(
+                lambda pair: launch(world.platform, *pair), zip(browsers, teachers, strict=True)
+            )
+        )
+    assert [s.response.status_code for s in sent] == [303] * 4
     assert counts(world.app)["classes"] == 1
     assert counts(world.app)["lti_courses"] == 1
     with world.app.app_context():
-        owner = db.session.scalars(db.select(Class)).one().instructor_id
-        first = db.session.scalars(db.select(LtiUser).filter_by(instructor_id=owner)).one()
-    for who, s in zip(teachers, sent, strict=True):
-        if who.sub == first.sub:
-            assert re.fullmatch(r"/teach/classes/\d+", s.response.headers["Location"])
-        else:
-            assert f"run by {first.name}" in page_text(s.response)
+        class_ = db.session.scalars(db.select(Class)).one()
+        shares = db.session.scalars(db.select(ClassShare)).all()
+        assert sorted(share.role for share in shares) == ["manage"] * 3
+        assert class_.instructor_id not in {share.instructor_id for share in shares}
+    for browser, s in zip(browsers, sent, strict=True):
+        assert s.response.headers["Location"] == f"/teach/classes/{class_.id}"
+        assert COURSE["title"] in page_text(
+            browser.get(world.tool + s.response.headers["Location"])
+        )
 
 
-def test_another_instructor_is_told_who_runs_the_class_until_linked(world):
-    """A second instructor of the course is logged in but told whose class it is; once the admin
-    links their launches to the owner's account, they land on the class page."""
+TEACHING_ASSISTANT = [
+    "http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor",
+    "http://purl.imsglobal.org/vocab/lis/v2/membership/Instructor#TeachingAssistant",
+]
+
+
+def test_a_second_instructor_manages_and_an_assistant_views_the_class(world):
+    """Another instructor of the course gets the class shared to manage it, a teaching
+    assistant to view it: the assistant sees the results but cannot change the class."""
     launch(world.platform, requests.Session(), TEACHER)
-    colleague = Person("teacher-sub-2", "Edsger Dijkstra", INSTRUCTOR)
-    told = launch(world.platform, requests.Session(), colleague).response
-    assert told.status_code == 403
-    assert f"this course's class is run by {TEACHER.name}" in page_text(told)
+    colleague, assistant = requests.Session(), requests.Session()
+    in_colleague = launch(world.platform, colleague, Person("t-2", "Edsger Dijkstra", INSTRUCTOR))
+    in_assistant = launch(world.platform, assistant, Person("ta-3", "Barbara", TEACHING_ASSISTANT))
+    page = in_assistant.response.headers["Location"]
+    assert in_colleague.response.headers["Location"] == page
+    assert COURSE["title"] in page_text(assistant.get(world.tool + page))
+    class_id = int(page.rsplit("/", 1)[1])
 
+    def close(browser):
+        form = browser.get(world.tool + page).text
+        token = {"csrf_token": csrf_token(form)}
+        return browser.post(f"{world.tool}/teach/classes/{class_id}/close", data=token,
+                            allow_redirects=False)  # fmt: skip
+
+    assert close(assistant).status_code == 403
+    assert close(colleague).status_code == 303
     with world.app.app_context():
-        owner = db.session.scalars(db.select(Class)).one().instructor.username
-    result = world.app.test_cli_runner().invoke(
-        args=["lti", "link-instructor", "--issuer", world.platform.issuer,
-              "--sub", colleague.sub, owner]
-    )  # fmt: skip
-    assert result.exit_code == 0, result.output
-    assert f"{colleague.name}'s launches from Test platform now log in as" in result.output
-    browser = requests.Session()
-    linked = launch(world.platform, browser, colleague).response
-    assert linked.status_code == 303
-    assert COURSE["title"] in page_text(browser.get(world.tool + linked.headers["Location"]))
+        roles = {
+            share.instructor_id: share.role for share in db.session.scalars(db.select(ClassShare))
+        }
+        assert sorted(roles.values()) == ["manage", "view"]
+        assert db.session.get(Class, class_id).is_open is False
+
+
+def test_an_assistant_promoted_in_the_lms_manages_the_class(world):
+    """The LMS is the authority on teaching roles: a TA made an instructor gets manage at the
+    next launch; a share the owner made for more is never lowered by a launch."""
+    launch(world.platform, requests.Session(), TEACHER)
+    launch(world.platform, requests.Session(), Person("ta-3", "Barbara", TEACHING_ASSISTANT))
+    launch(world.platform, requests.Session(), Person("ta-3", "Barbara", INSTRUCTOR))
+    launch(world.platform, requests.Session(), Person("ta-3", "Barbara", TEACHING_ASSISTANT))
+    with world.app.app_context():
+        assert db.session.scalars(db.select(ClassShare.role)).one() == "manage"
 
 
 # --- Each Security Framework check, failing: a page saying what, a log line, nothing stored.

@@ -31,6 +31,7 @@ CLOCK_SKEW = 60
 """Seconds of disagreement between the platform's clock and ours that `exp` and `iat` forgive."""
 
 CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
+AGS_CLAIM = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
 
 REASONS = {
     "no_launch": (400, "No launch here", "This address receives launches from a learning "

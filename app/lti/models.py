@@ -7,7 +7,7 @@ from sqlalchemy import JSON, DateTime, ForeignKey, String, Text, UniqueConstrain
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from ..extensions import db
-from ..models import Instructor, now
+from ..models import Attempt, Instructor, now
 
 URL_LENGTH = 1000
 """Platforms' addresses can carry long query strings (Brightspace, Blackboard)."""
@@ -108,8 +108,26 @@ class LtiCourse(db.Model):
     class_id: Mapped[int] = mapped_column(ForeignKey("classes.id", ondelete="CASCADE"), unique=True)
 
 
+class LtiLearner(db.Model):
+    """A platform's learner on a course's class roster: the roster student is who takes the
+    quizzes, the platform user (its `sub`) is who the LMS knows, never a typed name."""
+
+    __tablename__ = "lti_learners"
+    # One place on each class's roster per platform user.
+    __table_args__ = (UniqueConstraint("user_id", "class_id"),)
+
+    roster_student_id: Mapped[int] = mapped_column(
+        ForeignKey("roster_students.id", ondelete="CASCADE"), primary_key=True
+    )
+    user_id: Mapped[int] = mapped_column(ForeignKey("lti_users.id", ondelete="CASCADE"))
+    class_id: Mapped[int] = mapped_column(ForeignKey("classes.id", ondelete="CASCADE"), index=True)
+
+    user: Mapped[LtiUser] = relationship()
+
+
 class LtiAttempt(db.Model):
-    """Which launch an attempt came from: who (for the grade passback) and which resource link."""
+    """Which launch an attempt came from: who (for the grade passback), which resource link,
+    and the line item its grade goes to."""
 
     __tablename__ = "lti_attempts"
 
@@ -118,3 +136,7 @@ class LtiAttempt(db.Model):
     )
     user_id: Mapped[int] = mapped_column(ForeignKey("lti_users.id", ondelete="CASCADE"), index=True)
     resource_link_id: Mapped[str] = mapped_column(String(255))
+    # The launch's Assignment and Grade Services line item; None when the platform offers none.
+    line_item_url: Mapped[str | None] = mapped_column(String(URL_LENGTH))
+
+    attempt: Mapped[Attempt] = relationship()

@@ -36,6 +36,15 @@ def quizwright_role(roles: list[str]) -> str | None:
     return None
 
 
+def share_role(roles: list[str]) -> str:
+    """What a course's class is shared with a teaching launcher for, who does not own it:
+    'view' for a teaching assistant, 'manage' for an instructor or administrator."""
+    assistant = any(
+        role.startswith(MEMBERSHIP_SUB) and role.endswith("#TeachingAssistant") for role in roles
+    )
+    return "view" if assistant else "manage"
+
+
 def display_name(claims: dict, limit: int = 80) -> str | None:
     """The name the platform sends: `name`, else given and family names; None if none."""
     name = (claims.get("name") or "").strip()

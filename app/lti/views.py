@@ -17,25 +17,26 @@ from flask_login import login_required, login_user
 from sqlalchemy.orm import joinedload, selectinload
 
 from ..audit import audit
-from ..auth import _minute, require_admin
+from ..auth import _minute, require_admin, share_class
 from ..bank import current_bank
 from ..extensions import csrf, db
-from ..models import Instructor
-from ..quiz import _browser
+from ..models import Class, ClassShare, Instructor, Role
+from ..quiz import _browser, start_in_class
 from . import bp
 from .keys import key_set, published_keys, signing_key
-from .launch import CLAIM, REASONS, Refusal, login_redirect, validated_launch
+from .launch import AGS_CLAIM, CLAIM, REASONS, Refusal, login_redirect, validated_launch
 from .models import LtiPlatform, LtiUser
 from .people import (
     course_class,
     instructor_for,
+    launched_from,
     open_course,
     platform_of,
-    start_for,
+    roster_student_for,
     unfinished_attempt,
     user_for,
 )
-from .rules import chosen_quiz, display_name, quizwright_role
+from .rules import chosen_quiz, display_name, quizwright_role, share_role
 from .storage import purge_expired
 
 LOGIN_PARAMETERS = (
@@ -111,12 +112,13 @@ def launch():
     user = user_for(platform, claims["sub"], name)
     session[FRAMED_SESSION_KEY] = platform.id
     if role == "instructor":
-        return _teach(platform, context, user)
+        return _teach(platform, context, user, claims.get(CLAIM + "roles", []))
     return _learn(platform, context, user, claims)
 
 
-def _teach(platform, context, user):
-    """Log the launching instructor in as their linked account, on their course's class page."""
+def _teach(platform, context, user, roles):
+    """Log the launching instructor in as their linked account, on their course's class page,
+    shared with them if another teacher of the course made it."""
     account = instructor_for(user)
     if not account.is_active:
         audit("lti login refused, account disabled", account.username)
@@ -129,14 +131,17 @@ def _teach(platform, context, user):
     session[FRAMED_SESSION_KEY] = framed
     audit("lti login", account.username)
     if class_.instructor_id != account.id and not account.is_admin:
-        # Until classes can be shared, a course's class belongs to its first instructor only.
-        owner = db.session.get(Instructor, class_.instructor_id)
-        known_as = db.session.scalar(
-            db.select(LtiUser.name).filter_by(instructor_id=owner.id).limit(1)
-        )
-        page = render_template("lti/not_owner.html", class_=class_, owner=owner, known_as=known_as)
-        return page, 403
+        _share_with(class_, account, share_role(roles))
     return redirect(url_for("teach.class_page", class_id=class_.id), 303)
+
+
+def _share_with(class_: Class, account: Instructor, role: str) -> None:
+    """Share the course's class with another of its teachers as their LTI role allows; a share
+    the owner made for more is kept."""
+    held = db.session.get(ClassShare, (class_.id, account.id))
+    if held is None or (held.role == Role.VIEW and role == Role.MANAGE):
+        share_class(class_.id, account.id, Role(role))
+        audit(f"lti class {class_.id} shared to {role}", account.username)
 
 
 def _learn(platform, context, user, claims):
@@ -154,14 +159,19 @@ def _learn(platform, context, user, claims):
               "instructor to check the link's quiz setting.")  # fmt: skip
     quiz = current_bank().quizzes[slug]
     link = claims[CLAIM + "resource_link"]["id"]
-    browser = _browser()
+    student = roster_student_for(user, class_.id)
+    if student.removed_at is not None:
+        abort(403, description=f"You were removed from {class_.name}'s roster, so no new "
+              "attempts can start. Ask your instructor.")  # fmt: skip
     attempt = unfinished_attempt(user, quiz, class_.id, link)
     if attempt is None:
-        attempt = start_for(user, quiz, class_.id, link, browser)
-        audit("lti attempt started", user.name)
-        return redirect(url_for("quiz.question", token=attempt.token, number=1), 303)
+        line_item = (claims.get(AGS_CLAIM) or {}).get("lineitem")
+        audit("lti attempt start", user.name)
+        return start_in_class(
+            quiz, class_, student.name, student, launched_from(user, link, line_item)
+        )
     # The platform vouches for who this is: their attempt follows them to this browser.
-    attempt.browser = browser
+    attempt.browser = _browser()
     db.session.commit()
     return redirect(url_for("quiz.resume", token=attempt.token), 303)
 
