@@ -30,6 +30,15 @@ from .models import (
 )
 from .rules import utc
 
+FINISHED: list[Callable[[int], None]] = []
+"""Called with the id of an attempt just finished, inside the transaction that finished it and
+before its commit: LTI's grade passback writes its outbox there, so no grade is ever lost."""
+
+
+def _finished(attempt_id: int) -> None:
+    for hook in FINISHED:
+        hook(attempt_id)
+
 
 def record_version(quiz: Quiz) -> QuizVersion:
     """The stored copy of this version of the quiz, made on first use."""
@@ -273,12 +282,15 @@ def record_answer(attempt: Attempt, feedback: Feedback) -> bool:
             finish_attempt(attempt, deadline)
         return False
     questions = len(quiz_of(attempt).questions)
+    answered = attempt.answered  # read before the tally moves it
     try:
         # Plain statements on the session's connection: the page redirects, so no ORM objects.
         moved = store_answers(db.session.connection(), [(attempt.id, feedback, moment)], questions)
         if not moved:  # finished meanwhile by the student's other tab
             db.session.rollback()
             return False
+        if answered + 1 >= questions:  # this answer finished it
+            _finished(attempt.id)
         db.session.commit()
     except IntegrityError:
         db.session.rollback()
@@ -297,6 +309,8 @@ def finish_attempt(attempt: Attempt, moment: datetime | None = None) -> bool:
     finished = db.session.connection().execute(
         _FINISH, {"attempt": attempt.id, "moment": moment or now()}
     )
+    if finished.rowcount == 1:
+        _finished(attempt.id)
     db.session.commit()
     return finished.rowcount == 1
 

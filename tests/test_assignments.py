@@ -436,7 +436,8 @@ def test_class_page_with_assignments_costs_the_same_queries_for_10_and_500(app, 
         return len(statements)
 
     small = counted_queries(10)
-    assert counted_queries(490) == small <= 7
+    # As test_teach's class page: voided attempts and the grades passed back to an LMS too.
+    assert counted_queries(490) == small <= 9
 
 
 def test_a_student_sees_no_instructor_form(app, class_id):

@@ -79,6 +79,10 @@ class PlatformSite:
         self.keys: list[dict] = []
         self.key_set_fetches = 0
         self.registrations: list[tuple[dict, str | None]] = []
+        self.platform: Platform | None = None
+        self.token_requests: list[dict] = []
+        self.scores: list[tuple[str, dict]] = []
+        self.score_status = 200
         site = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -103,7 +107,16 @@ class PlatformSite:
                     self._json({"error": "not found"}, 404)
 
             def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                data = self.rfile.read(int(self.headers["Content-Length"]))
+                if self.path == "/token":
+                    form = dict(urllib.parse.parse_qsl(data.decode()))
+                    site.token_requests.append(form)
+                    self._json(site.platform.config().get_access_token(form))
+                    return
+                if self.path.endswith("/scores"):
+                    self._score(json.loads(data))
+                    return
+                body = json.loads(data)
                 site.registrations.append((body, self.headers.get("Authorization")))
                 if self.headers.get("Authorization") != "Bearer reg-token-1":
                     self._json({"error": "unauthorized"}, 401)
@@ -119,6 +132,18 @@ class PlatformSite:
                         },
                     }
                 )
+
+            def _score(self, body):
+                """An AGS score post: refused while the platform is "down", else kept with the
+                line item it was posted to, if the bearer token is the platform's own."""
+                if site.score_status != 200:
+                    self._json({"error": "unavailable"}, site.score_status)
+                    return
+                token = self.headers.get("Authorization", "").removeprefix("Bearer ")
+                site.platform.config().validate_token(token)
+                assert self.headers["Content-Type"] == "application/vnd.ims.lis.v1.score+json"
+                site.scores.append((self.path, body))
+                self._json({})
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
@@ -197,6 +222,11 @@ class Platform:
 
     def __post_init__(self):
         self.site.keys = [public_jwk(self.key)]
+        self.site.platform = self
+
+    def config(self) -> "CoursePlatformConfig":
+        """lti1p3platform's view of the platform: it issues and checks service tokens."""
+        return CoursePlatformConfig(registration=self.registration(f"{self.tool}/lti/launch"))
 
     @property
     def issuer(self) -> str:
@@ -211,6 +241,7 @@ class Platform:
             .set_oidc_login_url(f"{self.tool}/lti/login")
             .set_launch_url(target)
             .set_platform_private_key(self.key)
+            .set_platform_public_key(JWK.from_pem(self.key.encode()).export_to_pem().decode())
             .set_tool_key_set_url(f"{self.tool}/lti/jwks.json")
         )
 
@@ -231,6 +262,7 @@ class Platform:
         launch.set_launch_context_claim(COURSE["id"], context_title=COURSE["title"])
         if who.custom:
             launch.set_custom_parameters_claim(who.custom)
+        launch.set_ags(f"{self.issuer}/lineitems", f"{self.issuer}/lineitems/{who.link}")
         return launch.lti_launch()
 
 

@@ -14,10 +14,22 @@ def init_app(app: Flask) -> None:
     """Add the LTI addresses, the admin's LTI page, the `flask lti` commands and the framing
     policy that lets registered platforms show LTI pages."""
     # models: its tables join the metadata; registration and views: their routes join bp.
+    from ..attempts import FINISHED
     from . import models, registration, views  # noqa: F401
     from .commands import lti_cli
+    from .grades import record_finished
 
     app.register_blueprint(bp)
     app.cli.add_command(lti_cli)
+    if record_finished not in FINISHED:  # tests make many apps in one process
+        FINISHED.append(record_finished)
     # First in the list, so it runs last: after Talisman has written the page's policy.
     app.after_request_funcs.setdefault(None, []).insert(0, views.allow_platform_frames)
+
+
+def passback(class_id: int, slug: str) -> dict[str, str]:
+    """Each student's grade passback to the LMS at this quiz in the class, by student key:
+    "Sent to the LMS", "Waiting to send" or "Failed: reason"; one query."""
+    from .grades import passback
+
+    return passback(class_id, slug)

@@ -1,6 +1,7 @@
 """Pure rules of a launch over plain values: who the launcher is in Quizwright, what they are
 called, and which quiz a resource link opens."""
 
+from datetime import timedelta
 from urllib.parse import parse_qs, urlsplit
 
 MEMBERSHIP = "http://purl.imsglobal.org/vocab/lis/v2/membership#"
@@ -64,3 +65,13 @@ def chosen_quiz(custom: dict | None, target_link_uri: str | None, offered: list[
     if not slug and len(offered) == 1:
         return offered[0]
     return slug if slug in offered else None
+
+
+FIRST_RETRY = timedelta(seconds=30)
+LONGEST_WAIT = timedelta(hours=6)
+
+
+def retry_delay(tries: int) -> timedelta:
+    """How long a score waits after its `tries`-th failed send: doubling from 30 seconds, so a
+    platform down for a minute or a day is asked neither constantly nor rarely; at most 6 hours."""
+    return min(FIRST_RETRY * 2 ** (tries - 1), LONGEST_WAIT)
