@@ -243,6 +243,7 @@ class Platform:
             .set_platform_private_key(self.key)
             .set_platform_public_key(JWK.from_pem(self.key.encode()).export_to_pem().decode())
             .set_tool_key_set_url(f"{self.tool}/lti/jwks.json")
+            .set_deeplink_launch_url(target)
         )
 
     def login_url(self, sub: str, target: str) -> str:
@@ -252,11 +253,14 @@ class Platform:
         login.set_lti_message_hint(hint=f"link-for-{sub}")
         return login.initiate_login(sub)
 
-    def authorize(self, query: dict, target: str, who: "Person", tamper=None) -> dict:
-        """The platform's authorization endpoint: the id_token and state to post to the tool."""
+    def authorize(self, query: dict, target: str, who: "Person", tamper=None, deep_link=False):
+        """The platform's authorization endpoint: the id_token and state to post to the tool;
+        with `deep_link`, a deep linking request answered at the platform's return address."""
         config = CoursePlatformConfig(registration=self.registration(target))
         launch = PlatformLaunch(PlatformRequest(query), config)
         launch.tamper = tamper
+        if deep_link:
+            launch.set_dl(f"{self.issuer}/deep-link-return", title="Add a quiz", extra_data="d-1")
         launch.set_user_data(who.sub, who.roles, full_name=who.name)
         launch.set_resource_link_claim(who.link, title="Gradient checkpointing quiz")
         launch.set_launch_context_claim(COURSE["id"], context_title=COURSE["title"])
@@ -289,7 +293,7 @@ class Sent:
     form: dict
 
 
-def launch(platform, browser, who, *, target=None, tamper=None, post=None) -> Sent:
+def launch(platform, browser, who, *, target=None, tamper=None, post=None, deep_link=False):
     """Run a whole launch in `browser`: the platform's login initiation, the tool's redirect to
     the platform, the platform's signed answer, and its form post to the tool's launch URL."""
     target = target or f"{platform.tool}/lti/launch"
@@ -300,7 +304,7 @@ def launch(platform, browser, who, *, target=None, tamper=None, post=None) -> Se
         f"{platform.issuer}/auth"
     )
     query = dict(urllib.parse.parse_qsl(to_platform.query))
-    form = platform.authorize(query, target, who, tamper)
+    form = platform.authorize(query, target, who, tamper, deep_link)
     fields = {"id_token": form["id_token"], "state": form["state"]}
     if post:
         fields = post(fields)

@@ -8,7 +8,6 @@ from datetime import timedelta
 
 import requests
 from pylti1p3.exception import LtiServiceException
-from pylti1p3.registration import Registration
 from pylti1p3.service_connector import ServiceConnector
 from sqlalchemy.orm import joinedload
 
@@ -19,7 +18,6 @@ from ..models import Assignment, Attempt, FeedbackWhen, QuizVersion, now
 from ..reports import PICK, Counting
 from ..rules import utc
 from .config import DatabaseToolConf
-from .keys import signing_key
 from .models import LtiAttempt, LtiPlatform, LtiScore, LtiUser
 from .rules import retry_delay
 
@@ -97,21 +95,10 @@ class _TimedSession(requests.Session):
         return super().request(*args, **kwargs)
 
 
-class _ToolRegistration(Registration):
-    """pylti1p3 derives its own kid; platforms find the tool's key by the one it publishes."""
-
-    kid: str | None = None
-
-    def get_kid(self):
-        return self.kid
-
-
 def _connector(platform: LtiPlatform) -> ServiceConnector:
-    found = DatabaseToolConf().find_registration_by_params(platform.issuer, platform.client_id)
-    registration = _ToolRegistration()
-    for name, value in vars(found).items():
-        setattr(registration, name, value)
-    registration.kid = signing_key().kid
+    registration = DatabaseToolConf().find_registration_by_params(
+        platform.issuer, platform.client_id
+    )
     session = _TimedSession()
     session.headers["User-Agent"] = "Quizwright"
     return ServiceConnector(registration, requests_session=session)

@@ -6,6 +6,7 @@ from urllib.parse import urlencode, urlsplit
 
 from flask import (
     abort,
+    g,
     jsonify,
     redirect,
     render_template,
@@ -23,6 +24,7 @@ from ..extensions import csrf, db
 from ..models import Class, ClassShare, Instructor, Role
 from ..quiz import _browser, start_in_class
 from . import bp
+from .deep_linking import choose_quiz
 from .keys import key_set, published_keys, signing_key
 from .launch import AGS_CLAIM, CLAIM, REASONS, Refusal, login_redirect, validated_launch
 from .models import LtiPlatform, LtiUser
@@ -111,14 +113,22 @@ def launch():
     name = display_name(claims) or ("Instructor" if role == "instructor" else "Student")
     user = user_for(platform, claims["sub"], name)
     session[FRAMED_SESSION_KEY] = platform.id
+    roles = claims.get(CLAIM + "roles", [])
+    if claims.get(CLAIM + "message_type") == "LtiDeepLinkingRequest":
+        if role != "instructor":
+            abort(403, description="Only the course's instructors choose which quiz an "
+                  "activity opens.")  # fmt: skip
+        class_ = _log_in(platform, context, user, roles)
+        return choose_quiz(platform, class_, claims)
     if role == "instructor":
-        return _teach(platform, context, user, claims.get(CLAIM + "roles", []))
+        class_ = _log_in(platform, context, user, roles)
+        return redirect(url_for("teach.class_page", class_id=class_.id), 303)
     return _learn(platform, context, user, claims)
 
 
-def _teach(platform, context, user, roles):
-    """Log the launching instructor in as their linked account, on their course's class page,
-    shared with them if another teacher of the course made it."""
+def _log_in(platform, context, user, roles) -> Class:
+    """Log the launching instructor in as their linked account; their course's class, shared
+    with them if another teacher of the course made it."""
     account = instructor_for(user)
     if not account.is_active:
         audit("lti login refused, account disabled", account.username)
@@ -132,7 +142,7 @@ def _teach(platform, context, user, roles):
     audit("lti login", account.username)
     if class_.instructor_id != account.id and not account.is_admin:
         _share_with(class_, account, share_role(roles))
-    return redirect(url_for("teach.class_page", class_id=class_.id), 303)
+    return class_
 
 
 def _share_with(class_: Class, account: Instructor, role: str) -> None:
@@ -227,6 +237,12 @@ def allow_platform_frames(response):
     """Let registered platforms frame LTI pages, and student pages a launch led to; every
     other page keeps `frame-ancestors 'none'`."""
     endpoint = request.endpoint or ""
+    form_action = g.pop("lti_form_action", None)
+    policy = response.headers.get("Content-Security-Policy")
+    if form_action and policy:
+        # The deep linking answer posts its form to the platform's return address.
+        policy = policy.replace("form-action 'self'", f"form-action 'self' {form_action}")
+        response.headers["Content-Security-Policy"] = policy
     framed = endpoint.startswith("lti.") and endpoint != "lti.admin"
     framed = framed or (endpoint.startswith("quiz.") and FRAMED_SESSION_KEY in session)
     policy = response.headers.get("Content-Security-Policy")
