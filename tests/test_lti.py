@@ -850,7 +850,7 @@ def test_wrong_message_type_is_refused(world):
         world,
         "message_type",
         400,
-        "resource link launches (LtiResourceLinkRequest) only",
+        "deep linking requests (LtiDeepLinkingRequest) only",
         tamper=setter(CLAIM + "message_type", "LtiSubmissionReviewRequest"),
     )
 
