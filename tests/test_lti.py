@@ -83,6 +83,8 @@ class PlatformSite:
         self.token_requests: list[dict] = []
         self.scores: list[tuple[str, dict]] = []
         self.score_status = 200
+        self.members: list[dict] = []
+        self.members_status = 200
         site = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -101,6 +103,8 @@ class PlatformSite:
                 if self.path == "/jwks.json":
                     site.key_set_fetches += 1
                     self._json({"keys": site.keys})
+                elif self.path == "/memberships":
+                    self._members()
                 elif self.path == "/.well-known/openid-configuration":
                     self._json(site.openid_configuration())
                 else:
@@ -132,6 +136,15 @@ class PlatformSite:
                         },
                     }
                 )
+
+            def _members(self):
+                """The course's membership container (NRPS), to the platform's token only."""
+                token = self.headers.get("Authorization", "").removeprefix("Bearer ")
+                site.platform.config().validate_token(token)
+                accept = "application/vnd.ims.lti-nrps.v2.membershipcontainer+json"
+                assert self.headers["Accept"] == accept
+                self._json({"id": f"{site.url}/memberships", "context": COURSE,
+                            "members": site.members}, site.members_status)  # fmt: skip
 
             def _score(self, body):
                 """An AGS score post: refused while the platform is "down", else kept with the
@@ -267,6 +280,7 @@ class Platform:
         if who.custom:
             launch.set_custom_parameters_claim(who.custom)
         launch.set_ags(f"{self.issuer}/lineitems", f"{self.issuer}/lineitems/{who.link}")
+        launch.set_nrps(f"{self.issuer}/memberships")
         return launch.lti_launch()
 
 

@@ -27,9 +27,10 @@ def init_app(app: Flask) -> None:
     app.after_request_funcs.setdefault(None, []).insert(0, views.allow_platform_frames)
 
 
-def passback(class_id: int, slug: str) -> dict[str, str]:
-    """Each student's grade passback to the LMS at this quiz in the class, by student key:
-    "Sent to the LMS", "Waiting to send" or "Failed: reason"; one query."""
-    from .grades import passback
+def lms_class(class_id: int, slug: str):
+    """What the class page shows of a class made by an LMS course: whether its roster can be
+    loaded, and each student's grade passback at this quiz; None for other classes (one query
+    for them, two for a course's class)."""
+    from .roster import lms_class
 
-    return passback(class_id, slug)
+    return lms_class(class_id, slug)

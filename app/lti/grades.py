@@ -95,7 +95,8 @@ class _TimedSession(requests.Session):
         return super().request(*args, **kwargs)
 
 
-def _connector(platform: LtiPlatform) -> ServiceConnector:
+def connector(platform: LtiPlatform) -> ServiceConnector:
+    """pylti1p3's client of the platform's services, its token got with the tool's key."""
     registration = DatabaseToolConf().find_registration_by_params(
         platform.issuer, platform.client_id
     )
@@ -119,11 +120,11 @@ class Pass:
     down: set[str] = field(default_factory=set)
 
 
-def _post(connector: ServiceConnector, score: LtiScore) -> None:
+def _post(client: ServiceConnector, score: LtiScore) -> None:
     url = score.line_item_url.split("?", 1)
     scores = url[0].rstrip("/") + "/scores" + (f"?{url[1]}" if len(url) == 2 else "")
     try:
-        connector.make_service_request(
+        client.make_service_request(
             [SCORE_SCOPE],
             scores,
             is_post=True,
@@ -203,7 +204,7 @@ def send_due() -> Pass:
         score = db.session.get(LtiScore, row.id, populate_existing=True)
         platform = db.session.get(LtiPlatform, row.platform_id)
         if row.platform_id not in connectors:
-            connectors[row.platform_id] = _connector(platform)
+            connectors[row.platform_id] = connector(platform)
         score.tries += 1
         try:
             _post(connectors[row.platform_id], score)

@@ -32,6 +32,7 @@ CLOCK_SKEW = 60
 
 CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
 AGS_CLAIM = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
+NRPS_CLAIM = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
 
 REASONS = {
     "no_launch": (400, "No launch here", "This address receives launches from a learning "

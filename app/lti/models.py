@@ -115,6 +115,9 @@ class LtiCourse(db.Model):
     platform_id: Mapped[int] = mapped_column(ForeignKey("lti_platforms.id", ondelete="CASCADE"))
     context_id: Mapped[str] = mapped_column(String(255))
     class_id: Mapped[int] = mapped_column(ForeignKey("classes.id", ondelete="CASCADE"), unique=True)
+    # Names and Role Provisioning Services: where the course's members are listed, as the
+    # latest launch that offered it said; None until a launch does.
+    memberships_url: Mapped[str | None] = mapped_column(String(URL_LENGTH))
 
 
 class LtiLearner(db.Model):

@@ -199,3 +199,19 @@ def launched_from(user: LtiUser, link: str, line_item_url: str | None):
         )
 
     return record
+
+
+def remember_members_url(platform: LtiPlatform, context_id: str, url: str | None) -> None:
+    """Keep where the course's members are listed, as the latest launch offering it says."""
+    if not url:
+        return
+    db.session.execute(
+        db.update(LtiCourse)
+        .where(
+            LtiCourse.platform_id == platform.id,
+            LtiCourse.context_id == context_id,
+            LtiCourse.memberships_url.is_distinct_from(url),
+        )
+        .values(memberships_url=url)
+    )
+    db.session.commit()

@@ -23,10 +23,13 @@ from ..bank import current_bank
 from ..extensions import csrf, db
 from ..models import Class, ClassShare, Instructor, Role
 from ..quiz import _browser, start_in_class
-from . import bp
+from . import (
+    bp,
+    roster,  # noqa: F401  (its route joins bp)
+)
 from .deep_linking import choose_quiz
 from .keys import key_set, published_keys, signing_key
-from .launch import AGS_CLAIM, CLAIM, REASONS, Refusal, login_redirect, validated_launch
+from .launch import AGS_CLAIM, CLAIM, NRPS_CLAIM, REASONS, Refusal, login_redirect, validated_launch
 from .models import LtiPlatform, LtiUser
 from .people import (
     course_class,
@@ -34,6 +37,7 @@ from .people import (
     launched_from,
     open_course,
     platform_of,
+    remember_members_url,
     roster_student_for,
     unfinished_attempt,
     user_for,
@@ -112,6 +116,7 @@ def launch():
               "tell which class it belongs to.")  # fmt: skip
     name = display_name(claims) or ("Instructor" if role == "instructor" else "Student")
     user = user_for(platform, claims["sub"], name)
+    members_at = (claims.get(NRPS_CLAIM) or {}).get("context_memberships_url")
     session[FRAMED_SESSION_KEY] = platform.id
     roles = claims.get(CLAIM + "roles", [])
     if claims.get(CLAIM + "message_type") == "LtiDeepLinkingRequest":
@@ -119,9 +124,11 @@ def launch():
             abort(403, description="Only the course's instructors choose which quiz an "
                   "activity opens.")  # fmt: skip
         class_ = _log_in(platform, context, user, roles)
+        remember_members_url(platform, context["id"], members_at)
         return choose_quiz(platform, class_, claims)
     if role == "instructor":
         class_ = _log_in(platform, context, user, roles)
+        remember_members_url(platform, context["id"], members_at)
         return redirect(url_for("teach.class_page", class_id=class_.id), 303)
     return _learn(platform, context, user, claims)
 

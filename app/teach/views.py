@@ -19,7 +19,7 @@ from ..audit import audit
 from ..auth import class_or_404, may, require_admin, role_in
 from ..bank import Quiz, current_bank
 from ..extensions import db
-from ..lti import passback
+from ..lti import lms_class
 from ..models import CODE_ALPHABET, Attempt, Class, ClassShare, Instructor, QuizVersion, Role
 from ..stats import FEW_ATTEMPTS
 from . import assignments, bp, exports
@@ -136,7 +136,7 @@ def class_page(class_id):
         few=FEW_ATTEMPTS,
         retired=report.quiz.slug not in current_bank().quizzes,
         assignments=assignments.listing(scope) if scope else [],
-        passback=passback(scope.id, report.quiz.slug) if scope else {},
+        lms=lms_class(scope.id, report.quiz.slug) if scope else None,
     )
 
 
