@@ -26,7 +26,13 @@ def init_app(app: Flask) -> None:
     """Hand the database storage the app's engine, then start the limiter."""
     if app.config["RATELIMIT_STORAGE_URI"] == DatabaseStorage.STORAGE_SCHEME[0] + "://":
         with app.app_context():
-            app.config["RATELIMIT_STORAGE_OPTIONS"] = {"engine": db.engine}
+            engine = db.engine
+            if engine.dialect.name != "sqlite":
+                # A pool of its own: a request holding the session's connection must never wait
+                # for one that other such requests hold, which under load starves them all.
+                options = app.config["SQLALCHEMY_ENGINE_OPTIONS"]
+                engine = sa.create_engine(engine.url, **options)
+            app.config["RATELIMIT_STORAGE_OPTIONS"] = {"engine": engine}
     limiter.init_app(app)
     # One limiter serves every app a process builds (the tests build hundreds), and it remembers
     # a dead storage across init_app: a new app's new storage starts alive, not in memory.
