@@ -23,20 +23,36 @@ SWEEP_EVERY = 1000
 
 
 def init_app(app: Flask) -> None:
-    """Hand the database storage the app's engine, then start the limiter."""
+    """Hand the database storage its engine, then start the limiter."""
     if app.config["RATELIMIT_STORAGE_URI"] == DatabaseStorage.STORAGE_SCHEME[0] + "://":
         with app.app_context():
             engine = db.engine
             if engine.dialect.name != "sqlite":
-                # A pool of its own: a request holding the session's connection must never wait
-                # for one that other such requests hold, which under load starves them all.
-                options = app.config["SQLALCHEMY_ENGINE_OPTIONS"]
-                engine = sa.create_engine(engine.url, **options)
+                engine = _counts_engine(engine.url, app.config["SQLALCHEMY_ENGINE_OPTIONS"])
             app.config["RATELIMIT_STORAGE_OPTIONS"] = {"engine": engine}
     limiter.init_app(app)
     # One limiter serves every app a process builds (the tests build hundreds), and it remembers
     # a dead storage across init_app: a new app's new storage starts alive, not in memory.
     limiter._storage_dead = False
+
+
+_COUNTS_ENGINES: dict[str, sa.Engine] = {}
+
+
+def _counts_engine(url: sa.URL, options: dict) -> sa.Engine:
+    """A pool of its own for the counts, one per database and process: a gevent worker's
+    requests each hold a session connection while they count, and counting from the same pool
+    would leave them all waiting for one another's."""
+    key = url.render_as_string(hide_password=False) + repr(sorted(options.items()))
+    if key not in _COUNTS_ENGINES:
+        _COUNTS_ENGINES[key] = sa.create_engine(url, **options)
+    return _COUNTS_ENGINES[key]
+
+
+def counts_engine(app: Flask) -> sa.Engine:
+    """The engine the app's rate-limit counts use: the app's own on SQLite."""
+    with app.app_context():
+        return app.config.get("RATELIMIT_STORAGE_OPTIONS", {}).get("engine", db.engine)
 
 
 def _stored(key: str) -> str:

@@ -22,6 +22,7 @@ from app import create_app
 from app.config import PROJECT_ROOT, database_url_from
 from app.extensions import db
 from app.models import RateLimitCount
+from app.ratelimits import counts_engine
 
 SLUG = "gradient-checkpointing"
 
@@ -134,16 +135,19 @@ def queries(app):
     """Collect the SQL statements the app sends while the block runs."""
     statements = []
     with app.app_context():
-        engine = db.engine
+        # On PostgreSQL the rate-limit counts have an engine of their own; they count too.
+        engines = {db.engine, counts_engine(app)}
 
     def record(_conn, _cursor, statement, *_):
         statements.append(statement)
 
-    event.listen(engine, "before_cursor_execute", record)
+    for engine in engines:
+        event.listen(engine, "before_cursor_execute", record)
     try:
         yield statements
     finally:
-        event.remove(engine, "before_cursor_execute", record)
+        for engine in engines:
+            event.remove(engine, "before_cursor_execute", record)
 
 
 def login(client, username, password):

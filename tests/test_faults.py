@@ -39,6 +39,7 @@ from app.bank import current_bank, quiz_from_snapshot
 from app.config import PROJECT_ROOT, database_url_from, engine_options
 from app.extensions import db
 from app.models import Attempt, Class
+from app.ratelimits import counts_engine
 
 from helpers import (
     POSTGRES_URL,
@@ -467,18 +468,21 @@ def disk_full(dialect) -> Exception:
 def commits_refused(app):
     """Every COMMIT fails in the driver, as on a full disk; yields the list of refusals."""
     with app.app_context():
-        dialect = db.engine.dialect
+        dialects = {db.engine.dialect, counts_engine(app).dialect}
+        error = disk_full(db.engine.dialect)
     refused = []
 
     def refuse(_connection):
         refused.append(1)
-        raise disk_full(dialect)
+        raise error
 
-    dialect.do_commit = refuse
+    for dialect in dialects:
+        dialect.do_commit = refuse
     try:
         yield refused
     finally:
-        del dialect.do_commit  # the class's own do_commit again
+        for dialect in dialects:
+            del dialect.do_commit  # the class's own do_commit again
 
 
 def teaching(app):
