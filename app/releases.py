@@ -81,20 +81,31 @@ class Offer:
         """The bank to serve now; on a database with no release yet, the file, published."""
         if self._bank is not None and time.monotonic() - self._checked < self.check_seconds:
             return self._bank
-        with self._lock:
-            try:
-                generation = latest_generation()
-            except SQLAlchemyError:
-                if self._bank is None:
-                    raise
-                # The page's own queries will say the database is gone; the bank stays valid.
-                db.session.rollback()
-                return self._bank
-            if generation is None:
-                # First start: BankError, with every located problem, if the file is bad.
-                generation, _ = publish(load_bank(self.questions_path))
-            if self._bank is None or self._bank.generation != generation:
-                self._bank = released_bank(generation)
-                current_app.logger.info("serving release %d of the question bank", generation)
-            self._checked = time.monotonic()
+        # A request that finds another one checking serves the bank it has: waiting here while
+        # holding a database connection, for a checker that waits for one, stalled a whole
+        # worker until the pool gave up. Only a worker with no bank yet has to wait.
+        if not self._lock.acquire(blocking=self._bank is None):
+            return self._bank
+        try:
+            self._check()
+        finally:
+            self._lock.release()
         return self._bank
+
+    def _check(self) -> None:
+        """Take the newest release if it is not the one served."""
+        try:
+            generation = latest_generation()
+        except SQLAlchemyError:
+            if self._bank is None:
+                raise
+            # The page's own queries will say the database is gone; the bank stays valid.
+            db.session.rollback()
+            return
+        if generation is None:
+            # First start: BankError, with every located problem, if the file is bad.
+            generation, _ = publish(load_bank(self.questions_path))
+        if self._bank is None or self._bank.generation != generation:
+            self._bank = released_bank(generation)
+            current_app.logger.info("serving release %d of the question bank", generation)
+        self._checked = time.monotonic()

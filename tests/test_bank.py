@@ -8,6 +8,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -567,3 +568,18 @@ def test_a_running_server_changes_its_bank_only_when_reloaded(tmp_path):
                 break
             time.sleep(0.1)
         assert titles(server.url, requests=24) == {"Edited"}
+
+
+def test_a_bank_check_in_progress_holds_up_no_other_request(tmp_path):
+    """A request that finds another checking for a new release serves the bank it has: under
+    load the checker waited for a database connection that the waiting requests held."""
+    app = make_app(tmp_path, BANK_CHECK_SECONDS=0)
+    offer = app.extensions["quizwright.offer"]
+    served = title_served(app)
+    pages = []
+    with offer._lock:  # another request is checking
+        waiter = threading.Thread(target=lambda: pages.append(app.test_client().get("/")))
+        waiter.start()
+        waiter.join(timeout=20)
+        assert not waiter.is_alive(), "the request waited for the other's check"
+    assert pages[0].status_code == 200 and served in pages[0].text
