@@ -1,6 +1,7 @@
 """Recording, kept apart from grading: the only code that writes attempts and answers."""
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -28,6 +29,15 @@ from .models import (
     student_key,
 )
 from .rules import utc
+
+FINISHED: list[Callable[[int], None]] = []
+"""Called with the id of an attempt just finished, inside the transaction that finished it and
+before its commit: LTI's grade passback writes its outbox there, so no grade is ever lost."""
+
+
+def _finished(attempt_id: int) -> None:
+    for hook in FINISHED:
+        hook(attempt_id)
 
 
 def record_version(quiz: Quiz) -> QuizVersion:
@@ -95,9 +105,11 @@ def start_attempt(
     *,
     assignment: Assignment | None = None,
     roster_student: RosterStudent | None = None,
+    also: Callable[[Attempt], None] | None = None,
 ) -> Attempt:
     """Begin a new attempt, fixing the order its choices will be shown in; under a limit of
-    attempts it takes a free seat or raises NoAttemptsLeft."""
+    attempts it takes a free seat or raises NoAttemptsLeft. `also` adds rows that belong with
+    the attempt (its LTI launch) to the same transaction."""
     version = record_version(quiz)
 
     def fresh() -> Attempt:
@@ -113,10 +125,16 @@ def start_attempt(
         counts_as_merged(attempt)  # before its seats are looked up under its key
         return attempt
 
+    def add(attempt: Attempt) -> None:
+        db.session.add(attempt)
+        # Only now: a row added earlier would be flushed, seatless, by the seats' lookup.
+        if also is not None:
+            also(attempt)
+
     allowed = assignment.attempts_allowed if assignment else None
     if allowed is None:
         attempt = fresh()
-        db.session.add(attempt)
+        add(attempt)
         db.session.commit()
         return attempt
     # Starts racing for the last seat meet at the unique constraint: a loser looks again, with
@@ -127,7 +145,7 @@ def start_attempt(
         attempt.seat = rules.free_seat(taken, unseated, allowed)
         if attempt.seat is None:
             raise NoAttemptsLeft(allowed)
-        db.session.add(attempt)
+        add(attempt)
         try:
             db.session.commit()
             return attempt
@@ -327,12 +345,15 @@ def record_answer(attempt: Attempt, feedback: Feedback) -> bool:
             finish_attempt(attempt, deadline)
         return False
     questions = len(quiz_of(attempt).questions)
+    answered = attempt.answered  # read before the tally moves it
     try:
         # Plain statements on the session's connection: the page redirects, so no ORM objects.
         moved = store_answers(db.session.connection(), [(attempt.id, feedback, moment)], questions)
         if not moved:  # finished meanwhile by the student's other tab
             db.session.rollback()
             return False
+        if answered + 1 >= questions:  # this answer finished it
+            _finished(attempt.id)
         db.session.commit()
     except IntegrityError:
         db.session.rollback()
@@ -351,6 +372,8 @@ def finish_attempt(attempt: Attempt, moment: datetime | None = None) -> bool:
     finished = db.session.connection().execute(
         _FINISH, {"attempt": attempt.id, "moment": moment or now()}
     )
+    if finished.rowcount == 1:
+        _finished(attempt.id)
     db.session.commit()
     return finished.rowcount == 1
 

@@ -2,6 +2,7 @@
 
 import re
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -242,10 +243,14 @@ def _refused(reason: str, quiz: Quiz, joining: Class, assignment: Assignment | N
 
 
 def start_in_class(
-    quiz: Quiz, joining: Class | None, name: str, roster_student: RosterStudent | None = None
+    quiz: Quiz,
+    joining: Class | None,
+    name: str,
+    roster_student: RosterStudent | None = None,
+    also: Callable[[Attempt], None] | None = None,
 ):
     """Start an attempt under the class's assignment and go to its first question, or show the
-    page that says why none may start now."""
+    page that says why none may start now; `also` as start_attempt takes it."""
     assignment, refusal = _assigned(joining, quiz.slug)
     if refusal:
         return _refused(refusal, quiz, joining, assignment)
@@ -257,6 +262,7 @@ def start_in_class(
             joining.id if joining else None,
             assignment=assignment,
             roster_student=roster_student,
+            also=also,
         )
     except NoAttemptsLeft:
         return _refused(NO_ATTEMPTS_LEFT, quiz, joining, assignment)

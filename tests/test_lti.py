@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import factories
 import jwt
 import pytest
 import requests
@@ -23,13 +24,30 @@ from lti1p3platform.registration import Registration
 from lti1p3platform.request import Request
 
 from app.auth import create_instructor
+from app.bank import current_bank
 from app.extensions import db
 from app.lti.keys import signing_key
-from app.lti.models import LtiAttempt, LtiCourse, LtiLaunchData, LtiPlatform, LtiUser
+from app.lti.models import (
+    LtiAttempt,
+    LtiCourse,
+    LtiLaunchData,
+    LtiLearner,
+    LtiPlatform,
+    LtiUser,
+)
 from app.lti.people import instructor_for, user_for
 from app.lti.platforms import PlatformDetails, save_platform
 from app.lti.storage import DatabaseStorage, aware, purge_expired
-from app.models import Answer, Attempt, Class, Instructor, now
+from app.models import (
+    Answer,
+    Attempt,
+    Class,
+    ClassShare,
+    FeedbackWhen,
+    Instructor,
+    RosterStudent,
+    now,
+)
 
 from helpers import SLUG, csrf_token, gunicorn, login, make_app, queries
 
@@ -61,6 +79,12 @@ class PlatformSite:
         self.keys: list[dict] = []
         self.key_set_fetches = 0
         self.registrations: list[tuple[dict, str | None]] = []
+        self.platform: Platform | None = None
+        self.token_requests: list[dict] = []
+        self.scores: list[tuple[str, dict]] = []
+        self.score_status = 200
+        self.members: list[dict] = []
+        self.members_status = 200
         site = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -79,13 +103,24 @@ class PlatformSite:
                 if self.path == "/jwks.json":
                     site.key_set_fetches += 1
                     self._json({"keys": site.keys})
+                elif self.path == "/memberships":
+                    self._members()
                 elif self.path == "/.well-known/openid-configuration":
                     self._json(site.openid_configuration())
                 else:
                     self._json({"error": "not found"}, 404)
 
             def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                data = self.rfile.read(int(self.headers["Content-Length"]))
+                if self.path == "/token":
+                    form = dict(urllib.parse.parse_qsl(data.decode()))
+                    site.token_requests.append(form)
+                    self._json(site.platform.config().get_access_token(form))
+                    return
+                if self.path.endswith("/scores"):
+                    self._score(json.loads(data))
+                    return
+                body = json.loads(data)
                 site.registrations.append((body, self.headers.get("Authorization")))
                 if self.headers.get("Authorization") != "Bearer reg-token-1":
                     self._json({"error": "unauthorized"}, 401)
@@ -101,6 +136,27 @@ class PlatformSite:
                         },
                     }
                 )
+
+            def _members(self):
+                """The course's membership container (NRPS), to the platform's token only."""
+                token = self.headers.get("Authorization", "").removeprefix("Bearer ")
+                site.platform.config().validate_token(token)
+                accept = "application/vnd.ims.lti-nrps.v2.membershipcontainer+json"
+                assert self.headers["Accept"] == accept
+                self._json({"id": f"{site.url}/memberships", "context": COURSE,
+                            "members": site.members}, site.members_status)  # fmt: skip
+
+            def _score(self, body):
+                """An AGS score post: refused while the platform is "down", else kept with the
+                line item it was posted to, if the bearer token is the platform's own."""
+                if site.score_status != 200:
+                    self._json({"error": "unavailable"}, site.score_status)
+                    return
+                token = self.headers.get("Authorization", "").removeprefix("Bearer ")
+                site.platform.config().validate_token(token)
+                assert self.headers["Content-Type"] == "application/vnd.ims.lis.v1.score+json"
+                site.scores.append((self.path, body))
+                self._json({})
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
@@ -179,6 +235,11 @@ class Platform:
 
     def __post_init__(self):
         self.site.keys = [public_jwk(self.key)]
+        self.site.platform = self
+
+    def config(self) -> "CoursePlatformConfig":
+        """lti1p3platform's view of the platform: it issues and checks service tokens."""
+        return CoursePlatformConfig(registration=self.registration(f"{self.tool}/lti/launch"))
 
     @property
     def issuer(self) -> str:
@@ -193,7 +254,9 @@ class Platform:
             .set_oidc_login_url(f"{self.tool}/lti/login")
             .set_launch_url(target)
             .set_platform_private_key(self.key)
+            .set_platform_public_key(JWK.from_pem(self.key.encode()).export_to_pem().decode())
             .set_tool_key_set_url(f"{self.tool}/lti/jwks.json")
+            .set_deeplink_launch_url(target)
         )
 
     def login_url(self, sub: str, target: str) -> str:
@@ -203,16 +266,21 @@ class Platform:
         login.set_lti_message_hint(hint=f"link-for-{sub}")
         return login.initiate_login(sub)
 
-    def authorize(self, query: dict, target: str, who: "Person", tamper=None) -> dict:
-        """The platform's authorization endpoint: the id_token and state to post to the tool."""
+    def authorize(self, query: dict, target: str, who: "Person", tamper=None, deep_link=False):
+        """The platform's authorization endpoint: the id_token and state to post to the tool;
+        with `deep_link`, a deep linking request answered at the platform's return address."""
         config = CoursePlatformConfig(registration=self.registration(target))
         launch = PlatformLaunch(PlatformRequest(query), config)
         launch.tamper = tamper
+        if deep_link:
+            launch.set_dl(f"{self.issuer}/deep-link-return", title="Add a quiz", extra_data="d-1")
         launch.set_user_data(who.sub, who.roles, full_name=who.name)
         launch.set_resource_link_claim(who.link, title="Gradient checkpointing quiz")
         launch.set_launch_context_claim(COURSE["id"], context_title=COURSE["title"])
         if who.custom:
             launch.set_custom_parameters_claim(who.custom)
+        launch.set_ags(f"{self.issuer}/lineitems", f"{self.issuer}/lineitems/{who.link}")
+        launch.set_nrps(f"{self.issuer}/memberships")
         return launch.lti_launch()
 
 
@@ -239,7 +307,7 @@ class Sent:
     form: dict
 
 
-def launch(platform, browser, who, *, target=None, tamper=None, post=None) -> Sent:
+def launch(platform, browser, who, *, target=None, tamper=None, post=None, deep_link=False):
     """Run a whole launch in `browser`: the platform's login initiation, the tool's redirect to
     the platform, the platform's signed answer, and its form post to the tool's launch URL."""
     target = target or f"{platform.tool}/lti/launch"
@@ -250,7 +318,7 @@ def launch(platform, browser, who, *, target=None, tamper=None, post=None) -> Se
         f"{platform.issuer}/auth"
     )
     query = dict(urllib.parse.parse_qsl(to_platform.query))
-    form = platform.authorize(query, target, who, tamper)
+    form = platform.authorize(query, target, who, tamper, deep_link)
     fields = {"id_token": form["id_token"], "state": form["state"]}
     if post:
         fields = post(fields)
@@ -393,6 +461,12 @@ def test_learner_launch_takes_the_quiz_without_typing_a_name(world):
         link = db.session.get(LtiAttempt, attempt.id)
         assert link.resource_link_id == STUDENT.link
         assert db.session.get(LtiUser, link.user_id).sub == STUDENT.sub
+        # They are a roster student of the class, known by the platform's sub, not a name.
+        student = attempt.roster_student
+        assert (student.name, student.class_id) == (STUDENT.name, course.class_id)
+        learner = db.session.get(LtiLearner, student.id)
+        assert learner.user.sub == STUDENT.sub
+        assert attempt.student_key == student.student_key
         assert db.session.scalar(db.select(db.func.count()).select_from(Answer)) == 1
 
 
@@ -405,6 +479,104 @@ def test_a_learner_launching_again_continues_their_attempt(world):
     again = launch(world.platform, elsewhere, STUDENT).response
     assert again.headers["Location"] == f"/attempts/{token}/continue"
     assert elsewhere.get(f"{world.tool}/attempts/{token}/questions/1").status_code == 200
+    assert counts(world.app)["attempts"] == 1
+
+
+def test_learners_sharing_a_name_are_two_roster_students(world):
+    """Two learners the platform names alike are told apart by their sub; a new name at the
+    next launch renames the roster student rather than making another."""
+    launch(world.platform, requests.Session(), TEACHER)
+    launch(world.platform, requests.Session(), Person("sub-a", "Sam Lee", LEARNER))
+    launch(world.platform, requests.Session(), Person("sub-b", "Sam Lee", LEARNER))
+    launch(world.platform, requests.Session(), Person("sub-b", "Sam Leigh", LEARNER))
+    with world.app.app_context():
+        names = db.session.execute(
+            db.select(LtiUser.sub, RosterStudent.name)
+            .join(LtiLearner, LtiLearner.user_id == LtiUser.id)
+            .join(RosterStudent, RosterStudent.id == LtiLearner.roster_student_id)
+            .order_by(LtiUser.sub)
+        ).all()
+        assert [tuple(row) for row in names] == [("sub-a", "Sam Lee"), ("sub-b", "Sam Leigh")]
+        keys = db.session.scalars(db.select(Attempt.student_key)).all()
+        assert len(set(keys)) == 2
+
+
+def assign(world, **settings):
+    """The course's class assigns the quiz with these settings, as "Assign a quiz" saves them."""
+    with world.app.app_context():
+        class_ = db.session.scalars(db.select(Class)).one()
+        factories.assignment(class_, current_bank().quizzes[SLUG], **settings)
+
+
+def answer_all(world, browser, location) -> None:
+    """Answer every question of the attempt a launch led to, as the student pages take them."""
+    token = location.split("/")[2]
+    with world.app.app_context():
+        questions = len(current_bank().quizzes[SLUG].questions)
+    for number in range(1, questions + 1):
+        here = f"{world.tool}/attempts/{token}/questions/{number}"
+        page = browser.get(here)
+        choice = re.findall(r'type="radio"[^>]*value="([^"]+)"', page.text)[0]
+        sent = browser.post(here, data={"csrf_token": csrf_token(page.text), "choice": choice},
+                            allow_redirects=False)  # fmt: skip
+        assert sent.status_code == 303
+
+
+def test_a_launch_follows_the_assignments_attempt_limit(world):
+    """With one attempt allowed, a learner who finished it is told so at the next launch, and
+    no second attempt starts."""
+    launch(world.platform, requests.Session(), TEACHER)
+    assign(world, attempts_allowed=1)
+    browser = requests.Session()
+    first = launch(world.platform, browser, STUDENT).response
+    assert first.status_code == 303, page_text(first)
+    answer_all(world, browser, first.headers["Location"])
+    again = launch(world.platform, requests.Session(), STUDENT).response
+    assert again.status_code == 403
+    assert "No attempts left" in page_text(again)
+    assert counts(world.app)["attempts"] == 1
+
+
+def test_a_launch_outside_the_assignments_window_starts_nothing(world):
+    """Before the assignment opens a launch says it is not open yet, and stores no attempt."""
+    launch(world.platform, requests.Session(), TEACHER)
+    assign(world, opens_at=now() + timedelta(days=1), closes_at=now() + timedelta(days=2))
+    refused = launch(world.platform, requests.Session(), STUDENT).response
+    assert refused.status_code == 403
+    assert counts(world.app)["attempts"] == 0
+
+
+def test_a_launched_attempt_has_the_time_limit_and_held_feedback(world):
+    """The assignment's time limit fixes the launched attempt's end, and with feedback held
+    until the quiz closes the answer page shows no verdict."""
+    launch(world.platform, requests.Session(), TEACHER)
+    assign(world, time_limit_minutes=20, feedback=FeedbackWhen.AFTER_CLOSE,
+           closes_at=now() + timedelta(days=1))  # fmt: skip
+    browser = requests.Session()
+    location = launch(world.platform, browser, STUDENT).response.headers["Location"]
+    page = browser.get(world.tool + location)
+    choice = re.findall(r'type="radio"[^>]*value="([^"]+)"', page.text)[0]
+    answered = browser.post(world.tool + location, data={"csrf_token": csrf_token(page.text),
+                            "choice": choice})  # fmt: skip
+    assert "Your answer to question 1 is saved" in page_text(answered)
+    assert "Correct" not in page_text(answered) and "Incorrect" not in page_text(answered)
+    with world.app.app_context():
+        attempt = db.session.scalars(db.select(Attempt)).one()
+        assert aware(attempt.ends_at) - aware(attempt.started_at) == timedelta(minutes=20)
+        assert attempt.assignment_id is not None
+
+
+def test_a_learner_removed_from_the_roster_cannot_start(world):
+    """Removing a launched learner from the roster stops their launches from starting attempts."""
+    launch(world.platform, requests.Session(), TEACHER)
+    launch(world.platform, requests.Session(), Person(STUDENT.sub, STUDENT.name, LEARNER, "l-2"))
+    with world.app.app_context():
+        student = db.session.scalars(db.select(RosterStudent)).one()
+        student.removed_at = now()
+        db.session.commit()
+    refused = launch(world.platform, requests.Session(), STUDENT).response
+    assert refused.status_code == 403
+    assert "removed from" in page_text(refused)
     assert counts(world.app)["attempts"] == 1
 
 
@@ -441,45 +613,74 @@ def test_a_role_without_a_page_is_refused(world):
 
 
 def test_first_launches_at_once_make_one_class(world):
-    """Two instructors of one course launching at the same moment share one class."""
+    """Two instructors of one course launching at the same moment share one class: the first
+    to commit owns it, and it is shared with the others to manage."""
     teachers = [Person(f"teacher-{n}", f"Teacher {n}", INSTRUCTOR) for n in range(4)]
+    browsers = [requests.Session() for _ in teachers]
     with ThreadPoolExecutor(max_workers=4) as pool:
-        sent = list(pool.map(lambda who: launch(world.platform, requests.Session(), who), teachers))
-    # The first to commit owns the class and is sent to it; the others are told who runs it.
-    assert sorted(s.response.status_code for s in sent) == [303, 403, 403, 403]
+        sent = list(
+            pool.map(
+                lambda pair: launch(world.platform, *pair), zip(browsers, teachers, strict=True)
+            )
+        )
+    assert [s.response.status_code for s in sent] == [303] * 4
     assert counts(world.app)["classes"] == 1
     assert counts(world.app)["lti_courses"] == 1
     with world.app.app_context():
-        owner = db.session.scalars(db.select(Class)).one().instructor_id
-        first = db.session.scalars(db.select(LtiUser).filter_by(instructor_id=owner)).one()
-    for who, s in zip(teachers, sent, strict=True):
-        if who.sub == first.sub:
-            assert re.fullmatch(r"/teach/classes/\d+", s.response.headers["Location"])
-        else:
-            assert f"run by {first.name}" in page_text(s.response)
+        class_ = db.session.scalars(db.select(Class)).one()
+        shares = db.session.scalars(db.select(ClassShare)).all()
+        assert sorted(share.role for share in shares) == ["manage"] * 3
+        assert class_.instructor_id not in {share.instructor_id for share in shares}
+    for browser, s in zip(browsers, sent, strict=True):
+        assert s.response.headers["Location"] == f"/teach/classes/{class_.id}"
+        assert COURSE["title"] in page_text(
+            browser.get(world.tool + s.response.headers["Location"])
+        )
 
 
-def test_another_instructor_is_told_who_runs_the_class_until_linked(world):
-    """A second instructor of the course is logged in but told whose class it is; once the admin
-    links their launches to the owner's account, they land on the class page."""
+TEACHING_ASSISTANT = [
+    "http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor",
+    "http://purl.imsglobal.org/vocab/lis/v2/membership/Instructor#TeachingAssistant",
+]
+
+
+def test_a_second_instructor_manages_and_an_assistant_views_the_class(world):
+    """Another instructor of the course gets the class shared to manage it, a teaching
+    assistant to view it: the assistant sees the results but cannot change the class."""
     launch(world.platform, requests.Session(), TEACHER)
-    colleague = Person("teacher-sub-2", "Edsger Dijkstra", INSTRUCTOR)
-    told = launch(world.platform, requests.Session(), colleague).response
-    assert told.status_code == 403
-    assert f"this course's class is run by {TEACHER.name}" in page_text(told)
+    colleague, assistant = requests.Session(), requests.Session()
+    in_colleague = launch(world.platform, colleague, Person("t-2", "Edsger Dijkstra", INSTRUCTOR))
+    in_assistant = launch(world.platform, assistant, Person("ta-3", "Barbara", TEACHING_ASSISTANT))
+    page = in_assistant.response.headers["Location"]
+    assert in_colleague.response.headers["Location"] == page
+    assert COURSE["title"] in page_text(assistant.get(world.tool + page))
+    class_id = int(page.rsplit("/", 1)[1])
 
+    def close(browser):
+        form = browser.get(world.tool + page).text
+        token = {"csrf_token": csrf_token(form)}
+        return browser.post(f"{world.tool}/teach/classes/{class_id}/close", data=token,
+                            allow_redirects=False)  # fmt: skip
+
+    assert close(assistant).status_code == 403
+    assert close(colleague).status_code == 303
     with world.app.app_context():
-        owner = db.session.scalars(db.select(Class)).one().instructor.username
-    result = world.app.test_cli_runner().invoke(
-        args=["lti", "link-instructor", "--issuer", world.platform.issuer,
-              "--sub", colleague.sub, owner]
-    )  # fmt: skip
-    assert result.exit_code == 0, result.output
-    assert f"{colleague.name}'s launches from Test platform now log in as" in result.output
-    browser = requests.Session()
-    linked = launch(world.platform, browser, colleague).response
-    assert linked.status_code == 303
-    assert COURSE["title"] in page_text(browser.get(world.tool + linked.headers["Location"]))
+        roles = {
+            share.instructor_id: share.role for share in db.session.scalars(db.select(ClassShare))
+        }
+        assert sorted(roles.values()) == ["manage", "view"]
+        assert db.session.get(Class, class_id).is_open is False
+
+
+def test_an_assistant_promoted_in_the_lms_manages_the_class(world):
+    """The LMS is the authority on teaching roles: a TA made an instructor gets manage at the
+    next launch; a share the owner made for more is never lowered by a launch."""
+    launch(world.platform, requests.Session(), TEACHER)
+    launch(world.platform, requests.Session(), Person("ta-3", "Barbara", TEACHING_ASSISTANT))
+    launch(world.platform, requests.Session(), Person("ta-3", "Barbara", INSTRUCTOR))
+    launch(world.platform, requests.Session(), Person("ta-3", "Barbara", TEACHING_ASSISTANT))
+    with world.app.app_context():
+        assert db.session.scalars(db.select(ClassShare.role)).one() == "manage"
 
 
 # --- Each Security Framework check, failing: a page saying what, a log line, nothing stored.
@@ -663,7 +864,7 @@ def test_wrong_message_type_is_refused(world):
         world,
         "message_type",
         400,
-        "resource link launches (LtiResourceLinkRequest) only",
+        "deep linking requests (LtiDeepLinkingRequest) only",
         tamper=setter(CLAIM + "message_type", "LtiSubmissionReviewRequest"),
     )
 

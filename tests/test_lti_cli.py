@@ -7,7 +7,7 @@ import pytest
 from app.extensions import db
 from app.lti.keys import key_set, signing_key
 from app.lti.models import LtiDeployment, LtiPlatform, LtiToolKey
-from app.lti.rules import chosen_quiz, display_name, quizwright_role
+from app.lti.rules import chosen_quiz, display_name, quizwright_role, share_role
 from app.lti.storage import aware
 from app.models import now
 
@@ -177,6 +177,25 @@ def test_jwks_serves_the_published_keys(app, client, runner):
 )  # fmt: skip
 def test_role_mapping(roles, expected):
     assert quizwright_role(roles) == expected
+
+
+MEMBERSHIP = "http://purl.imsglobal.org/vocab/lis/v2/membership"
+TEACHING_ASSISTANT = MEMBERSHIP + "/Instructor#TeachingAssistant"
+
+
+@pytest.mark.parametrize(
+    ("roles", "expected"),
+    [
+        (["http://purl.imsglobal.org/vocab/lis/v2/membership#Instructor"], "manage"),
+        (["http://purl.imsglobal.org/vocab/lis/v2/membership#Administrator"], "manage"),
+        (["Instructor"], "manage"),
+        ([MEMBERSHIP + "#Instructor", TEACHING_ASSISTANT], "view"),
+        ([TEACHING_ASSISTANT], "view"),
+    ],
+)  # fmt: skip
+def test_share_role(roles, expected):
+    """Who teaches a course they did not open gets its class to manage, an assistant to view."""
+    assert share_role(roles) == expected
 
 
 @pytest.mark.parametrize(

@@ -526,7 +526,8 @@ def test_class_pages_cost_the_same_queries_with_a_roster_of_500(app, teacher, ki
     small, first = counted_queries(0, 10)
     assert first.count("Not started") >= 490
     large, second = counted_queries(10, 500)
-    assert large == small <= 8
+    # The class page alone also reads voided attempts and the grades passed back to an LMS.
+    assert large == small <= (9 if kind == "" else 7)
     assert ">Not started<" not in second
 
 

@@ -14,10 +14,23 @@ def init_app(app: Flask) -> None:
     """Add the LTI addresses, the admin's LTI page, the `flask lti` commands and the framing
     policy that lets registered platforms show LTI pages."""
     # models: its tables join the metadata; registration and views: their routes join bp.
+    from ..attempts import FINISHED
     from . import models, registration, views  # noqa: F401
     from .commands import lti_cli
+    from .grades import record_finished
 
     app.register_blueprint(bp)
     app.cli.add_command(lti_cli)
+    if record_finished not in FINISHED:  # tests make many apps in one process
+        FINISHED.append(record_finished)
     # First in the list, so it runs last: after Talisman has written the page's policy.
     app.after_request_funcs.setdefault(None, []).insert(0, views.allow_platform_frames)
+
+
+def lms_class(class_id: int, slug: str):
+    """What the class page shows of a class made by an LMS course: whether its roster can be
+    loaded, and each student's grade passback at this quiz; None for other classes (one query
+    for them, two for a course's class)."""
+    from .roster import lms_class
+
+    return lms_class(class_id, slug)

@@ -1,5 +1,6 @@
 """`flask lti`: register platforms, list and remove them, rotate the tool's key."""
 
+import time
 from datetime import timedelta
 
 import click
@@ -9,6 +10,7 @@ from flask.cli import AppGroup
 from ..auth import find_instructor
 from ..extensions import db
 from .config import find_platform
+from .grades import send_due
 from .keys import GRACE, rotate, signing_key
 from .models import LtiPlatform
 from .people import link_instructor
@@ -155,3 +157,29 @@ def registration_link(site):
     click.echo(f"Paste this into the platform's tool registration field; it works once, within "
                f"{LINK_LIFETIME.days * 24} hours:")  # fmt: skip
     click.echo(link)
+
+
+@lti_cli.command("send-scores")
+@click.option("--loop", is_flag=True, help="Keep sending as scores come, until stopped.")
+@click.option(
+    "--every",
+    type=click.IntRange(1, 3600),
+    default=10,
+    show_default=True,
+    help="With --loop: seconds between passes.",
+)
+def send_scores(loop, every):
+    """Send waiting grades to the platforms' gradebooks; run it from cron or systemd."""
+    while True:
+        done = send_due()
+        if done.sent or done.retrying or done.failed:
+            _log(f"lti scores: {done.sent} sent, {done.retrying} to retry, {done.failed} failed")
+        click.echo(
+            f"Sent {done.sent} score{'s' if done.sent != 1 else ''}; {done.retrying} waiting to "
+            f"retry; {done.failed} failed; {done.held} held until feedback is released."
+        )
+        for name in sorted(done.down):
+            click.echo(f"{name} did not answer; its scores wait for the next try.", err=True)
+        if not loop:
+            return
+        time.sleep(every)

@@ -20,6 +20,13 @@ def find_platform(issuer: str, client_id: str | None, any_one=False) -> LtiPlatf
     return found[0] if len(found) == 1 or (found and any_one) else None
 
 
+class ToolRegistration(Registration):
+    """pylti1p3 derives a kid of its own; platforms find the tool's key by the one published."""
+
+    def get_kid(self):
+        return signing_key().kid
+
+
 class DatabaseToolConf(ToolConfAbstract):
     """Registrations and deployments from the lti_platforms and lti_deployments tables."""
 
@@ -38,7 +45,7 @@ class DatabaseToolConf(ToolConfAbstract):
         if platform is None:
             return None
         return (
-            Registration()
+            ToolRegistration()
             .set_issuer(platform.issuer)
             .set_client_id(platform.client_id)
             .set_auth_login_url(platform.auth_login_url)

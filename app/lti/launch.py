@@ -23,14 +23,16 @@ LOGIN_LIFETIME = 600
 """Seconds a login's nonce waits for its launch; pylti1p3's state cookie lasts 5 minutes."""
 KEY_SET_LIFETIME = 3600
 """Seconds a fetched platform key set is trusted before it is fetched again."""
-SUPPORTED_MESSAGES = ("LtiResourceLinkRequest",)
-"""Message types this tool answers today; deep linking joins with its own page."""
+SUPPORTED_MESSAGES = ("LtiResourceLinkRequest", "LtiDeepLinkingRequest")
+"""Message types this tool answers: resource link launches, and deep linking's choice."""
 ALGORITHMS = ("RS256", "RS384", "RS512")
 """What the Security Framework allows a platform to sign with: RSA, never 'none' or a secret."""
 CLOCK_SKEW = 60
 """Seconds of disagreement between the platform's clock and ours that `exp` and `iat` forgive."""
 
 CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
+AGS_CLAIM = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
+NRPS_CLAIM = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
 
 REASONS = {
     "no_launch": (400, "No launch here", "This address receives launches from a learning "
@@ -63,7 +65,8 @@ REASONS = {
                    "is not registered for this platform. An admin adds it with "
                    "`flask lti add-platform ... --deployment-id`."),
     "message_type": (400, "Unsupported message type", "Quizwright answers resource link "
-                     "launches (LtiResourceLinkRequest) only."),
+                     "launches (LtiResourceLinkRequest) and deep linking requests "
+                     "(LtiDeepLinkingRequest) only."),
     "message": (400, "Invalid LTI message", "The launch is not a valid LTI 1.3 message."),
 }  # fmt: skip
 

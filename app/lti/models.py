@@ -3,11 +3,20 @@ course is which class, and the short-lived launch data every app server must see
 
 from datetime import datetime
 
-from sqlalchemy import JSON, DateTime, ForeignKey, String, Text, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    CheckConstraint,
+    DateTime,
+    ForeignKey,
+    Index,
+    String,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from ..extensions import db
-from ..models import Instructor, now
+from ..models import Attempt, Instructor, now
 
 URL_LENGTH = 1000
 """Platforms' addresses can carry long query strings (Brightspace, Blackboard)."""
@@ -106,10 +115,31 @@ class LtiCourse(db.Model):
     platform_id: Mapped[int] = mapped_column(ForeignKey("lti_platforms.id", ondelete="CASCADE"))
     context_id: Mapped[str] = mapped_column(String(255))
     class_id: Mapped[int] = mapped_column(ForeignKey("classes.id", ondelete="CASCADE"), unique=True)
+    # Names and Role Provisioning Services: where the course's members are listed, as the
+    # latest launch that offered it said; None until a launch does.
+    memberships_url: Mapped[str | None] = mapped_column(String(URL_LENGTH))
+
+
+class LtiLearner(db.Model):
+    """A platform's learner on a course's class roster: the roster student is who takes the
+    quizzes, the platform user (its `sub`) is who the LMS knows, never a typed name."""
+
+    __tablename__ = "lti_learners"
+    # One place on each class's roster per platform user.
+    __table_args__ = (UniqueConstraint("user_id", "class_id"),)
+
+    roster_student_id: Mapped[int] = mapped_column(
+        ForeignKey("roster_students.id", ondelete="CASCADE"), primary_key=True
+    )
+    user_id: Mapped[int] = mapped_column(ForeignKey("lti_users.id", ondelete="CASCADE"))
+    class_id: Mapped[int] = mapped_column(ForeignKey("classes.id", ondelete="CASCADE"), index=True)
+
+    user: Mapped[LtiUser] = relationship()
 
 
 class LtiAttempt(db.Model):
-    """Which launch an attempt came from: who (for the grade passback) and which resource link."""
+    """Which launch an attempt came from: who (for the grade passback), which resource link,
+    and the line item its grade goes to."""
 
     __tablename__ = "lti_attempts"
 
@@ -118,3 +148,39 @@ class LtiAttempt(db.Model):
     )
     user_id: Mapped[int] = mapped_column(ForeignKey("lti_users.id", ondelete="CASCADE"), index=True)
     resource_link_id: Mapped[str] = mapped_column(String(255))
+    # The launch's Assignment and Grade Services line item; None when the platform offers none.
+    line_item_url: Mapped[str | None] = mapped_column(String(URL_LENGTH))
+
+    attempt: Mapped[Attempt] = relationship()
+
+
+class LtiScore(db.Model):
+    """A grade waiting to go to a platform's line item, written in the transaction that
+    finished the attempt and sent later by `flask lti send-scores`: the outbox of grade
+    passback, so that no request waits on a platform and a platform down loses nothing."""
+
+    __tablename__ = "lti_scores"
+    # An attempt finishes once: its grade is written once, whatever races to finish it.
+    __table_args__ = (
+        UniqueConstraint("attempt_id", "occasion"),
+        CheckConstraint("state IN ('waiting', 'sent', 'failed')", name="known_score_state"),
+        Index("ix_lti_scores_due", "state", "next_try_at"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    attempt_id: Mapped[int] = mapped_column(ForeignKey("attempts.id", ondelete="CASCADE"))
+    # What made the grade: "finished" (the last answer, "Finish attempt" or the time running out).
+    occasion: Mapped[str] = mapped_column(String(16))
+    user_id: Mapped[int] = mapped_column(ForeignKey("lti_users.id", ondelete="CASCADE"), index=True)
+    line_item_url: Mapped[str] = mapped_column(String(URL_LENGTH))
+    # The AGS score as posted: scoreGiven, scoreMaximum, progress, timestamp, userId.
+    payload: Mapped[dict] = mapped_column(JSON)
+    state: Mapped[str] = mapped_column(String(8), default="waiting")
+    tries: Mapped[int] = mapped_column(default=0)
+    next_try_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+    sent_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+    attempt: Mapped[Attempt] = relationship()
+    user: Mapped[LtiUser] = relationship()

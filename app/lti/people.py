@@ -7,13 +7,13 @@ import secrets
 
 from sqlalchemy.exc import IntegrityError
 
-from ..attempts import new_attempt, record_version
 from ..bank import Quiz
 from ..extensions import db
-from ..models import Attempt, Class, Instructor
+from ..models import Attempt, Class, Instructor, RosterStudent, student_key
+from ..roster.store import TRIES, new_code
 from ..teach.views import CODE_ALPHABET
 from .config import find_platform
-from .models import LtiAttempt, LtiCourse, LtiPlatform, LtiUser
+from .models import LtiAttempt, LtiCourse, LtiLearner, LtiPlatform, LtiUser
 
 UNUSABLE_PASSWORD = "!lti"
 """No hash werkzeug can match: a linked account is entered only by a launch."""
@@ -125,9 +125,47 @@ def open_course(platform: LtiPlatform, context: dict, owner: Instructor) -> Clas
     raise RuntimeError("no free join code after 10 tries")
 
 
+def _learner_in(user: LtiUser, class_id: int) -> RosterStudent | None:
+    return db.session.scalar(
+        db.select(RosterStudent)
+        .join(LtiLearner, LtiLearner.roster_student_id == RosterStudent.id)
+        .where(LtiLearner.user_id == user.id, LtiLearner.class_id == class_id)
+    )
+
+
+def roster_student_for(user: LtiUser, class_id: int) -> RosterStudent:
+    """The platform user's place on the class's roster, made on their first launch (or the
+    first roster load) under the platform's name, which it keeps following. Their student
+    number is the platform's user id: two learners sharing a name stay two students."""
+    student = _learner_in(user, class_id)
+    if student is None:
+        for _ in range(TRIES):
+            made = RosterStudent(
+                class_id=class_id, name=user.name, student_number=user.sub, sign_in_code=new_code()
+            )
+            db.session.add(made)
+            db.session.flush()
+            db.session.add(
+                LtiLearner(roster_student_id=made.id, user_id=user.id, class_id=class_id)
+            )
+            try:
+                db.session.commit()
+                return made
+            except IntegrityError:
+                db.session.rollback()
+                if (student := _learner_in(user, class_id)) is not None:
+                    break  # a concurrent launch put them on the roster first
+        else:
+            raise RuntimeError(f"no free sign-in code after {TRIES} tries")
+    if student.name != user.name:
+        student.name, student.name_key = user.name, student_key(user.name)
+        db.session.commit()
+    return student
+
+
 def unfinished_attempt(user: LtiUser, quiz: Quiz, class_id: int, link: str) -> Attempt | None:
-    """The learner's attempt from this resource link at this version of the quiz, if its
-    questions are not all answered."""
+    """The learner's attempt from this resource link at this version of the quiz, if it is
+    neither finished nor voided."""
     attempt = db.session.scalar(
         db.select(Attempt)
         .join(LtiAttempt, LtiAttempt.attempt_id == Attempt.id)
@@ -136,6 +174,8 @@ def unfinished_attempt(user: LtiUser, quiz: Quiz, class_id: int, link: str) -> A
             LtiAttempt.resource_link_id == link,
             Attempt.class_id == class_id,
             Attempt.answered < len(quiz.questions),
+            Attempt.finished_at.is_(None),
+            Attempt.voided_at.is_(None),
         )
         .order_by(Attempt.started_at.desc())
         .limit(1)
@@ -145,11 +185,33 @@ def unfinished_attempt(user: LtiUser, quiz: Quiz, class_id: int, link: str) -> A
     return None
 
 
-def start_for(user: LtiUser, quiz: Quiz, class_id: int, link: str, browser: str) -> Attempt:
-    """A new attempt by the learner under the platform's name, recorded with its launch."""
-    attempt = new_attempt(quiz, record_version(quiz), user.name, browser, class_id)
-    db.session.add(attempt)
-    db.session.flush()
-    db.session.add(LtiAttempt(attempt_id=attempt.id, user_id=user.id, resource_link_id=link))
+def launched_from(user: LtiUser, link: str, line_item_url: str | None):
+    """What start_attempt adds with a launched attempt: the launch it came from."""
+
+    def record(attempt: Attempt) -> None:
+        db.session.add(
+            LtiAttempt(
+                attempt=attempt,
+                user_id=user.id,
+                resource_link_id=link,
+                line_item_url=line_item_url,
+            )
+        )
+
+    return record
+
+
+def remember_members_url(platform: LtiPlatform, context_id: str, url: str | None) -> None:
+    """Keep where the course's members are listed, as the latest launch offering it says."""
+    if not url:
+        return
+    db.session.execute(
+        db.update(LtiCourse)
+        .where(
+            LtiCourse.platform_id == platform.id,
+            LtiCourse.context_id == context_id,
+            LtiCourse.memberships_url.is_distinct_from(url),
+        )
+        .values(memberships_url=url)
+    )
     db.session.commit()
-    return attempt

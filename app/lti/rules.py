@@ -1,6 +1,7 @@
 """Pure rules of a launch over plain values: who the launcher is in Quizwright, what they are
 called, and which quiz a resource link opens."""
 
+from datetime import timedelta
 from urllib.parse import parse_qs, urlsplit
 
 MEMBERSHIP = "http://purl.imsglobal.org/vocab/lis/v2/membership#"
@@ -36,6 +37,15 @@ def quizwright_role(roles: list[str]) -> str | None:
     return None
 
 
+def share_role(roles: list[str]) -> str:
+    """What a course's class is shared with a teaching launcher for, who does not own it:
+    'view' for a teaching assistant, 'manage' for an instructor or administrator."""
+    assistant = any(
+        role.startswith(MEMBERSHIP_SUB) and role.endswith("#TeachingAssistant") for role in roles
+    )
+    return "view" if assistant else "manage"
+
+
 def display_name(claims: dict, limit: int = 80) -> str | None:
     """The name the platform sends: `name`, else given and family names; None if none."""
     name = (claims.get("name") or "").strip()
@@ -55,3 +65,13 @@ def chosen_quiz(custom: dict | None, target_link_uri: str | None, offered: list[
     if not slug and len(offered) == 1:
         return offered[0]
     return slug if slug in offered else None
+
+
+FIRST_RETRY = timedelta(seconds=30)
+LONGEST_WAIT = timedelta(hours=6)
+
+
+def retry_delay(tries: int) -> timedelta:
+    """How long a score waits after its `tries`-th failed send: doubling from 30 seconds, so a
+    platform down for a minute or a day is asked neither constantly nor rarely; at most 6 hours."""
+    return min(FIRST_RETRY * 2 ** (tries - 1), LONGEST_WAIT)

@@ -6,6 +6,7 @@ from urllib.parse import urlencode, urlsplit
 
 from flask import (
     abort,
+    g,
     jsonify,
     redirect,
     render_template,
@@ -17,25 +18,31 @@ from flask_login import login_required, login_user
 from sqlalchemy.orm import joinedload, selectinload
 
 from ..audit import audit
-from ..auth import _minute, require_admin
+from ..auth import _minute, require_admin, share_class
 from ..bank import current_bank
 from ..extensions import csrf, db
-from ..models import Instructor
-from ..quiz import _browser
-from . import bp
+from ..models import Class, ClassShare, Instructor, Role
+from ..quiz import _browser, start_in_class
+from . import (
+    bp,
+    roster,  # noqa: F401  (its route joins bp)
+)
+from .deep_linking import choose_quiz
 from .keys import key_set, published_keys, signing_key
-from .launch import CLAIM, REASONS, Refusal, login_redirect, validated_launch
+from .launch import AGS_CLAIM, CLAIM, NRPS_CLAIM, REASONS, Refusal, login_redirect, validated_launch
 from .models import LtiPlatform, LtiUser
 from .people import (
     course_class,
     instructor_for,
+    launched_from,
     open_course,
     platform_of,
-    start_for,
+    remember_members_url,
+    roster_student_for,
     unfinished_attempt,
     user_for,
 )
-from .rules import chosen_quiz, display_name, quizwright_role
+from .rules import chosen_quiz, display_name, quizwright_role, share_role
 from .storage import purge_expired
 
 LOGIN_PARAMETERS = (
@@ -109,14 +116,26 @@ def launch():
               "tell which class it belongs to.")  # fmt: skip
     name = display_name(claims) or ("Instructor" if role == "instructor" else "Student")
     user = user_for(platform, claims["sub"], name)
+    members_at = (claims.get(NRPS_CLAIM) or {}).get("context_memberships_url")
     session[FRAMED_SESSION_KEY] = platform.id
+    roles = claims.get(CLAIM + "roles", [])
+    if claims.get(CLAIM + "message_type") == "LtiDeepLinkingRequest":
+        if role != "instructor":
+            abort(403, description="Only the course's instructors choose which quiz an "
+                  "activity opens.")  # fmt: skip
+        class_ = _log_in(platform, context, user, roles)
+        remember_members_url(platform, context["id"], members_at)
+        return choose_quiz(platform, class_, claims)
     if role == "instructor":
-        return _teach(platform, context, user)
+        class_ = _log_in(platform, context, user, roles)
+        remember_members_url(platform, context["id"], members_at)
+        return redirect(url_for("teach.class_page", class_id=class_.id), 303)
     return _learn(platform, context, user, claims)
 
 
-def _teach(platform, context, user):
-    """Log the launching instructor in as their linked account, on their course's class page."""
+def _log_in(platform, context, user, roles) -> Class:
+    """Log the launching instructor in as their linked account; their course's class, shared
+    with them if another teacher of the course made it."""
     account = instructor_for(user)
     if not account.is_active:
         audit("lti login refused, account disabled", account.username)
@@ -129,14 +148,17 @@ def _teach(platform, context, user):
     session[FRAMED_SESSION_KEY] = framed
     audit("lti login", account.username)
     if class_.instructor_id != account.id and not account.is_admin:
-        # Until classes can be shared, a course's class belongs to its first instructor only.
-        owner = db.session.get(Instructor, class_.instructor_id)
-        known_as = db.session.scalar(
-            db.select(LtiUser.name).filter_by(instructor_id=owner.id).limit(1)
-        )
-        page = render_template("lti/not_owner.html", class_=class_, owner=owner, known_as=known_as)
-        return page, 403
-    return redirect(url_for("teach.class_page", class_id=class_.id), 303)
+        _share_with(class_, account, share_role(roles))
+    return class_
+
+
+def _share_with(class_: Class, account: Instructor, role: str) -> None:
+    """Share the course's class with another of its teachers as their LTI role allows; a share
+    the owner made for more is kept."""
+    held = db.session.get(ClassShare, (class_.id, account.id))
+    if held is None or (held.role == Role.VIEW and role == Role.MANAGE):
+        share_class(class_.id, account.id, Role(role))
+        audit(f"lti class {class_.id} shared to {role}", account.username)
 
 
 def _learn(platform, context, user, claims):
@@ -154,14 +176,19 @@ def _learn(platform, context, user, claims):
               "instructor to check the link's quiz setting.")  # fmt: skip
     quiz = current_bank().quizzes[slug]
     link = claims[CLAIM + "resource_link"]["id"]
-    browser = _browser()
+    student = roster_student_for(user, class_.id)
+    if student.removed_at is not None:
+        abort(403, description=f"You were removed from {class_.name}'s roster, so no new "
+              "attempts can start. Ask your instructor.")  # fmt: skip
     attempt = unfinished_attempt(user, quiz, class_.id, link)
     if attempt is None:
-        attempt = start_for(user, quiz, class_.id, link, browser)
-        audit("lti attempt started", user.name)
-        return redirect(url_for("quiz.question", token=attempt.token, number=1), 303)
+        line_item = (claims.get(AGS_CLAIM) or {}).get("lineitem")
+        audit("lti attempt start", user.name)
+        return start_in_class(
+            quiz, class_, student.name, student, launched_from(user, link, line_item)
+        )
     # The platform vouches for who this is: their attempt follows them to this browser.
-    attempt.browser = browser
+    attempt.browser = _browser()
     db.session.commit()
     return redirect(url_for("quiz.resume", token=attempt.token), 303)
 
@@ -217,6 +244,12 @@ def allow_platform_frames(response):
     """Let registered platforms frame LTI pages, and student pages a launch led to; every
     other page keeps `frame-ancestors 'none'`."""
     endpoint = request.endpoint or ""
+    form_action = g.pop("lti_form_action", None)
+    policy = response.headers.get("Content-Security-Policy")
+    if form_action and policy:
+        # The deep linking answer posts its form to the platform's return address.
+        policy = policy.replace("form-action 'self'", f"form-action 'self' {form_action}")
+        response.headers["Content-Security-Policy"] = policy
     framed = endpoint.startswith("lti.") and endpoint != "lti.admin"
     framed = framed or (endpoint.startswith("quiz.") and FRAMED_SESSION_KEY in session)
     policy = response.headers.get("Content-Security-Policy")

@@ -19,6 +19,7 @@ from ..audit import audit
 from ..auth import class_or_404, may, require_admin, role_in
 from ..bank import Quiz, current_bank
 from ..extensions import db
+from ..lti import lms_class
 from ..models import CODE_ALPHABET, Attempt, Class, ClassShare, Instructor, QuizVersion, Role
 from ..stats import FEW_ATTEMPTS
 from . import assignments, bp, exports
@@ -145,6 +146,7 @@ def class_page(class_id):
         # Each quiz is assigned once: with all of them assigned, the form would offer none.
         all_assigned=bool(scope)
         and set(current_bank().quizzes) <= {a.quiz_slug for a in scope.assignments},
+        lms=lms_class(scope.id, report.quiz.slug) if scope else None,
     )
 
 

@@ -1,0 +1,249 @@
+"""Assignment and Grade Services: grades written to the lti_scores outbox in the transaction
+that finished the attempt, and sent to the platforms' line items by `flask lti send-scores`,
+which retries with backoff while a platform is down. No request waits on a platform."""
+
+import json
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+import requests
+from pylti1p3.exception import LtiServiceException
+from pylti1p3.service_connector import ServiceConnector
+from sqlalchemy.orm import joinedload
+
+from .. import rules
+from ..attempts import quiz_of
+from ..extensions import db
+from ..models import Assignment, Attempt, FeedbackWhen, QuizVersion, now
+from ..reports import PICK, Counting
+from ..rules import utc
+from .config import DatabaseToolConf
+from .models import LtiAttempt, LtiPlatform, LtiScore, LtiUser
+from .rules import retry_delay
+
+SCORE_SCOPE = "https://purl.imsglobal.org/spec/lti-ags/scope/score"
+SCORE_TYPE = "application/vnd.ims.lis.v1.score+json"
+SEND_TIMEOUT = 10
+"""Seconds a platform may take to answer one request; the sender, not a page, waits for it."""
+MOST_TRIES = 12
+"""Tries before a score that keeps meeting a platform down is marked failed (about a day)."""
+LEASE = timedelta(minutes=5)
+"""How long a sender holds a score it is sending, so that two senders never send it both."""
+LAST_ERROR_LENGTH = 300
+
+
+def record_finished(attempt_id: int) -> None:
+    """Add the student's grade to the outbox if the attempt came from a launch with a line item;
+    called by attempts.py inside the transaction that finished the attempt, before its commit."""
+    launched = db.session.execute(
+        db.select(LtiAttempt.user_id, LtiAttempt.line_item_url, LtiUser.sub)
+        .join(LtiUser, LtiUser.id == LtiAttempt.user_id)
+        .where(LtiAttempt.attempt_id == attempt_id)
+    ).first()
+    if launched is None or not launched.line_item_url:
+        return
+    finished = db.session.scalars(
+        db.select(Attempt)
+        .join(LtiAttempt, LtiAttempt.attempt_id == Attempt.id)
+        .where(
+            LtiAttempt.user_id == launched.user_id,
+            LtiAttempt.line_item_url == launched.line_item_url,
+            Attempt.finished_at.is_not(None),
+            Attempt.voided_at.is_(None),
+        )
+        .options(joinedload(Attempt.quiz_version), joinedload(Attempt.assignment))
+        .order_by(Attempt.started_at, Attempt.id)
+        # The finishing attempt is loaded already, with its tally from before this answer.
+        .execution_options(populate_existing=True)
+    ).all()
+    this = next(attempt for attempt in finished if attempt.id == attempt_id)
+    given, most = grade(finished, this)
+    db.session.add(
+        LtiScore(
+            attempt_id=attempt_id,
+            occasion="finished",
+            user_id=launched.user_id,
+            line_item_url=launched.line_item_url,
+            payload={
+                "userId": launched.sub,
+                "scoreGiven": given,
+                "scoreMaximum": most,
+                "activityProgress": "Completed",
+                "gradingProgress": "FullyGraded",
+                # Platforms keep the score with the latest timestamp: a late resend is harmless.
+                "timestamp": now().isoformat(timespec="milliseconds"),
+            },
+        )
+    )
+
+
+def grade(finished: list[Attempt], this: Attempt) -> tuple[float, int]:
+    """The student's grade over their finished attempts, as the assignment's "Grade from"
+    counts them, out of this attempt's number of questions."""
+    counting = Counting(this.assignment.grade_from) if this.assignment else Counting.FIRST
+    shares = {a.id: a.points / len(quiz_of(a).questions) for a in finished}
+    counted = PICK[counting]([a.id for a in finished], shares)
+    most = len(quiz_of(this).questions)
+    return round(sum(shares[i] for i in counted) / len(counted) * most, 2), most
+
+
+class _TimedSession(requests.Session):
+    """requests waits forever by default; a platform that hangs must not hold the sender."""
+
+    def request(self, *args, **kwargs):
+        kwargs.setdefault("timeout", SEND_TIMEOUT)
+        return super().request(*args, **kwargs)
+
+
+def connector(platform: LtiPlatform) -> ServiceConnector:
+    """pylti1p3's client of the platform's services, its token got with the tool's key."""
+    registration = DatabaseToolConf().find_registration_by_params(
+        platform.issuer, platform.client_id
+    )
+    session = _TimedSession()
+    session.headers["User-Agent"] = "Quizwright"
+    return ServiceConnector(registration, requests_session=session)
+
+
+class PlatformDown(Exception):
+    """The platform could not be reached or answered 5xx: try again later."""
+
+
+@dataclass
+class Pass:
+    """What one sending pass did."""
+
+    sent: int = 0
+    retrying: int = 0
+    failed: int = 0
+    held: int = 0
+    down: set[str] = field(default_factory=set)
+
+
+def _post(client: ServiceConnector, score: LtiScore) -> None:
+    url = score.line_item_url.split("?", 1)
+    scores = url[0].rstrip("/") + "/scores" + (f"?{url[1]}" if len(url) == 2 else "")
+    try:
+        client.make_service_request(
+            [SCORE_SCOPE],
+            scores,
+            is_post=True,
+            data=json.dumps(score.payload),
+            content_type=SCORE_TYPE,
+        )
+    except requests.RequestException as error:
+        raise PlatformDown(f"{type(error).__name__}: {error}") from error
+    except LtiServiceException as error:
+        status = error.response.status_code
+        reason = f"{status} {error.response.reason or ''} {error.response.text}".strip()
+        if status >= 500:
+            raise PlatformDown(reason) from error
+        raise
+
+
+def _held(row) -> bool:
+    """Whether the assignment still holds the score back: feedback waits for the quiz to close."""
+    if row.feedback != FeedbackWhen.AFTER_CLOSE.value:
+        return False
+    return not rules.feedback_visible(
+        FeedbackWhen.AFTER_CLOSE, True, now(), utc(row.closes_at), utc(row.feedback_released_at)
+    )
+
+
+def send_due() -> Pass:
+    """Send every waiting score whose time has come, oldest first. A student's scores for one
+    line item go in order: none passes an earlier one still waiting (not due yet, or held), and
+    a platform that is down is left for the next pass after its first failure."""
+    done = Pass()
+    waiting = db.session.execute(
+        db.select(
+            LtiScore.id,
+            LtiScore.user_id,
+            LtiScore.line_item_url,
+            LtiScore.next_try_at,
+            LtiUser.platform_id,
+            Assignment.feedback,
+            Assignment.closes_at,
+            Assignment.feedback_released_at,
+        )
+        .join(LtiUser, LtiUser.id == LtiScore.user_id)
+        .join(Attempt, Attempt.id == LtiScore.attempt_id)
+        .outerjoin(Assignment, Assignment.id == Attempt.assignment_id)
+        .where(LtiScore.state == "waiting")
+        .order_by(LtiScore.id)
+    ).all()
+    connectors: dict[int, ServiceConnector] = {}
+    down: set[int] = set()
+    blocked: set[tuple[int, str]] = set()
+    for row in waiting:
+        line = (row.user_id, row.line_item_url)
+        if row.platform_id in down or line in blocked:
+            continue
+        if _held(row):
+            done.held += 1
+            blocked.add(line)
+            continue
+        moment = now()
+        if utc(row.next_try_at) > moment:
+            blocked.add(line)
+            continue
+        claimed = db.session.execute(
+            db.update(LtiScore)
+            .where(
+                LtiScore.id == row.id,
+                LtiScore.state == "waiting",
+                LtiScore.next_try_at <= moment,
+            )
+            .values(next_try_at=moment + LEASE)
+            .execution_options(synchronize_session=False)
+        )
+        db.session.commit()
+        if claimed.rowcount != 1:
+            blocked.add(line)  # another sender has it
+            continue
+        score = db.session.get(LtiScore, row.id, populate_existing=True)
+        platform = db.session.get(LtiPlatform, row.platform_id)
+        if row.platform_id not in connectors:
+            connectors[row.platform_id] = connector(platform)
+        score.tries += 1
+        try:
+            _post(connectors[row.platform_id], score)
+        except PlatformDown as error:
+            score.last_error = str(error)[:LAST_ERROR_LENGTH]
+            down.add(row.platform_id)
+            done.down.add(platform.name)
+            if score.tries >= MOST_TRIES:
+                score.state = "failed"
+                done.failed += 1
+            else:
+                score.next_try_at = now() + retry_delay(score.tries)
+                done.retrying += 1
+        except LtiServiceException as error:
+            response = error.response
+            reason = f"{response.status_code} {response.reason or ''} {response.text}"
+            score.state, score.last_error = "failed", " ".join(reason.split())[:LAST_ERROR_LENGTH]
+            done.failed += 1
+        else:
+            score.state, score.sent_at, score.last_error = "sent", now(), None
+            done.sent += 1
+        db.session.commit()
+    return done
+
+
+PASSBACK_LABELS = {"sent": "Sent to the LMS", "waiting": "Waiting to send"}
+
+
+def passback(class_id: int, slug: str) -> dict[str, str]:
+    """Each student's latest grade passback in the class at this quiz, as the class page says
+    it, by student key; one query."""
+    latest: dict[str, str] = {}
+    rows = db.session.execute(
+        db.select(Attempt.student_key, LtiScore.state, LtiScore.last_error)
+        .join(Attempt, Attempt.id == LtiScore.attempt_id)
+        .join(QuizVersion, QuizVersion.id == Attempt.quiz_version_id)
+        .where(Attempt.class_id == class_id, QuizVersion.slug == slug)
+        .order_by(LtiScore.id)
+    )
+    for key, state, error in rows:
+        latest[key] = PASSBACK_LABELS.get(state) or f"Failed: {error}"
+    return latest

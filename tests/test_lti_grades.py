@@ -1,0 +1,218 @@
+"""Grade passback over Assignment and Grade Services: the outbox written with the answer that
+finished the attempt, and `flask lti send-scores` posting to the test platform's line item
+with a token it obtained by a signed JWT assertion."""
+
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+
+import jwt
+import pytest
+import requests
+import test_lti
+from test_lti import LEARNER, STUDENT, TEACHER, Person, answer_all, assign, launch, page_text
+
+from app.extensions import db
+from app.lti.grades import MOST_TRIES, send_due
+from app.lti.keys import signing_key
+from app.lti.models import LtiScore
+from app.lti.rules import retry_delay
+from app.models import Assignment, Attempt, FeedbackWhen, now
+from app.reports import Counting
+
+from helpers import free_port
+
+pytestmark = pytest.mark.usefixtures("quick_passwords")
+# The test platform and the tool under gunicorn, as the launch tests use them.
+site, world = test_lti.site, test_lti.world
+
+
+def send(world, *args) -> str:
+    """One `flask lti send-scores` pass, as cron runs it."""
+    result = world.app.test_cli_runner().invoke(args=["lti", "send-scores", *args])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def take_quiz(world, who=STUDENT) -> str:
+    """A learner launches and answers every question; the attempt's token."""
+    browser = requests.Session()
+    location = launch(world.platform, browser, who).response.headers["Location"]
+    answer_all(world, browser, location)
+    return location.split("/")[2]
+
+
+def scores(world) -> list[LtiScore]:
+    with world.app.app_context():
+        return db.session.scalars(db.select(LtiScore).order_by(LtiScore.id)).all()
+
+
+def test_a_finished_attempt_sends_its_score_once(world):
+    """The last answer writes one waiting score; one sending pass posts it to the launch's line
+    item with the AGS fields and the learner's sub, after a client-credentials token whose
+    assertion the tool signed; a second pass sends nothing more."""
+    launch(world.platform, requests.Session(), TEACHER)
+    take_quiz(world)
+    [waiting] = scores(world)
+    assert waiting.state == "waiting"
+    assert world.platform.site.scores == []  # no request waited on the platform
+
+    assert "Sent 1 score;" in send(world)
+    [(path, body)] = world.platform.site.scores
+    assert path == f"/lineitems/{STUDENT.link}/scores"
+    with world.app.app_context():
+        attempt = db.session.scalars(db.select(Attempt)).one()
+        kid = signing_key().kid
+    assert body["userId"] == STUDENT.sub
+    assert body["scoreGiven"] == attempt.points and body["scoreMaximum"] == attempt.answered
+    assert body["activityProgress"] == "Completed"
+    assert body["gradingProgress"] == "FullyGraded"
+    assert body["timestamp"].endswith("+00:00")
+    [token] = world.platform.site.token_requests
+    assert token["grant_type"] == "client_credentials"
+    assert "https://purl.imsglobal.org/spec/lti-ags/scope/score" in token["scope"].split()
+    assert jwt.get_unverified_header(token["client_assertion"])["kid"] == kid
+
+    assert "Sent 0 scores;" in send(world)
+    assert len(world.platform.site.scores) == 1
+    assert scores(world)[0].state == "sent"
+
+
+def test_scores_queue_while_the_platform_is_down_then_arrive_in_order(world):
+    """While the platform answers 503 the scores wait, with the reason and a later next try;
+    once it is back they arrive, once each, in the order the attempts finished."""
+    launch(world.platform, requests.Session(), TEACHER)
+    world.platform.site.score_status = 503
+    take_quiz(world)
+    take_quiz(world)
+    output = send(world)
+    assert "Sent 0 scores; 1 waiting to retry" in output
+    first, second = scores(world)
+    assert (first.state, first.tries, second.tries) == ("waiting", 1, 0)
+    assert first.last_error.startswith("503")
+    assert first.next_try_at.replace(tzinfo=now().tzinfo) > now()
+
+    # Not due yet, so nothing is tried: not even the second score, which may not pass the first.
+    assert "Sent 0 scores; 0 waiting" in send(world)
+    assert [s.tries for s in scores(world)] == [1, 0]
+    world.platform.site.score_status = 200
+    with world.app.app_context():
+        db.session.execute(db.update(LtiScore).values(next_try_at=now()))
+        db.session.commit()
+    assert "Sent 2 scores;" in send(world)
+    sent = [body for _, body in world.platform.site.scores]
+    assert [body["timestamp"] for body in sent] == [s.payload["timestamp"] for s in scores(world)]
+    assert sent[0]["timestamp"] < sent[1]["timestamp"]
+    assert [s.state for s in scores(world)] == ["sent", "sent"]
+    send(world)
+    assert len(world.platform.site.scores) == 2
+
+
+def test_a_refused_score_is_failed_with_the_reason_on_the_class_page(world):
+    """A 4xx is not retried: the score is failed with the platform's reason, which the class
+    page shows next to the student, as it shows sent and waiting ones."""
+    teacher = requests.Session()
+    class_page = world.tool + launch(world.platform, teacher, TEACHER).response.headers["Location"]
+    take_quiz(world)
+    assert "Waiting to send" in page_text(teacher.get(class_page))
+    world.platform.site.score_status = 400
+    assert "1 failed" in send(world)
+    [failed] = scores(world)
+    assert failed.state == "failed" and failed.last_error.startswith("400")
+    assert "Failed: 400" in page_text(teacher.get(class_page))
+    world.platform.site.score_status = 200
+    send(world)
+    assert world.platform.site.scores == []
+
+
+def test_the_class_page_says_sent_to_the_lms(world):
+    teacher = requests.Session()
+    class_page = world.tool + launch(world.platform, teacher, TEACHER).response.headers["Location"]
+    take_quiz(world)
+    send(world)
+    assert "Sent to the LMS" in page_text(teacher.get(class_page))
+
+
+def test_the_grade_follows_the_assignments_grade_from(world):
+    """With "Best attempt" the second score is the better of the two attempts, whatever the
+    later attempt scored."""
+    launch(world.platform, requests.Session(), TEACHER)
+    assign(world, grade_from=Counting.BEST)
+    take_quiz(world)
+    with world.app.app_context():
+        db.session.execute(db.update(Attempt).values(points=7))
+        db.session.commit()
+    take_quiz(world)
+    first, second = scores(world)
+    with world.app.app_context():
+        latest = db.session.scalars(db.select(Attempt).order_by(Attempt.id.desc())).first()
+    assert latest.points < 7
+    assert second.payload["scoreGiven"] == 7
+
+
+def test_held_feedback_holds_the_score_until_release(world):
+    """With feedback held until the quiz closes the score waits, unsent, until "Release
+    feedback", then goes."""
+    teacher = requests.Session()
+    launch(world.platform, teacher, TEACHER)
+    assign(world, feedback=FeedbackWhen.AFTER_CLOSE, closes_at=now() + timedelta(days=1))
+    take_quiz(world)
+    assert "1 held until feedback is released" in send(world)
+    assert world.platform.site.scores == []
+    with world.app.app_context():
+        db.session.execute(db.update(Assignment).values(feedback_released_at=now()))
+        db.session.commit()
+    assert "Sent 1 score;" in send(world)
+
+
+def test_retry_delay_doubles_up_to_six_hours():
+    assert [retry_delay(n) for n in (1, 2, 3)] == [timedelta(seconds=s) for s in (30, 60, 120)]
+    assert retry_delay(MOST_TRIES) == timedelta(hours=6)
+
+
+def test_the_unique_constraint_refuses_a_second_score_for_one_finish(world):
+    """The outbox holds one score per attempt and occasion, whatever code path tried twice."""
+    launch(world.platform, requests.Session(), TEACHER)
+    take_quiz(world)
+    [first] = scores(world)
+    with world.app.app_context(), pytest.raises(Exception, match="(?i)unique"):
+        db.session.add(
+            LtiScore(
+                attempt_id=first.attempt_id,
+                occasion="finished",
+                user_id=first.user_id,
+                line_item_url=first.line_item_url,
+                payload={},
+            )  # fmt: skip
+        )
+        db.session.commit()
+
+
+def test_an_unreachable_line_item_is_retried(world):
+    """A connection refused counts as the platform down: the score waits with the reason."""
+    launch(world.platform, requests.Session(), TEACHER)
+    take_quiz(world)
+    with world.app.app_context():
+        db.session.execute(
+            db.update(LtiScore).values(line_item_url=f"http://127.0.0.1:{free_port()}/items/1")
+        )
+        db.session.commit()
+    assert "1 waiting to retry" in send(world)
+    [waiting] = scores(world)
+    assert waiting.state == "waiting" and "ConnectionError" in waiting.last_error
+
+
+def test_two_senders_at_once_send_each_score_once(world):
+    """Cron's pass and a `--loop` sender running together claim each score once."""
+    launch(world.platform, requests.Session(), TEACHER)
+    for n in range(3):
+        take_quiz(world, Person(f"learner-{n}", f"Learner {n}", LEARNER))
+
+    def one_pass(_):
+        with world.app.app_context():
+            return send_due().sent
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        assert sum(pool.map(one_pass, range(2))) == 3
+    assert sorted(body["userId"] for _, body in world.platform.site.scores) == [
+        f"learner-{n}" for n in range(3)
+    ]
