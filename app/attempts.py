@@ -30,14 +30,15 @@ from .models import (
 )
 from .rules import utc
 
-FINISHED: list[Callable[[int], None]] = []
-"""Called with the id of an attempt just finished, inside the transaction that finished it and
-before its commit: LTI's grade passback writes its outbox there, so no grade is ever lost."""
+GRADE_CHANGED: list[Callable[[int, str], None]] = []
+"""Called with the id of an attempt and what happened to it ("finished", "voided",
+"restored"), inside the transaction that did it and before its commit: LTI's grade passback
+writes its outbox there, so no grade is ever lost."""
 
 
-def _finished(attempt_id: int) -> None:
-    for hook in FINISHED:
-        hook(attempt_id)
+def _grade_changed(attempt_id: int, occasion: str) -> None:
+    for hook in GRADE_CHANGED:
+        hook(attempt_id, occasion)
 
 
 def record_version(quiz: Quiz) -> QuizVersion:
@@ -353,7 +354,7 @@ def record_answer(attempt: Attempt, feedback: Feedback) -> bool:
             db.session.rollback()
             return False
         if answered + 1 >= questions:  # this answer finished it
-            _finished(attempt.id)
+            _grade_changed(attempt.id, "finished")
         db.session.commit()
     except IntegrityError:
         db.session.rollback()
@@ -373,7 +374,7 @@ def finish_attempt(attempt: Attempt, moment: datetime | None = None) -> bool:
         _FINISH, {"attempt": attempt.id, "moment": moment or now()}
     )
     if finished.rowcount == 1:
-        _finished(attempt.id)
+        _grade_changed(attempt.id, "finished")
     db.session.commit()
     return finished.rowcount == 1
 
@@ -535,6 +536,7 @@ def void_attempt(attempt: Attempt, instructor: Instructor) -> None:
     attempt.voided_at = now()
     attempt.voided_by_id = instructor.id
     attempt.seat = None  # its place under "Attempts allowed" is free for a retake
+    _grade_changed(attempt.id, "voided")
     db.session.commit()
 
 
@@ -552,6 +554,7 @@ def restore_attempt(attempt: Attempt) -> bool:
                 return False
         attempt.voided_at, attempt.voided_by_id, attempt.seat = None, None, seat
         try:
+            _grade_changed(attempt.id, "restored")
             db.session.commit()
             return True
         except IntegrityError:

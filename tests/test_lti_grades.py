@@ -2,6 +2,7 @@
 finished the attempt, and `flask lti send-scores` posting to the test platform's line item
 with a token it obtained by a signed JWT assertion."""
 
+import re
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
@@ -9,15 +10,27 @@ import jwt
 import pytest
 import requests
 import test_lti
-from test_lti import LEARNER, STUDENT, TEACHER, Person, answer_all, assign, launch, page_text
+from test_lti import (
+    LEARNER,
+    STUDENT,
+    TEACHER,
+    Person,
+    answer_all,
+    assign,
+    csrf_token,
+    launch,
+    page_text,
+)
 
 from app.extensions import db
 from app.lti.grades import MOST_TRIES, send_due
 from app.lti.keys import signing_key
 from app.lti.models import LtiScore
 from app.lti.rules import retry_delay
+from app.lti.storage import aware
 from app.models import Assignment, Attempt, FeedbackWhen, now
 from app.reports import Counting
+from app.rules import ANSWER_GRACE
 
 from helpers import free_port
 
@@ -147,6 +160,66 @@ def test_the_grade_follows_the_assignments_grade_from(world):
         latest = db.session.scalars(db.select(Attempt).order_by(Attempt.id.desc())).first()
     assert latest.points < 7
     assert second.payload["scoreGiven"] == 7
+
+
+def test_voiding_and_restoring_an_attempt_sends_the_grade_again(world):
+    """Voiding the best attempt sends the grade without it, restoring it sends it back, and
+    voiding every attempt clears the LMS grade; each change goes once, in order."""
+    teacher = requests.Session()
+    launch(world.platform, teacher, TEACHER)
+    assign(world, grade_from=Counting.BEST)
+    best = take_quiz(world)
+    with world.app.app_context():
+        db.session.execute(db.update(Attempt).values(points=7))
+        db.session.commit()
+    other = take_quiz(world)
+    with world.app.app_context():
+        points = db.session.scalars(db.select(Attempt).filter_by(token=other)).one().points
+
+    def change(token, action):
+        review = teacher.get(f"{world.tool}/teach/attempts/{token}")
+        token_field = csrf_token(review.text)
+        changed = teacher.post(f"{world.tool}/teach/attempts/{token}/{action}",
+                               data={"csrf_token": token_field}, allow_redirects=False)  # fmt: skip
+        assert changed.status_code == 303, page_text(changed)
+
+    change(best, "void")
+    change(best, "restore")
+    change(best, "void")
+    change(other, "void")
+    change(other, "void")  # voided already: nothing to send
+    send(world)
+    given = [body.get("scoreGiven") for _, body in world.platform.site.scores]
+    assert given[1:] == [7, points, 7, points, None]  # the first: the first attempt's own
+    cleared = world.platform.site.scores[-1][1]
+    assert cleared["gradingProgress"] == "NotReady" and cleared["userId"] == STUDENT.sub
+    occasions = [score.occasion for score in scores(world)]
+    assert occasions == ["finished", "finished", "voided 1", "restored 2", "voided 3", "voided 1"]
+
+
+def test_an_attempt_whose_time_ran_out_sends_its_grade(world):
+    """A student who answered one question and never came back: once the time limit has
+    passed, the sending pass finishes the attempt at its deadline and sends what it scored."""
+    launch(world.platform, requests.Session(), TEACHER)
+    assign(world, time_limit_minutes=20)
+    browser = requests.Session()
+    location = launch(world.platform, browser, STUDENT).response.headers["Location"]
+    page = browser.get(world.tool + location)
+    choice = re.findall(r'type="radio"[^>]*value="([^"]+)"', page.text)[0]
+    browser.post(
+        world.tool + location, data={"csrf_token": csrf_token(page.text), "choice": choice}
+    )
+    assert "Sent 0 scores;" in send(world)  # still answering
+    with world.app.app_context():
+        db.session.execute(db.update(Attempt).values(ends_at=now() - timedelta(minutes=1)))
+        db.session.commit()
+    assert "Sent 1 score;" in send(world)
+    with world.app.app_context():
+        attempt = db.session.scalars(db.select(Attempt)).one()
+        assert aware(attempt.finished_at) == aware(attempt.ends_at) + ANSWER_GRACE
+    [(_, body)] = world.platform.site.scores
+    assert body["scoreGiven"] == attempt.points and attempt.answered == 1
+    assert "Sent 0 scores;" in send(world)
 
 
 def test_held_feedback_holds_the_score_until_release(world):

@@ -12,7 +12,7 @@ from pylti1p3.service_connector import ServiceConnector
 from sqlalchemy.orm import joinedload
 
 from .. import rules
-from ..attempts import quiz_of
+from ..attempts import finish_attempt, quiz_of
 from ..extensions import db
 from ..models import Assignment, Attempt, FeedbackWhen, QuizVersion, now
 from ..reports import PICK, Counting
@@ -32,9 +32,10 @@ LEASE = timedelta(minutes=5)
 LAST_ERROR_LENGTH = 300
 
 
-def record_finished(attempt_id: int) -> None:
+def record_grade(attempt_id: int, occasion: str) -> None:
     """Add the student's grade to the outbox if the attempt came from a launch with a line item;
-    called by attempts.py inside the transaction that finished the attempt, before its commit."""
+    called by attempts.py when an attempt finishes, is voided or is restored, inside that
+    transaction and before its commit."""
     launched = db.session.execute(
         db.select(LtiAttempt.user_id, LtiAttempt.line_item_url, LtiUser.sub)
         .join(LtiUser, LtiUser.id == LtiAttempt.user_id)
@@ -42,7 +43,7 @@ def record_finished(attempt_id: int) -> None:
     ).first()
     if launched is None or not launched.line_item_url:
         return
-    finished = db.session.scalars(
+    counted = db.session.scalars(
         db.select(Attempt)
         .join(LtiAttempt, LtiAttempt.attempt_id == Attempt.id)
         .where(
@@ -56,23 +57,29 @@ def record_finished(attempt_id: int) -> None:
         # The finishing attempt is loaded already, with its tally from before this answer.
         .execution_options(populate_existing=True)
     ).all()
-    this = next(attempt for attempt in finished if attempt.id == attempt_id)
-    given, most = grade(finished, this)
+    payload = {
+        "userId": launched.sub,
+        # Platforms keep the score with the latest timestamp: a late resend is harmless.
+        "timestamp": now().isoformat(timespec="milliseconds"),
+    }
+    if counted:
+        given, most = grade(counted, db.session.get(Attempt, attempt_id))
+        payload |= {"scoreGiven": given, "scoreMaximum": most,
+                    "activityProgress": "Completed", "gradingProgress": "FullyGraded"}  # fmt: skip
+    else:
+        # Every attempt voided: AGS clears the platform's grade with a score that has none.
+        payload |= {"activityProgress": "Initialized", "gradingProgress": "NotReady"}
+    if occasion != "finished":
+        # An attempt may be voided and restored again and again; each change is sent once.
+        earlier = db.select(db.func.count()).where(LtiScore.attempt_id == attempt_id)
+        occasion = f"{occasion} {db.session.scalar(earlier)}"
     db.session.add(
         LtiScore(
             attempt_id=attempt_id,
-            occasion="finished",
+            occasion=occasion,
             user_id=launched.user_id,
             line_item_url=launched.line_item_url,
-            payload={
-                "userId": launched.sub,
-                "scoreGiven": given,
-                "scoreMaximum": most,
-                "activityProgress": "Completed",
-                "gradingProgress": "FullyGraded",
-                # Platforms keep the score with the latest timestamp: a late resend is harmless.
-                "timestamp": now().isoformat(timespec="milliseconds"),
-            },
+            payload=payload,
         )
     )
 
@@ -150,11 +157,34 @@ def _held(row) -> bool:
     )
 
 
+def finish_timed_out() -> int:
+    """Finish the launched attempts whose time ran out with nobody coming back, at their
+    deadline, so that their grades reach the outbox too; how many."""
+    open_ = db.session.execute(
+        db.select(Attempt, Assignment.closes_at)
+        .join(LtiAttempt, LtiAttempt.attempt_id == Attempt.id)
+        .join(Assignment, Assignment.id == Attempt.assignment_id)
+        .where(
+            LtiAttempt.line_item_url.is_not(None),
+            Attempt.finished_at.is_(None),
+            Attempt.voided_at.is_(None),
+            (Attempt.ends_at.is_not(None)) | (Assignment.closes_at.is_not(None)),
+        )
+    ).all()
+    finished = 0
+    for attempt, closes_at in open_:
+        deadline = rules.answer_deadline(utc(attempt.ends_at), utc(closes_at))
+        if now() > deadline:
+            finished += finish_attempt(attempt, deadline)
+    return finished
+
+
 def send_due() -> Pass:
     """Send every waiting score whose time has come, oldest first. A student's scores for one
     line item go in order: none passes an earlier one still waiting (not due yet, or held), and
     a platform that is down is left for the next pass after its first failure."""
     done = Pass()
+    finish_timed_out()
     waiting = db.session.execute(
         db.select(
             LtiScore.id,
