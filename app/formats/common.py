@@ -3,7 +3,8 @@ files (size, UTF-8, hardened XML) and the HTML that LMS formats keep text in."""
 
 import html
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -46,6 +47,41 @@ class Source:
     shuffle_choices: bool = False
     slug: str | None = None
     """The quiz's slug, when the file is a Quizwright export that carries it."""
+
+
+class Unsupported(Exception):
+    """This question is not one the bank can hold; the message says why."""
+
+
+@dataclass
+class Found:
+    """A parser's tally: the questions read so far with their places, those skipped as
+    Unsupported and every located error, so that one file reports all of its problems."""
+
+    questions: list[Question] = field(default_factory=list)
+    places: list[str] = field(default_factory=list)
+    skipped: list[Skip] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def read(self, where: str, parse: Callable[..., Question], *details) -> bool:
+        """Read one question with parse(where, *details), keeping it, its skip or its errors;
+        whether it was kept."""
+        try:
+            self.questions.append(parse(where, *details))
+        except Unsupported as why:
+            self.skipped.append(Skip(where, str(why)))
+            return False
+        except FormatError as error:
+            self.errors += error.errors
+            return False
+        self.places.append(where)
+        return True
+
+    def source(self, **details) -> Source:
+        """What the file held, unless any of it was malformed."""
+        if self.errors:
+            raise FormatError(self.errors)
+        return Source(tuple(self.questions), tuple(self.places), tuple(self.skipped), **details)
 
 
 MARK = "quizwright"

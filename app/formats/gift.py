@@ -14,8 +14,9 @@ from dataclasses import replace
 from ..bank import Choice, Question, Quiz
 from .common import (
     FormatError,
-    Skip,
+    Found,
     Source,
+    Unsupported,
     carried,
     check_size,
     decode,
@@ -112,12 +113,8 @@ def _text(raw: str, markup: str) -> tuple[str, tuple[str, ...]]:
     return "\n".join(line.strip() for line in text.split("\n")).strip(), ()
 
 
-class _Skip(Exception):
-    """This question is not one the bank can hold."""
-
-
 def _question(where: str, raw: str) -> Question:
-    """One GIFT question as a bank question; _Skip or FormatError otherwise."""
+    """One GIFT question as a bank question; Unsupported or FormatError otherwise."""
     title = ""
     if raw.startswith("::"):
         end = _find(raw, "::", 2)
@@ -131,7 +128,7 @@ def _question(where: str, raw: str) -> Question:
     if 0 <= stray < opening or (opening < 0 <= stray):
         raise FormatError([f"{where}: a }} closes no {{ (write \\}} for a brace in text)"])
     if opening < 0:
-        raise _Skip("a description with no answers")
+        raise Unsupported("a description with no answers")
     closing = _find(raw, "}", opening)
     if closing < 0:
         raise FormatError([f"{where}: the {{ of the answers is never closed by }}"])
@@ -145,11 +142,13 @@ def _question(where: str, raw: str) -> Question:
     prompt = f"{before_text} _____ {after_text}".strip() if after_text else before_text
     block = raw[opening + 1 : closing].strip()
     if media or after_media:
-        raise _Skip(f"it shows media ({', '.join(media + after_media)}), which the bank cannot")
+        raise Unsupported(
+            f"it shows media ({', '.join(media + after_media)}), which the bank cannot"
+        )
     if not block:
-        raise _Skip("an essay question")
+        raise Unsupported("an essay question")
     if block.startswith("#"):
-        raise _Skip("a numerical question")
+        raise Unsupported("a numerical question")
     general_at = _find(block, "####")
     general = ""
     if general_at >= 0:
@@ -163,9 +162,9 @@ def _question(where: str, raw: str) -> Question:
     if not answers or block[: block.find(answers[0][0])].strip():
         raise FormatError([f"{where}: the answers must each start with = or ~"])
     if any(_find(answer, "->") >= 0 for answer in answers):
-        raise _Skip("a matching question")
+        raise Unsupported("a matching question")
     if all(answer.startswith("=") for answer in answers):
-        raise _Skip("a short-answer question (every answer is right)")
+        raise Unsupported("a short-answer question (every answer is right)")
     choices = []
     for index, answer in enumerate(answers):
         body = answer[1:].strip()
@@ -177,17 +176,17 @@ def _question(where: str, raw: str) -> Question:
         text = _text(body[:hash_at] if hash_at >= 0 else body, markup)
         why = _text(feedback, markup)
         if text[1] or why[1]:
-            raise _Skip("an answer shows media, which the bank cannot")
+            raise Unsupported("an answer shows media, which the bank cannot")
         if weight not in (0.0, 100.0):
-            raise _Skip(f"partial credit ({weight:g}%) on an answer")
+            raise Unsupported(f"partial credit ({weight:g}%) on an answer")
         if not text[0]:
             raise FormatError([f"{where}: answer {index + 1} has no text"])
         choices.append(Choice(id="", text=text[0], correct=weight == 100.0, explanation=why[0]))
     right = sum(choice.correct for choice in choices)
     if right > 1:
-        raise _Skip(f"{right} right answers; a bank question has exactly one")
+        raise Unsupported(f"{right} right answers; a bank question has exactly one")
     if right == 0:
-        raise _Skip("no answer is right")
+        raise Unsupported("no answer is right")
     if not prompt:
         raise FormatError([f"{where}: the question has no text before its answers"])
     return _finish(title, prompt, tuple(choices), general, markup)
@@ -202,13 +201,18 @@ def _true_false(true: bool, feedback: str, markup: str) -> tuple[Choice, ...]:
     wrong_text, wrong_media = _text(wrong, markup)
     right_text, right_media = _text(right, markup)
     if wrong_media or right_media:
-        raise _Skip("an answer shows media, which the bank cannot")
+        raise Unsupported("an answer shows media, which the bank cannot")
     return (
         Choice(id="true", text="True", correct=true,
                explanation=right_text if true else wrong_text),
         Choice(id="false", text="False", correct=not true,
                explanation=wrong_text if true else right_text),
     )  # fmt: skip
+
+
+def _with_evidence(where: str, raw: str, evidence: tuple[str, ...]) -> Question:
+    """The question with the evidence keys its Quizwright export carried."""
+    return replace(_question(where, raw), evidence=evidence)
 
 
 def _finish(
@@ -218,7 +222,7 @@ def _finish(
     if markup == "html":
         explanation, references, media = html_sources(_unescape(general.strip()))
         if media:
-            raise _Skip("its general feedback shows media, which the bank cannot")
+            raise Unsupported("its general feedback shows media, which the bank cannot")
     else:
         explanation, references = split_sources(_text(general, markup)[0])
     return Question(
@@ -231,22 +235,11 @@ def parse(data: bytes, source: str) -> Source:
     check_size(data, source)
     text = decode(data, source).replace("\r\n", "\n").replace("\r", "\n")
     blocks, category, slug = _blocks(text)
-    questions, places, skipped, errors = [], [], [], []
+    found = Found()
     for line, raw, evidence in blocks:
         where = f"{source}:{line}"
-        try:
-            question = replace(_question(where, raw), evidence=evidence)
-        except _Skip as why:
-            skipped.append(Skip(where, str(why)))
-            continue
-        except FormatError as error:
-            errors += error.errors
-            continue
-        questions.append(question)
-        places.append(where)
-    if errors:
-        raise FormatError(errors)
-    return Source(tuple(questions), tuple(places), tuple(skipped), title=category, slug=slug)
+        found.read(where, _with_evidence, raw, evidence)
+    return found.source(title=category, slug=slug)
 
 
 def write(quiz: Quiz) -> bytes:

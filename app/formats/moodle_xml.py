@@ -11,8 +11,9 @@ from xml.etree.ElementTree import Element
 from ..bank import Choice, Question, Quiz
 from .common import (
     FormatError,
-    Skip,
+    Found,
     Source,
+    Unsupported,
     carried,
     from_html,
     html_sources,
@@ -63,27 +64,23 @@ def _with_outcome_feedback(element: Element, choice: Choice) -> Choice:
     name = "correctfeedback" if choice.correct else "incorrectfeedback"
     text, media = _plain(_child(element, name))
     if media:
-        raise _Skip(f"its {name} shows media, which the bank cannot")
+        raise Unsupported(f"its {name} shows media, which the bank cannot")
     if not text or text in STANDARD_FEEDBACK:
         return choice
     explanation = f"{choice.explanation}\n\n{text}" if choice.explanation else text
     return Choice(id=choice.id, text=choice.text, correct=choice.correct, explanation=explanation)
 
 
-class _Skip(Exception):
-    """This question is not one the bank can hold."""
-
-
 def _question(where: str, element: Element) -> Question:
     kind = element.get("type", "")
     if kind not in ("multichoice", "truefalse"):
-        raise _Skip(f"of type {kind or 'none'}, not multiple choice or true/false")
+        raise Unsupported(f"of type {kind or 'none'}, not multiple choice or true/false")
     single = _child(element, "single")
     if single is not None and (single.text or "").strip().lower() not in TRUE:
-        raise _Skip("several answers may be chosen (<single>false</single>)")
+        raise Unsupported("several answers may be chosen (<single>false</single>)")
     prompt, media = _plain(_child(element, "questiontext"))
     if media:
-        raise _Skip(f"its text shows media ({', '.join(media)}), which the bank cannot")
+        raise Unsupported(f"its text shows media ({', '.join(media)}), which the bank cannot")
     if not prompt:
         raise FormatError([f"{where}/questiontext: no question text"])
     choices = []
@@ -95,11 +92,11 @@ def _question(where: str, element: Element) -> Question:
                 [f'{where}/answer[{number}]: fraction "{answer.get("fraction")}" is not a number']
             ) from None
         if fraction not in (0.0, 100.0):
-            raise _Skip(f"partial credit ({fraction:g}%) on answer {number}")
+            raise Unsupported(f"partial credit ({fraction:g}%) on answer {number}")
         text, media = _plain(answer)
         why, why_media = _plain(_child(answer, "feedback"))
         if media or why_media:
-            raise _Skip(f"answer {number} shows media, which the bank cannot")
+            raise Unsupported(f"answer {number} shows media, which the bank cannot")
         if not text:
             raise FormatError([f"{where}/answer[{number}]: no answer text"])
         if kind == "truefalse":
@@ -112,9 +109,9 @@ def _question(where: str, element: Element) -> Question:
         choices.append(Choice(id="", text=text, correct=fraction == 100.0, explanation=why))
     right = sum(choice.correct for choice in choices)
     if right != 1:
-        raise _Skip(f"{right} answers are worth 100%; a bank question has exactly one right")
+        raise Unsupported(f"{right} answers are worth 100%; a bank question has exactly one right")
     if len(choices) < 2:
-        raise _Skip("fewer than two answers")
+        raise Unsupported("fewer than two answers")
     choices = [_with_outcome_feedback(element, choice) for choice in choices]
     markup, form, _ = _raw(_child(element, "generalfeedback"))
     if form == "html":
@@ -122,7 +119,7 @@ def _question(where: str, element: Element) -> Question:
     else:
         explanation, references, media = html_sources(to_html(markup))
     if media:
-        raise _Skip("its general feedback shows media, which the bank cannot")
+        raise Unsupported("its general feedback shows media, which the bank cannot")
     name = _child(element, "name")
     title = (name.findtext("{*}text") or "") if name is not None else ""
     tags = _child(element, "tags")
@@ -139,7 +136,7 @@ def parse(data: bytes, source: str) -> Source:
     root = parse_xml(data, source)
     if local(root.tag) != "quiz":
         raise FormatError([f"{source}: /{local(root.tag)}: a Moodle XML file's root is <quiz>"])
-    questions, places, skipped, errors = [], [], [], []
+    found = Found()
     title = description = slug = None
     shuffles = []
     for number, element in enumerate(_children(root, "question"), 1):
@@ -150,24 +147,11 @@ def parse(data: bytes, source: str) -> Source:
             description = description or _plain(_child(element, "info"))[0] or None
             slug = slug or carried(element.findtext("{*}idnumber"), "slug")
             continue
-        try:
-            question = _question(where, element)
-        except _Skip as why:
-            skipped.append(Skip(where, str(why)))
-            continue
-        except FormatError as error:
-            errors += error.errors
-            continue
-        questions.append(question)
-        places.append(where)
-        shuffle = _child(element, "shuffleanswers")
-        shuffles.append(shuffle is None or (shuffle.text or "").strip().lower() in TRUE)
-    if errors:
-        raise FormatError(errors)
-    return Source(
-        tuple(questions), tuple(places), tuple(skipped), title=title, description=description,
-        shuffle_choices=bool(shuffles) and all(shuffles), slug=slug,
-    )  # fmt: skip
+        if found.read(where, _question, element):
+            shuffle = _child(element, "shuffleanswers")
+            shuffles.append(shuffle is None or (shuffle.text or "").strip().lower() in TRUE)
+    return found.source(title=title, description=description,
+                        shuffle_choices=bool(shuffles) and all(shuffles), slug=slug)  # fmt: skip
 
 
 def _cdata(markup: str) -> str:

@@ -19,8 +19,9 @@ from ..bank import Choice, Question, Quiz
 from .common import (
     MAX_BYTES,
     FormatError,
-    Skip,
+    Found,
     Source,
+    Unsupported,
     check_size,
     exported_slug,
     fits,
@@ -154,10 +155,6 @@ def _mattext(element: Element | None) -> tuple[str, tuple[str, ...]]:
     return "\n\n".join(part for part in parts if part), tuple(media)
 
 
-class _Skip(Exception):
-    """This item is not one the bank can hold."""
-
-
 def _metadata(item: Element) -> dict[str, str]:
     return {
         (field.findtext("{*}fieldlabel") or field.findtext("fieldlabel") or ""): (
@@ -171,22 +168,22 @@ def _question(where: str, item: Element) -> Question:
     metadata = _metadata(item)
     kind = metadata.get("question_type", "multiple_choice_question")
     if kind not in ("multiple_choice_question", "true_false_question"):
-        raise _Skip(f"of type {kind}, not multiple_choice_question or true_false_question")
+        raise Unsupported(f"of type {kind}, not multiple_choice_question or true_false_question")
     presentation = _find(item, "presentation")
     if presentation is None:
         raise FormatError([f"{where}: no <presentation>"])
     responses = _all(presentation, "response_lid")
     if len(responses) != 1:
-        raise _Skip("not one choice response (fill-in, essay or several parts)")
+        raise Unsupported("not one choice response (fill-in, essay or several parts)")
     if responses[0].get("rcardinality", "Single") != "Single":
-        raise _Skip("several answers may be chosen (rcardinality Multiple)")
+        raise Unsupported("several answers may be chosen (rcardinality Multiple)")
     prompt_parts = [e for e in presentation if local(e.tag) in ("material", "flow")]
     prompt, media = "", []
     for part in prompt_parts:
         text, shown = _mattext(part) if local(part.tag) == "material" else ("", ())
         prompt, media = (prompt + "\n\n" + text).strip(), media + list(shown)
     if media:
-        raise _Skip(f"its text shows media ({', '.join(media)}), which the bank cannot")
+        raise Unsupported(f"its text shows media ({', '.join(media)}), which the bank cannot")
     if not prompt:
         raise FormatError([f"{where}/presentation: no question text"])
     labels = _all(responses[0], "response_label")
@@ -206,7 +203,7 @@ def _question(where: str, item: Element) -> Question:
             general = general or (links[0] if links and not setvars else None)
             continue
         if len(equal) > 1 and setvars:
-            raise _Skip("a combination of answers scores, not one choice")
+            raise Unsupported("a combination of answers scores, not one choice")
         if len(equal) != 1:
             continue
         ident = (equal[0].text or "").strip()
@@ -222,7 +219,7 @@ def _question(where: str, item: Element) -> Question:
         general = "general_fb"
     partial = [score for score in scores.values() if 0 < score < top]
     if partial:
-        raise _Skip(f"partial credit ({partial[0]:g} of {top:g}) on an answer")
+        raise Unsupported(f"partial credit ({partial[0]:g} of {top:g}) on an answer")
     choices = []
     for number, label in enumerate(labels, 1):
         ident = label.get("ident", "")
@@ -232,14 +229,16 @@ def _question(where: str, item: Element) -> Question:
         whys = [texts.get(feedback.get(ident), ("", ())), texts.get(OUTCOME_FEEDBACK[correct])]
         whys = [why for why in whys if why and (why[0] or why[1])]
         if shown or any(why[1] for why in whys):
-            raise _Skip(f"answer {number} shows media, which the bank cannot")
+            raise Unsupported(f"answer {number} shows media, which the bank cannot")
         if not text:
             raise FormatError([f"{where}/response_label[{number}]: no answer text"])
         explanation = "\n\n".join(why[0] for why in whys)
         choices.append(Choice(id=ident, text=text, correct=correct, explanation=explanation))
     right = sum(choice.correct for choice in choices)
     if right != 1:
-        raise _Skip(f"{right} answers score full marks; a bank question has exactly one right")
+        raise Unsupported(
+            f"{right} answers score full marks; a bank question has exactly one right"
+        )
     explanation, references, general_media = "", (), ()
     if general in texts:
         item_feedback = next(e for e in _all(item, "itemfeedback") if e.get("ident") == general)
@@ -247,7 +246,7 @@ def _question(where: str, item: Element) -> Question:
                          (m.text or "") for m in _all(item_feedback, "mattext"))  # fmt: skip
         explanation, references, general_media = html_sources(markup)
     if general_media:
-        raise _Skip("its general feedback shows media, which the bank cannot")
+        raise Unsupported("its general feedback shows media, which the bank cannot")
     title = item.get("title", "")
     return Question(
         id="" if title.strip().lower() in ("", "question") else title,
@@ -277,32 +276,18 @@ def parse(data: bytes, source: str) -> Source:
     """The multiple-choice items of a QTI package or assessment file; FormatError lists every
     malformed one."""
     check_size(data, source)
-    found = _package(data, source) if data.startswith(b"PK") else [(source, data, None)]
-    questions, places, skipped, errors = [], [], [], []
+    files = _package(data, source) if data.startswith(b"PK") else [(source, data, None)]
+    found = Found()
     title = description = slug = None
     shuffle = False
-    for name, xml, meta in found:
+    for name, xml, meta in files:
         root, title_here, description_here, shuffle, slug_here = _assessment(name, xml, meta)
         title, description = title or title_here, description or description_here
         slug = slug or slug_here
         for number, item in enumerate(_all(root, "item"), 1):
             where = f"{name}: item[{number}] ident={item.get('ident', '?')!r}"
-            try:
-                question = _question(where, item)
-            except _Skip as why:
-                skipped.append(Skip(where, str(why)))
-                continue
-            except FormatError as error:
-                errors += error.errors
-                continue
-            questions.append(question)
-            places.append(where)
-    if errors:
-        raise FormatError(errors)
-    return Source(
-        tuple(questions), tuple(places), tuple(skipped), title=title, description=description,
-        shuffle_choices=shuffle, slug=slug,
-    )  # fmt: skip
+            found.read(where, _question, item)
+    return found.source(title=title, description=description, shuffle_choices=shuffle, slug=slug)
 
 
 def _sub(parent: Element, tag: str, text: str | None = None, **attributes: str) -> Element:

@@ -21,8 +21,9 @@ from xml.etree.ElementTree import Element
 from ..bank import Choice, Question, Quiz, Reference
 from .common import (
     FormatError,
-    Skip,
+    Found,
     Source,
+    Unsupported,
     carried,
     check_size,
     exported_slug,
@@ -90,15 +91,11 @@ def _html(element: Element, interaction: Element | None = None) -> str:
 
 
 def _text(element: Element, where: str, interaction: Element | None = None) -> str:
-    """An element's text as a student reads it; _Skip if it shows media."""
+    """An element's text as a student reads it; Unsupported if it shows media."""
     found = from_html(_html(element, interaction))
     if found.media:
-        raise _Skip(f"{where} shows media ({', '.join(found.media)}), which the bank cannot")
+        raise Unsupported(f"{where} shows media ({', '.join(found.media)}), which the bank cannot")
     return found.text
-
-
-class _Skip(Exception):
-    """This item is not one the bank can hold."""
 
 
 def _number(text: str | None, where: str) -> float:
@@ -117,7 +114,9 @@ def _key(item: Element, response: str, where: str) -> str:
     if declaration is None:
         raise FormatError([f"{where}: no <qti-response-declaration> for {response!r}"])
     if declaration.get("cardinality", "single") != "single":
-        raise _Skip(f"several answers may be chosen (cardinality {declaration.get('cardinality')})")
+        raise Unsupported(
+            f"several answers may be chosen (cardinality {declaration.get('cardinality')})"
+        )
     right = [
         (value.text or "").strip()
         for correct in _children(declaration, "qti-correct-response")
@@ -132,10 +131,10 @@ def _key(item: Element, response: str, where: str) -> str:
         top = max(scores.values())
         partial = [score for score in scores.values() if 0 < score < top]
         if partial:
-            raise _Skip(f"partial credit ({partial[0]:g} of {top:g}) on an answer")
+            raise Unsupported(f"partial credit ({partial[0]:g} of {top:g}) on an answer")
         right = right or [key for key, score in scores.items() if score == top > 0]
     if len(right) != 1:
-        raise _Skip(f"{len(right)} right answers; a bank question has exactly one")
+        raise Unsupported(f"{len(right)} right answers; a bank question has exactly one")
     return right[0]
 
 
@@ -205,7 +204,7 @@ def _feedback(
         if element.get("show-hide", "show") != "show" or not occasions or "other" in occasions:
             unknown.append(ident)
         if unknown:
-            raise _Skip(f'feedback "{ident}" is shown on a condition the bank cannot express')
+            raise Unsupported(f'feedback "{ident}" is shown on a condition the bank cannot express')
         markup = _html(element)
         for occasion in sorted(occasions, key=str):
             if occasion == "always":
@@ -222,17 +221,21 @@ def _feedback(
 
 
 def _question(where: str, item: Element) -> Question:
-    """One QTI 3.0 item as a bank question; _Skip or FormatError otherwise."""
+    """One QTI 3.0 item as a bank question; Unsupported or FormatError otherwise."""
     body = next(iter(_children(item, "qti-item-body")), None)
     if body is None:
         raise FormatError([f"{where}: no <qti-item-body>"])
     interactions = [e for e in body.iter() if local(e.tag).endswith("-interaction")]
     kinds = [local(e.tag) for e in interactions]
     if kinds != ["qti-choice-interaction"]:
-        raise _Skip(f"it has {', '.join(kinds) or 'no interaction'}, not one choice interaction")
+        raise Unsupported(
+            f"it has {', '.join(kinds) or 'no interaction'}, not one choice interaction"
+        )
     interaction = interactions[0]
     if interaction.get("max-choices", "1").strip() != "1":
-        raise _Skip(f"several answers may be chosen (max-choices {interaction.get('max-choices')})")
+        raise Unsupported(
+            f"several answers may be chosen (max-choices {interaction.get('max-choices')})"
+        )
     response = interaction.get("response-identifier", "RESPONSE")
     right = _key(item, response, where)
     choices = _children(interaction, "qti-simple-choice")
@@ -250,13 +253,13 @@ def _question(where: str, item: Element) -> Question:
             raise FormatError([f"{where}/qti-simple-choice[{number}]: no answer text"])
         why = from_html("<br><br>".join(per_choice[ident]))
         if why.media:
-            raise _Skip(f"the feedback on answer {number} shows media, which the bank cannot")
+            raise Unsupported(f"the feedback on answer {number} shows media, which the bank cannot")
         bank_choices.append(
             Choice(id=ident, text=text, correct=ident == right, explanation=why.text)
         )
     explanation, references, media = html_sources("".join(f"<div>{g}</div>" for g in general))
     if media:
-        raise _Skip("its general feedback shows media, which the bank cannot")
+        raise Unsupported("its general feedback shows media, which the bank cannot")
     return Question(
         id=item.get("identifier", ""), prompt=prompt, choices=tuple(bank_choices),
         explanation=explanation, references=references,
@@ -296,31 +299,18 @@ def parse(data: bytes, source: str) -> Source:
         slug = slug or exported_slug(test.get("identifier"))
         for rubric in _all(test, "qti-rubric-block"):
             description = description or _text(rubric, "the test's description") or None
-    questions, places, skipped, errors, shuffles = [], [], [], [], []
+    found, shuffles = Found(), []
     for name, xml in items:
         root = parse_xml(xml, name)
         if local(root.tag) != "qti-assessment-item":
-            errors.append(f"{name}: /{local(root.tag)}: a QTI 3.0 item's root is "
-                          "<qti-assessment-item>")  # fmt: skip
+            found.errors.append(f"{name}: /{local(root.tag)}: a QTI 3.0 item's root is "
+                                "<qti-assessment-item>")  # fmt: skip
             continue
         where = f"{name}: qti-assessment-item identifier={root.get('identifier', '?')!r}"
-        try:
-            question = _question(where, root)
-        except _Skip as why:
-            skipped.append(Skip(where, str(why)))
-            continue
-        except FormatError as error:
-            errors += error.errors
-            continue
-        questions.append(question)
-        places.append(where)
-        shuffles += [e.get("shuffle") == "true" for e in _all(root, "qti-choice-interaction")]
-    if errors:
-        raise FormatError(errors)
-    return Source(
-        tuple(questions), tuple(places), tuple(skipped), title=title, description=description,
-        shuffle_choices=bool(shuffles) and all(shuffles), slug=slug,
-    )  # fmt: skip
+        if found.read(where, _question, root):
+            shuffles += [e.get("shuffle") == "true" for e in _all(root, "qti-choice-interaction")]
+    return found.source(title=title, description=description,
+                        shuffle_choices=bool(shuffles) and all(shuffles), slug=slug)  # fmt: skip
 
 
 def _sub(parent: Element, tag: str, text: str | None = None, **attributes: str) -> Element:
