@@ -72,11 +72,15 @@ def public_jwk(pem: str) -> dict:
 
 
 class PlatformSite:
-    """What the platform serves over HTTP to the tool: its key set, and for dynamic
-    registration its OpenID configuration and registration endpoint."""
+    """What the platform serves over HTTP: to the tool its key set, services, and for dynamic
+    registration its OpenID configuration and registration endpoint; to a browser a course page
+    framing the activity, and the authorization endpoint's auto-posted answer. On `host`, as
+    browsers reach it (the socket listens on 127.0.0.1 whatever the name)."""
 
-    def __init__(self):
+    def __init__(self, host: str = "127.0.0.1"):
         self.keys: list[dict] = []
+        self.people: dict[str, Person] = {}
+        """Who the browser pages launch, by sub: the platform's signed-in user."""
         self.key_set_fetches = 0
         self.registrations: list[tuple[dict, str | None]] = []
         self.platform: Platform | None = None
@@ -99,8 +103,22 @@ class PlatformSite:
                 self.end_headers()
                 self.wfile.write(data)
 
+            def _html(self, page: str, status=200):
+                data = page.encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
             def do_GET(self):
-                if self.path == "/jwks.json":
+                path, _, query = self.path.partition("?")
+                params = dict(urllib.parse.parse_qsl(query))
+                if path == "/course":
+                    self._html(site.course_page(site.people[params["member"]]))
+                elif path == "/auth":
+                    self._html(*site.authorization_page(params))
+                elif self.path == "/jwks.json":
                     site.key_set_fetches += 1
                     self._json({"keys": site.keys})
                 elif self.path == "/memberships":
@@ -159,9 +177,38 @@ class PlatformSite:
                 self._json({})
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.url = f"http://{host}:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
+
+    def course_page(self, who: "Person") -> str:
+        """The course as `who` sees it: the activity in an iframe whose address is the tool's
+        login initiation, as platforms embed a tool."""
+        start = self.platform.login_url(who.sub, f"{self.platform.tool}/lti/launch")
+        return (
+            f"<!doctype html><title>{COURSE['title']}</title><h1>{COURSE['title']}</h1>"
+            f'<iframe id="activity" title="Quiz activity" src="{html.escape(start)}" '
+            'width="900" height="500"></iframe>'
+        )
+
+    def authorization_page(self, query: dict) -> tuple[str, int]:
+        """The authorization endpoint's answer to the tool's login redirect: a form of the
+        id_token and state that posts itself to the tool's launch URL, as platforms answer."""
+        launch_url = f"{self.platform.tool}/lti/launch"
+        if query.get("redirect_uri") != launch_url:
+            # A platform sends the id_token only to the launch URL registered for the tool.
+            return f"redirect_uri {query.get('redirect_uri')!r} is not registered", 400
+        form = self.platform.authorize(query, launch_url, self.people[query["login_hint"]])
+        fields = "".join(
+            f'<input type="hidden" name="{name}" value="{html.escape(form[name])}">'
+            for name in ("id_token", "state")
+        )
+        page = (
+            f'<!doctype html><title>Launching</title><form id="launch" method="post" '
+            f'action="{html.escape(form["launch_url"])}">{fields}</form>'
+            '<script>document.getElementById("launch").submit()</script>'
+        )
+        return page, 200
 
     def openid_configuration(self) -> dict:
         return {
@@ -345,6 +392,13 @@ class World:
 def world(tmp_path, site):
     """The tool under gunicorn (2 workers: a launch's steps may reach either) with the test
     platform registered, as `flask lti add-platform` registers it."""
+    with tool_for(tmp_path, site) as served:
+        yield served
+
+
+@contextmanager
+def tool_for(tmp_path, site):
+    """The tool under gunicorn with `site`'s platform registered, until the block ends."""
     app = make_app(tmp_path)
     with gunicorn(tmp_path, workers=2, LOG_LEVEL="warning") as server:
         platform = Platform(site, server.url)

@@ -1,0 +1,99 @@
+"""A launch inside the course page of an LMS on another site (the platform on localhost, the
+tool on 127.0.0.1), in Chromium with third-party cookies blocked, as a student may set it."""
+
+import json
+import re
+
+import pytest
+import requests
+from playwright.sync_api import expect
+from test_lti import STUDENT, TEACHER, PlatformSite, launch, tool_for
+
+from app.extensions import db
+from app.models import Answer, Attempt
+
+from conftest import CHROMIUM, CHROMIUM_ARGS, DESKTOP
+from helpers import SLUG
+
+pytestmark = pytest.mark.usefixtures("quick_passwords")
+
+BLOCK_THIRD_PARTY_COOKIES = {"profile": {"cookie_controls_mode": 1}}
+"""Chromium's preference behind "Block third-party cookies" in its settings."""
+PROBE = "document.cookie = 'probe=1; SameSite=None; Secure'; document.cookie"
+"""Store a cookie meant for cross-site use, and read back what the page may see."""
+
+FRAME = """url => new Promise(loaded => {
+    const frame = document.createElement("iframe");
+    frame.id = "elsewhere";
+    frame.src = url;
+    frame.onload = loaded;
+    document.body.append(frame);
+})"""
+"""Frame `url` in the course page, as a platform could; resolves once the frame has loaded."""
+BLOCKED = "chrome-error://chromewebdata/"
+"""Where Chromium's frame ends up when the page refuses to be framed."""
+
+
+@pytest.fixture
+def course(tmp_path):
+    """The tool under gunicorn and a platform on localhost that registered it, with the
+    course's instructor having opened the activity once, so that its class exists."""
+    site = PlatformSite(host="localhost")
+    site.people[STUDENT.sub] = STUDENT
+    try:
+        with tool_for(tmp_path, site) as world:
+            assert launch(world.platform, requests.Session(), TEACHER).response.status_code == 303
+            yield world
+    finally:
+        site.close()
+
+
+@pytest.fixture
+def cookieless(chromium, tmp_path):
+    """A Chromium profile with third-party cookies blocked in its settings, as a student's."""
+    profile = tmp_path / "profile"
+    (profile / "Default").mkdir(parents=True)
+    (profile / "Default" / "Preferences").write_text(json.dumps(BLOCK_THIRD_PARTY_COOKIES))
+    context = chromium.browser_type.launch_persistent_context(
+        profile, executable_path=CHROMIUM, args=CHROMIUM_ARGS, viewport=DESKTOP
+    )
+    yield context
+    context.close()
+
+
+def test_a_launch_in_the_course_page_continues_in_a_new_window(course, cookieless):
+    """Framed by the course page, the login offers a new window, where the launch completes and
+    the student answers under their LMS name; the tool's other pages refuse the frame."""
+    page = cookieless.new_page()
+    page.goto(f"{course.platform.issuer}/course?member={STUDENT.sub}")
+    activity = page.frame_locator("#activity")
+    new_window = activity.get_by_role("link", name="Open in a new window")
+    expect(new_window).to_be_visible()
+    framed = next(frame for frame in page.frames if frame.url.startswith(course.tool))
+    # Third-party cookies are blocked: the framed tool cannot keep a cookie meant for it.
+    assert "probe=1" not in framed.evaluate(PROBE).split("; ")
+
+    with page.expect_popup() as opened:
+        new_window.click()
+    popup = opened.value
+    expect(popup.get_by_role("heading", name="Question 1 of 8")).to_be_visible()
+    assert re.search(r"/attempts/[\w-]+/questions/1$", popup.url)
+    # First-party, the same cookie is kept: it was the frame, not the cookie, that was blocked.
+    assert "probe=1" in popup.evaluate(PROBE).split("; ")
+
+    popup.get_by_role("radio").first.check()
+    popup.get_by_role("button", name="Check answer").click()
+    expect(popup.get_by_role("status")).to_be_visible()
+    popup.goto(f"{course.tool}/quizzes/{SLUG}")
+    expect(popup.get_by_text(f"as {STUDENT.name}: 1 of 8 answered")).to_be_visible()
+    with course.app.app_context():
+        attempt = db.session.scalars(db.select(Attempt)).one()
+        assert attempt.student_name == STUDENT.name
+        assert db.session.scalar(db.select(db.func.count()).select_from(Answer)) == 1
+
+    # A page that is not an LTI page keeps frame-ancestors 'none', even for the platform:
+    # Chromium shows its error page in the frame instead.
+    with page.expect_response(f"{course.tool}/") as home:
+        page.evaluate(FRAME, f"{course.tool}/")
+    assert "frame-ancestors 'none'" in home.value.header_value("Content-Security-Policy")
+    assert page.locator("#elsewhere").element_handle().content_frame().url == BLOCKED
