@@ -103,7 +103,7 @@ def _browser_id() -> str | None:
     return None
 
 
-def _browser() -> str:
+def this_browser() -> str:
     """This browser's random id, made on its first attempt; each attempt keeps it a month more."""
     browser = _browser_id()
     if "browser" not in g:  # else this response sends it already
@@ -129,22 +129,22 @@ def _no_code() -> bool:
     return not (in_link or request.args.get("code") or request.form.get("class_code"))
 
 
-_starts_per_browser = limiter.shared_limit(
+starts_per_browser = limiter.shared_limit(
     STARTS_PER_BROWSER,
     scope="starts per browser",
-    key_func=_browser,
+    key_func=this_browser,
     methods=["POST"],
     error_message="This browser has just started many quizzes. Wait a minute, then try again: "
     "your answers so far are saved.",
 )
-_starts_per_address = limiter.shared_limit(
+starts_per_address = limiter.shared_limit(
     STARTS_PER_ADDRESS,
     scope="starts per address",
     methods=["POST"],
     error_message="Many quizzes have just been started from your network. Wait a minute, then "
     "try again: your answers so far are saved.",
 )
-_unknown_codes = limiter.shared_limit(
+unknown_codes = limiter.shared_limit(
     UNKNOWN_CODES_PER_ADDRESS,
     scope="unknown class codes per address",
     deduct_when=_code_missed,
@@ -154,7 +154,7 @@ _unknown_codes = limiter.shared_limit(
 )
 
 
-def _unfinished(quizzes: list[Quiz]) -> list[Attempt]:
+def unfinished_in_browser(quizzes: list[Quiz]) -> list[Attempt]:
     """This browser's attempts still in progress; no query for a browser never seen before."""
     browser = _browser_id()
     return unfinished_attempts(browser, quizzes) if browser else []
@@ -164,14 +164,16 @@ def _unfinished(quizzes: list[Quiz]) -> list[Attempt]:
 def index():
     """List the quizzes on offer, and the attempts this browser can continue."""
     quizzes = list(current_bank().quizzes.values())
-    return render_template("quiz/index.html", quizzes=quizzes, unfinished=_unfinished(quizzes))
+    return render_template(
+        "quiz/index.html", quizzes=quizzes, unfinished=unfinished_in_browser(quizzes)
+    )
 
 
 @bp.route("/quizzes/<slug>", methods=["GET", "POST"])
 # Checked from the bottom up: a browser over its own limit then uses none of its address's.
-@_unknown_codes
-@_starts_per_address
-@_starts_per_browser
+@unknown_codes
+@starts_per_address
+@starts_per_browser
 def start(slug):
     """Introduce a quiz and start an attempt at it."""
     quiz = quiz_or_404(slug)
@@ -201,7 +203,7 @@ def start(slug):
         form=form,
         joining=joining,
         assignment=assignment,
-        unfinished=_unfinished([quiz]),
+        unfinished=unfinished_in_browser([quiz]),
         by_code=by_code,
     )
     return page, _status(form)
@@ -237,7 +239,7 @@ def _refused(reason: str, quiz: Quiz, joining: Class, assignment: Assignment | N
         joining=joining,
         assignment=assignment,
         offered=offered,
-        unfinished=_unfinished([quiz]),
+        unfinished=unfinished_in_browser([quiz]),
     )
     return page, 403 if request.method == "POST" else 200
 
@@ -258,7 +260,7 @@ def start_in_class(
         attempt = start_attempt(
             quiz,
             name,
-            _browser(),
+            this_browser(),
             joining.id if joining else None,
             assignment=assignment,
             roster_student=roster_student,
@@ -288,7 +290,7 @@ def _needs_personal_code(form: StartForm) -> bool:
 
 
 @bp.get("/join/<code>")
-@_unknown_codes
+@unknown_codes
 def join(code):
     """A class's join link: straight to the quiz with the class code filled in."""
     joining = find_class(code)
@@ -306,7 +308,10 @@ def join(code):
     if len(quizzes) == 1:
         return redirect(url_for(".start", slug=quizzes[0].slug, code=joining.join_code))
     return render_template(
-        "quiz/index.html", quizzes=quizzes, joining=joining, unfinished=_unfinished(quizzes)
+        "quiz/index.html",
+        quizzes=quizzes,
+        joining=joining,
+        unfinished=unfinished_in_browser(quizzes),
     )
 
 
@@ -504,8 +509,8 @@ def _retake_chance(attempt: Attempt) -> RetakeChance:
 
 
 @bp.post("/attempts/<token>/retake")
-@_starts_per_address
-@_starts_per_browser
+@starts_per_address
+@starts_per_browser
 def retake(token):
     """Start a fresh attempt at the current version of the same quiz, under the same name."""
     attempt = attempt_or_404(token)

@@ -103,7 +103,7 @@ def end_idle_login() -> None:
         # A login from before it ended with the browser: Flask-Login's strong protection only
         # marks a permanent session stale instead of ending it, and its cookie lasts a month.
         session.permanent = False
-    moment = _minute()
+    moment = idle_minute()
     seen = session.get("seen", moment)  # logged in before the timeout existed: from now
     if moment - seen > current_app.config["INSTRUCTOR_IDLE_MINUTES"]:
         audit("idle logout")
@@ -114,7 +114,7 @@ def end_idle_login() -> None:
         session["seen"] = moment  # once a minute at most: each change is a new cookie
 
 
-def _minute() -> int:
+def idle_minute() -> int:
     """Minutes since the epoch: the idle timeout's clock."""
     return int(now().timestamp() // 60)
 
@@ -219,7 +219,7 @@ def login():
             _uncount_try()
             session.clear()  # a fresh session at login: nothing set before it survives
             login_user(instructor)
-            session["seen"] = _minute()
+            session["seen"] = idle_minute()
             audit("login", instructor.username)
             return redirect(safe_next(request.args.get("next")) or url_for("teach.dashboard"), 303)
         # Only someone who knows the password learns that the account is disabled.

@@ -18,11 +18,11 @@ from flask_login import login_required, login_user
 from sqlalchemy.orm import joinedload, selectinload
 
 from ..audit import audit
-from ..auth import _minute, require_admin, share_class
+from ..auth import idle_minute, require_admin, share_class
 from ..bank import current_bank
 from ..extensions import csrf, db
 from ..models import Class, ClassShare, Instructor, Role
-from ..quiz import _browser, start_in_class
+from ..quiz import start_in_class, this_browser
 from . import (
     bp,
     roster,  # noqa: F401  (its route joins bp)
@@ -144,7 +144,7 @@ def _log_in(platform, context, user, roles) -> Class:
     framed = session.get(FRAMED_SESSION_KEY)
     session.clear()  # a fresh session at login, as the login form starts one
     login_user(account)
-    session["seen"] = _minute()
+    session["seen"] = idle_minute()
     session[FRAMED_SESSION_KEY] = framed
     audit("lti login", account.username)
     if class_.instructor_id != account.id and not account.is_admin:
@@ -188,7 +188,7 @@ def _learn(platform, context, user, claims):
             quiz, class_, student.name, student, launched_from(user, link, line_item)
         )
     # The platform vouches for who this is: their attempt follows them to this browser.
-    attempt.browser = _browser()
+    attempt.browser = this_browser()
     db.session.commit()
     return redirect(url_for("quiz.resume", token=attempt.token), 303)
 

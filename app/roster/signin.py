@@ -14,13 +14,13 @@ from ..models import Class, RosterStudent
 
 # The start form's own limits and browser id: starting by code is starting, and counts so.
 from ..quiz import (
-    _browser,
-    _starts_per_address,
-    _starts_per_browser,
-    _unfinished,
-    _unknown_codes,
     offered_quizzes,
     start_in_class,
+    starts_per_address,
+    starts_per_browser,
+    this_browser,
+    unfinished_in_browser,
+    unknown_codes,
 )
 from . import bp
 from .store import find_student
@@ -82,7 +82,7 @@ def _closed(class_: Class) -> str | None:
 
 
 @bp.get("/s")
-@_unknown_codes
+@unknown_codes
 def sign_in():
     """Type the code from your card; the personal link leads to the same place."""
     form = CodeForm(request.args)
@@ -101,9 +101,9 @@ def sign_in():
 
 @bp.route("/s/<code>", methods=["GET", "POST"])
 # Checked from the bottom up, as on the start form.
-@_unknown_codes
-@_starts_per_address
-@_starts_per_browser
+@unknown_codes
+@starts_per_address
+@starts_per_browser
 def personal(code):
     """A student's personal link: their name and class to confirm, then their quiz."""
     student = find_student(code)
@@ -116,7 +116,7 @@ def personal(code):
     if request.method == "POST" and "continue-attempt" in request.form:
         going = ContinueForm(prefix="continue")
         if going.validate_on_submit() and going.attempt.data in {row.token for row in own}:
-            move_to_browser(going.attempt.data, student.id, _browser())
+            move_to_browser(going.attempt.data, student.id, this_browser())
             return redirect(url_for("quiz.resume", token=going.attempt.data), 303)
         abort(409, description="This attempt is over, so it cannot be continued. Reload the page.")
     used_up = _used_up(student, quizzes)
@@ -141,6 +141,6 @@ def personal(code):
         closed=closed,
         own=own,
         continuing=ContinueForm(prefix="continue"),
-        unfinished=[row for row in _unfinished(quizzes) if row.token not in tokens],
+        unfinished=[row for row in unfinished_in_browser(quizzes) if row.token not in tokens],
     )
     return page, 400 if form.errors else 200

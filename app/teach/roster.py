@@ -13,7 +13,7 @@ from ..extensions import db
 from ..models import Class, Role, RosterStudent
 from . import bp, exports
 from .forms import RosterForm
-from .views import _qr, is_loopback
+from .views import is_loopback, qr_code
 
 # 2,000 students with long email addresses, as a paste or a file: far above the answer forms'
 # limit, which stays as it is everywhere else.
@@ -91,7 +91,7 @@ def sign_in_cards(class_id):
         scope=scope,
         students=current,
         links=links,
-        qr_codes={id_: _qr(link) for id_, link in links.items()},
+        qr_codes={id_: qr_code(link) for id_, link in links.items()},
         sign_in_url=url_for("roster.sign_in", _external=True),
         loopback=_links_on_loopback(),
         spaced=roster.spaced,

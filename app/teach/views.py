@@ -179,7 +179,7 @@ def _join(scope: Class) -> tuple[str, Markup | None, bool]:
     """The class's join link, an inline SVG QR code of it, and whether only this computer can
     open it."""
     join_url = url_for("quiz.join", code=scope.join_code, _external=True)
-    return join_url, _qr(join_url), is_loopback(urlsplit(join_url).hostname or "")
+    return join_url, qr_code(join_url), is_loopback(urlsplit(join_url).hostname or "")
 
 
 def is_loopback(host: str) -> bool:
@@ -193,7 +193,7 @@ def is_loopback(host: str) -> bool:
 
 
 @functools.lru_cache(maxsize=256)
-def _qr(text: str) -> Markup | None:
+def qr_code(text: str) -> Markup | None:
     """An inline SVG QR code, or None for a link too long for any QR code; drawn once per link,
     as the class page reloads every 30 s."""
     try:
