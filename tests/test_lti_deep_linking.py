@@ -112,3 +112,19 @@ def test_the_deep_linking_page_needs_a_request(world):
     missing = browser.get(f"{world.tool}/lti/deep-link")
     assert missing.status_code == 404
     assert "no deep linking request" in page_text(missing)
+
+
+def test_a_forged_choice_is_refused_and_stores_nothing(world):
+    """The choice is an instructor's form like any other: without this session's token it is
+    "form expired" and nothing is assigned; with it the same fields go through."""
+    browser = requests.Session()
+    launch(world.platform, browser, TEACHER, deep_link=True)
+    stranger = requests.Session()
+    theirs = csrf_token(stranger.get(f"{world.tool}/login").text)
+    for token in (None, "forged", theirs):
+        fields = {**SETTINGS, **({"csrf_token": token} if token else {})}
+        forged = browser.post(f"{world.tool}/lti/deep-link", data=fields, allow_redirects=False)
+        assert forged.status_code == 400 and "This form has expired" in page_text(forged)
+    with world.app.app_context():
+        assert db.session.scalar(db.select(db.func.count()).select_from(Assignment)) == 0
+    assert choose(world, browser).status_code == 200

@@ -91,3 +91,17 @@ def test_only_managers_may_load_the_roster(world):
 
 def test_learners_are_the_active_members_with_a_learning_role():
     assert learners(MEMBERS) == [(STUDENT.sub, STUDENT.name), ("never-7", "Alan Turing")]
+
+
+def test_a_forged_load_is_refused_and_changes_nothing(world):
+    """Without this session's token the load is "form expired" and the roster stays empty."""
+    world.platform.site.members = MEMBERS
+    teacher = requests.Session()
+    class_page = world.tool + launch(world.platform, teacher, TEACHER).response.headers["Location"]
+    class_id = class_page.rsplit("/", 1)[1]
+    theirs = csrf_token(requests.get(f"{world.tool}/login").text)
+    for fields in ({}, {"csrf_token": "forged"}, {"csrf_token": theirs}):
+        forged = teacher.post(f"{world.tool}/lti/classes/{class_id}/load-roster", data=fields)
+        assert forged.status_code == 400 and "This form has expired" in page_text(forged)
+    assert roster(world) == {}
+    assert "2 new on the roster" in page_text(load(world, teacher, class_page))
