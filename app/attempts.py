@@ -1,4 +1,5 @@
-"""Recording, kept apart from grading: the only code that writes attempts and answers."""
+"""Recording, kept apart from grading: starting, answering and finishing attempts; the only
+code that writes answers."""
 
 import random
 from collections.abc import Callable
@@ -6,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from flask import abort
-from sqlalchemy import Connection, Row, bindparam, case, func, update
+from sqlalchemy import Connection, Row, bindparam, case, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import joinedload, undefer
 
@@ -20,7 +21,6 @@ from .models import (
     Attempt,
     Class,
     FeedbackWhen,
-    Instructor,
     MergedStudent,
     QuizVersion,
     RosterStudent,
@@ -36,7 +36,8 @@ GRADE_CHANGED: list[Callable[[int, str], None]] = []
 writes its outbox there, so no grade is ever lost."""
 
 
-def _grade_changed(attempt_id: int, occasion: str) -> None:
+def grade_changed(attempt_id: int, occasion: str) -> None:
+    """Tell the GRADE_CHANGED hooks, inside the caller's transaction."""
     for hook in GRADE_CHANGED:
         hook(attempt_id, occasion)
 
@@ -354,7 +355,7 @@ def record_answer(attempt: Attempt, feedback: Feedback) -> bool:
             db.session.rollback()
             return False
         if answered + 1 >= questions:  # this answer finished it
-            _grade_changed(attempt.id, "finished")
+            grade_changed(attempt.id, "finished")
         db.session.commit()
     except IntegrityError:
         db.session.rollback()
@@ -374,7 +375,7 @@ def finish_attempt(attempt: Attempt, moment: datetime | None = None) -> bool:
         _FINISH, {"attempt": attempt.id, "moment": moment or now()}
     )
     if finished.rowcount == 1:
-        _grade_changed(attempt.id, "finished")
+        grade_changed(attempt.id, "finished")
     db.session.commit()
     return finished.rowcount == 1
 
@@ -529,121 +530,3 @@ def _spelling(class_id: int, key: str) -> str | None:
 
 
 ROSTER_KEY_PREFIX = roster_key(0).removesuffix("0")
-
-
-def void_attempt(attempt: Attempt, instructor: Instructor) -> None:
-    """Take an attempt out of statistics, gradebook and attempt limits, noting who and when."""
-    attempt.voided_at = now()
-    attempt.voided_by_id = instructor.id
-    attempt.seat = None  # its place under "Attempts allowed" is free for a retake
-    _grade_changed(attempt.id, "voided")
-    db.session.commit()
-
-
-def restore_attempt(attempt: Attempt) -> bool:
-    """Count a voided attempt again; False, and nothing changed, when its student has used every
-    attempt its assignment allows meanwhile."""
-    allowed = attempt.assignment.attempts_allowed if attempt.assignment else None
-    # A start racing for the same seat wins or loses at the unique constraint; then look again.
-    for _ in range(allowed or 1):
-        seat = None
-        if allowed:
-            taken, unseated = used_seats(attempt.assignment_id, attempt.student_key)
-            seat = rules.free_seat(taken, unseated, allowed)
-            if seat is None:
-                return False
-        attempt.voided_at, attempt.voided_by_id, attempt.seat = None, None, seat
-        try:
-            _grade_changed(attempt.id, "restored")
-            db.session.commit()
-            return True
-        except IntegrityError:
-            db.session.rollback()
-    return False
-
-
-def seen_students(class_id: int) -> list[rules.SeenStudent]:
-    """Everyone who started an attempt in a class, and its roster, in name order: two queries."""
-    first = (
-        db.select(
-            Attempt.student_key,
-            func.min(Attempt.started_at).label("first_seen"),
-        )
-        .where(Attempt.class_id == class_id)
-        .group_by(Attempt.student_key)
-        .subquery()
-    )
-    spelled = db.session.execute(
-        db.select(first.c.student_key, func.min(Attempt.student_name), first.c.first_seen)
-        .join(
-            Attempt,
-            (Attempt.student_key == first.c.student_key)
-            & (Attempt.started_at == first.c.first_seen)
-            & (Attempt.class_id == class_id),
-        )
-        .group_by(first.c.student_key, first.c.first_seen)
-    )
-    seen = {key: rules.SeenStudent(key, name, at, False) for key, name, at in spelled}
-    roster = db.session.scalars(
-        db.select(RosterStudent).filter_by(class_id=class_id, removed_at=None)
-    )
-    for student in roster:
-        at = seen[student.student_key].first_seen if student.student_key in seen else None
-        seen[student.student_key] = rules.SeenStudent(student.student_key, student.name, at, True)
-    return sorted(seen.values(), key=lambda student: (student.name.casefold(), student.key))
-
-
-def merge_students(class_id: int, kept: rules.SeenStudent, folded: rules.SeenStudent) -> int:
-    """Make a class count `folded` as `kept`: their attempts move under one key and spelling,
-    and later starts under the folded spelling join the kept student. Returns attempts moved."""
-    attempts = Attempt.__table__.c
-    roster_id = int(kept.key.removeprefix(ROSTER_KEY_PREFIX)) if kept.on_roster else None
-    both = (attempts.class_id == class_id) & attempts.student_key.in_([kept.key, folded.key])
-    limited = both & attempts.assignment_id.is_not(None)
-    # Seats are renumbered below: two students' first attempts would both hold seat 1.
-    db.session.execute(update(Attempt.__table__).where(limited).values(seat=None))
-    moved = db.session.execute(
-        update(Attempt.__table__)
-        .where((attempts.class_id == class_id) & (attempts.student_key == folded.key))
-        .values(student_key=kept.key, student_name=kept.name, roster_student_id=roster_id)
-    ).rowcount
-    _renumber_seats(class_id, kept.key)
-    # Earlier merges into the folded student now lead to the kept one.
-    db.session.execute(
-        update(MergedStudent)
-        .where(MergedStudent.class_id == class_id, MergedStudent.into_key == folded.key)
-        .values(into_key=kept.key)
-    )
-    db.session.merge(MergedStudent(class_id=class_id, student_key=folded.key, into_key=kept.key))
-    db.session.commit()
-    return moved
-
-
-def _renumber_seats(class_id: int, key: str) -> None:
-    """Seat a student's counted attempts 1, 2, ... per assignment, oldest first; attempts past
-    the assignment's limit keep no seat, and every seat stays taken."""
-    rows = db.session.execute(
-        db.select(Attempt.id, Attempt.assignment_id, Assignment.attempts_allowed)
-        .join(Assignment)
-        .where(
-            Attempt.class_id == class_id,
-            Attempt.student_key == key,
-            Attempt.voided_at.is_(None),
-            Assignment.attempts_allowed.is_not(None),
-        )
-        .order_by(Attempt.started_at, Attempt.id)
-    ).all()
-    seats: dict[int, int] = {}
-    for attempt_id, assignment_id, allowed in rows:
-        seats[assignment_id] = seats.get(assignment_id, 0) + 1
-        if seats[assignment_id] <= allowed:
-            db.session.execute(
-                update(Attempt).where(Attempt.id == attempt_id).values(seat=seats[assignment_id])
-            )
-
-
-def delete_class_attempts(class_id: int) -> int:
-    """Delete a class's attempts and their answers, uncommitted; returns how many attempts."""
-    mine = db.select(Attempt.id).filter_by(class_id=class_id)
-    db.session.execute(db.delete(Answer).where(Answer.attempt_id.in_(mine)))
-    return db.session.execute(db.delete(Attempt).filter_by(class_id=class_id)).rowcount
