@@ -340,8 +340,11 @@ def question(token, number):
     here = url_for(".question", token=token, number=number)
     if request.method == "POST" and answer:
         return redirect(here, 303)  # answered already: the first answer stands
-    if request.method == "POST" and (stopped := _answers_stopped(attempt)):
-        return render_template("quiz/stopped.html", attempt=attempt, reason=stopped), 409
+    if answer is None and (stopped := _answers_stopped(attempt)):
+        # No form to fill in that could not be saved; an answer sent anyway is refused.
+        posted = request.method == "POST"
+        page = render_template("quiz/stopped.html", attempt=attempt, reason=stopped, posted=posted)
+        return page, 409 if posted else 200
     if answer is None and state.finished:
         if request.method == "POST":
             if state.deadline is not None and attempt.finished_at is None:

@@ -270,6 +270,12 @@ def test_a_student_taken_off_the_roster_answers_no_more(app, class_id):
     assert refused.status_code == 409
     assert "You are no longer on the roster of Physics 101" in text(refused)
     assert answered(app) == 1
+    # The next question offers no form whose answer would be refused, only why and the way out.
+    shown = signing.client.get(signing.question_url(2))
+    assert shown.status_code == 200 and "no longer on the roster" in text(shown)
+    assert 'name="choice"' not in text(shown) and "was not saved" not in text(shown)
+    # A question answered before still shows its feedback.
+    assert "Correct" in text(signing.client.get(signing.question_url(1)))
 
 
 # --- 4 and 5. "Remove" keeps an assignment's rules for its attempts; assigning again revives it
