@@ -1124,6 +1124,64 @@ def test_a_configuration_claiming_another_issuer_is_refused(tmp_path, site):
             assert db.session.scalar(db.select(db.func.count()).select_from(LtiPlatform)) == 0
 
 
+def register(app, tool, configuration: str) -> requests.Response:
+    """Open a fresh registration link with this configuration address and press Register."""
+    link = registration_link(app, tool)
+    browser = requests.Session()
+    opened = f"{link}&openid_configuration={configuration}&registration_token=reg-token-1"
+    page = browser.get(opened)
+    fields = dict(re.findall(r'name="(\w+)" value="([^"]*)"', page.text))
+    return browser.post(f"{tool}/lti/register", data=fields)
+
+
+def test_a_lookalike_address_cannot_claim_an_issuer(tmp_path, site):
+    """The configuration's address must be under its issuer at a "/": another host whose
+    address merely starts with the issuer's text (user info, a longer port) registers nothing."""
+    port = site.url.rsplit(":", 1)[1]
+    claims = {
+        "http://trusted-lms.example.edu": f"http://trusted-lms.example.edu@127.0.0.1:{port}",
+        site.url[:-1]: site.url,  # http://127.0.0.1:4567 is not the site at :45678
+    }
+    with fresh_tool(tmp_path) as (app, tool):
+        for issuer, address in claims.items():
+            site.openid_configuration = lambda issuer=issuer: {
+                **PlatformSite.openid_configuration(site),
+                "issuer": issuer,
+            }
+            done = register(app, tool, f"{address}/.well-known/openid-configuration")
+            assert done.status_code == 400, done.text
+            assert f"names the issuer {issuer}" in page_text(done)
+        assert site.registrations == []
+        with app.app_context():
+            assert db.session.scalar(db.select(db.func.count()).select_from(LtiPlatform)) == 0
+
+
+def test_dynamic_registration_cannot_change_a_registered_platform(tmp_path, site):
+    """A registration link adds a platform: an answer naming an issuer and client id already
+    registered leaves that registration's keys and addresses as the admin set them."""
+    with fresh_tool(tmp_path) as (app, tool):
+        with app.app_context():
+            save_platform(
+                PlatformDetails(
+                    site.url,
+                    "dynamic-client",
+                    "https://lms.example.edu/auth",
+                    "https://lms.example.edu/token",
+                    "https://lms.example.edu/jwks.json",
+                    ("deployment-0",),
+                    "Registered by the admin",
+                )
+            )
+        done = register(app, tool, f"{site.url}/.well-known/openid-configuration")
+        assert done.status_code == 400, done.text
+        assert "already has" in page_text(done)
+        with app.app_context():
+            platform = db.session.scalars(db.select(LtiPlatform)).one()
+            assert platform.key_set_url == "https://lms.example.edu/jwks.json"
+            assert platform.auth_login_url == "https://lms.example.edu/auth"
+            assert [d.deployment_id for d in platform.deployments] == ["deployment-0"]
+
+
 def test_launch_data_expires(app):
     """Expired nonces and states are swept away by the next login."""
     with app.app_context():
