@@ -737,6 +737,37 @@ def test_an_assistant_promoted_in_the_lms_manages_the_class(world):
         assert db.session.scalars(db.select(ClassShare.role)).one() == "manage"
 
 
+def test_another_registration_of_the_issuer_has_its_own_accounts(world):
+    """Two client ids of one issuer are two platforms, each vouching for its own users: a launch
+    through the second with a sub the first knows gets an account of its own, never the
+    first's account and class."""
+    first = launch(world.platform, requests.Session(), TEACHER).response.headers["Location"]
+    site = world.platform.site
+    with world.app.app_context():
+        save_platform(
+            PlatformDetails(
+                site.url,
+                "second-client",
+                f"{site.url}/auth",
+                f"{site.url}/token",
+                f"{site.url}/jwks.json",
+                (DEPLOYMENT,),
+                "Second",
+            )  # fmt: skip
+        )
+    # Another key: whoever holds the second registration signs for it alone.
+    second = Platform(site, world.tool, client_id="second-client")
+    browser = requests.Session()
+    sent = launch(second, browser, TEACHER).response
+    assert sent.status_code == 303, page_text(sent)
+    assert sent.headers["Location"] != first
+    assert browser.get(world.tool + first).status_code == 404
+    with world.app.app_context():
+        linked = db.session.scalars(db.select(LtiUser.instructor_id)).all()
+        assert len(set(linked)) == 2
+        assert counts(world.app)["instructors"] == 2
+
+
 # --- Each Security Framework check, failing: a page saying what, a log line, nothing stored.
 
 
