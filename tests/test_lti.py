@@ -726,6 +726,27 @@ def test_a_second_instructor_manages_and_an_assistant_views_the_class(world):
         assert db.session.get(Class, class_id).is_open is False
 
 
+def test_an_assistant_cannot_make_the_course_class(world):
+    """A teaching assistant launching before any instructor is told to wait: making the class
+    would make them its owner, with more than the LMS gives them. After the instructor's
+    launch they view it."""
+    assistant = Person("ta-3", "Barbara", TEACHING_ASSISTANT)
+    for deep_link in (False, True):
+        refused = launch(world.platform, requests.Session(), assistant, deep_link=deep_link)
+        assert refused.response.status_code == 409
+        assert "an instructor of the course opens" in page_text(refused.response)
+    assert counts(world.app)["classes"] == 0
+    launch(world.platform, requests.Session(), TEACHER)
+    assert launch(world.platform, requests.Session(), assistant).response.status_code == 303
+    with world.app.app_context():
+        class_ = db.session.scalars(db.select(Class)).one()
+        owner = db.session.get(Instructor, class_.instructor_id)
+        assert db.session.scalars(
+            db.select(LtiUser.sub).filter_by(instructor_id=owner.id)
+        ).one() == (TEACHER.sub)
+        assert db.session.scalars(db.select(ClassShare.role)).one() == "view"
+
+
 def test_an_assistant_promoted_in_the_lms_manages_the_class(world):
     """The LMS is the authority on teaching roles: a TA made an instructor gets manage at the
     next launch; a share the owner made for more is never lowered by a launch."""
