@@ -237,6 +237,26 @@ def test_held_feedback_holds_the_score_until_release(world):
     assert "Sent 1 score;" in send(world)
 
 
+def test_held_feedback_holds_the_score_until_the_last_attempt_can_end(world):
+    """Feedback held until the quiz closes opens once no attempt can still be answered (an
+    attempt started just before the close runs its time limit): the score waits as long as the
+    student pages do, not just until the close."""
+    launch(world.platform, requests.Session(), TEACHER)
+    assign(world, feedback=FeedbackWhen.AFTER_CLOSE, closes_at=now() + timedelta(days=1),
+           time_limit_minutes=20)  # fmt: skip
+    take_quiz(world)
+    with world.app.app_context():
+        # Closed a minute ago: a classmate who started just before may answer 19 minutes more.
+        db.session.execute(db.update(Assignment).values(closes_at=now() - timedelta(minutes=1)))
+        db.session.commit()
+    assert "1 held until feedback is released" in send(world)
+    assert world.platform.site.scores == []
+    with world.app.app_context():
+        db.session.execute(db.update(Assignment).values(closes_at=now() - timedelta(minutes=21)))
+        db.session.commit()
+    assert "Sent 1 score;" in send(world)
+
+
 def test_retry_delay_doubles_up_to_six_hours():
     assert [retry_delay(n) for n in (1, 2, 3)] == [timedelta(seconds=s) for s in (30, 60, 120)]
     assert retry_delay(MOST_TRIES) == timedelta(hours=6)
