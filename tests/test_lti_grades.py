@@ -294,6 +294,26 @@ def test_an_unreachable_line_item_is_retried(world):
     assert waiting.state == "waiting" and "ConnectionError" in waiting.last_error
 
 
+def test_a_token_answer_without_a_token_is_retried(world):
+    """A platform whose token endpoint answers 200 without an access token is treated as down:
+    the pass ends normally and the score waits with the reason, rather than the sender
+    crashing on it at every pass and holding back every platform's scores queued after it."""
+    launch(world.platform, requests.Session(), TEACHER)
+    take_quiz(world)
+
+    class NoToken:
+        def config(self):
+            return self
+
+        def get_access_token(self, form):
+            return {"token_type": "Bearer"}
+
+    world.platform.site.platform = NoToken()
+    assert "1 waiting to retry" in send(world)
+    [waiting] = scores(world)
+    assert waiting.state == "waiting" and "access_token" in waiting.last_error
+
+
 def test_two_senders_at_once_send_each_score_once(world):
     """Cron's pass and a `--loop` sender running together claim each score once."""
     launch(world.platform, requests.Session(), TEACHER)

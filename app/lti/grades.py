@@ -146,6 +146,11 @@ def _post(client: ServiceConnector, score: LtiScore) -> None:
         if status >= 500:
             raise PlatformDown(reason) from error
         raise
+    except Exception as error:
+        # An answer pylti1p3 cannot read (a token answer without access_token): retried as a
+        # platform down, since a crash here would stop every pass at this score, and every
+        # platform's scores queued after it would never go.
+        raise PlatformDown(f"{type(error).__name__}: {error}") from error
 
 
 def _held(row) -> bool:
