@@ -726,6 +726,27 @@ def test_a_second_instructor_manages_and_an_assistant_views_the_class(world):
         assert db.session.get(Class, class_id).is_open is False
 
 
+def test_an_assistant_cannot_make_the_course_class(world):
+    """A teaching assistant launching before any instructor is told to wait: making the class
+    would make them its owner, with more than the LMS gives them. After the instructor's
+    launch they view it."""
+    assistant = Person("ta-3", "Barbara", TEACHING_ASSISTANT)
+    for deep_link in (False, True):
+        refused = launch(world.platform, requests.Session(), assistant, deep_link=deep_link)
+        assert refused.response.status_code == 409
+        assert "an instructor of the course opens" in page_text(refused.response)
+    assert counts(world.app)["classes"] == 0
+    launch(world.platform, requests.Session(), TEACHER)
+    assert launch(world.platform, requests.Session(), assistant).response.status_code == 303
+    with world.app.app_context():
+        class_ = db.session.scalars(db.select(Class)).one()
+        owner = db.session.get(Instructor, class_.instructor_id)
+        assert db.session.scalars(
+            db.select(LtiUser.sub).filter_by(instructor_id=owner.id)
+        ).one() == (TEACHER.sub)
+        assert db.session.scalars(db.select(ClassShare.role)).one() == "view"
+
+
 def test_an_assistant_promoted_in_the_lms_manages_the_class(world):
     """The LMS is the authority on teaching roles: a TA made an instructor gets manage at the
     next launch; a share the owner made for more is never lowered by a launch."""
@@ -735,6 +756,37 @@ def test_an_assistant_promoted_in_the_lms_manages_the_class(world):
     launch(world.platform, requests.Session(), Person("ta-3", "Barbara", TEACHING_ASSISTANT))
     with world.app.app_context():
         assert db.session.scalars(db.select(ClassShare.role)).one() == "manage"
+
+
+def test_another_registration_of_the_issuer_has_its_own_accounts(world):
+    """Two client ids of one issuer are two platforms, each vouching for its own users: a launch
+    through the second with a sub the first knows gets an account of its own, never the
+    first's account and class."""
+    first = launch(world.platform, requests.Session(), TEACHER).response.headers["Location"]
+    site = world.platform.site
+    with world.app.app_context():
+        save_platform(
+            PlatformDetails(
+                site.url,
+                "second-client",
+                f"{site.url}/auth",
+                f"{site.url}/token",
+                f"{site.url}/jwks.json",
+                (DEPLOYMENT,),
+                "Second",
+            )  # fmt: skip
+        )
+    # Another key: whoever holds the second registration signs for it alone.
+    second = Platform(site, world.tool, client_id="second-client")
+    browser = requests.Session()
+    sent = launch(second, browser, TEACHER).response
+    assert sent.status_code == 303, page_text(sent)
+    assert sent.headers["Location"] != first
+    assert browser.get(world.tool + first).status_code == 404
+    with world.app.app_context():
+        linked = db.session.scalars(db.select(LtiUser.instructor_id)).all()
+        assert len(set(linked)) == 2
+        assert counts(world.app)["instructors"] == 2
 
 
 # --- Each Security Framework check, failing: a page saying what, a log line, nothing stored.
@@ -1122,6 +1174,64 @@ def test_a_configuration_claiming_another_issuer_is_refused(tmp_path, site):
         assert site.registrations == []
         with app.app_context():
             assert db.session.scalar(db.select(db.func.count()).select_from(LtiPlatform)) == 0
+
+
+def register(app, tool, configuration: str) -> requests.Response:
+    """Open a fresh registration link with this configuration address and press Register."""
+    link = registration_link(app, tool)
+    browser = requests.Session()
+    opened = f"{link}&openid_configuration={configuration}&registration_token=reg-token-1"
+    page = browser.get(opened)
+    fields = dict(re.findall(r'name="(\w+)" value="([^"]*)"', page.text))
+    return browser.post(f"{tool}/lti/register", data=fields)
+
+
+def test_a_lookalike_address_cannot_claim_an_issuer(tmp_path, site):
+    """The configuration's address must be under its issuer at a "/": another host whose
+    address merely starts with the issuer's text (user info, a longer port) registers nothing."""
+    port = site.url.rsplit(":", 1)[1]
+    claims = {
+        "http://trusted-lms.example.edu": f"http://trusted-lms.example.edu@127.0.0.1:{port}",
+        site.url[:-1]: site.url,  # http://127.0.0.1:4567 is not the site at :45678
+    }
+    with fresh_tool(tmp_path) as (app, tool):
+        for issuer, address in claims.items():
+            site.openid_configuration = lambda issuer=issuer: {
+                **PlatformSite.openid_configuration(site),
+                "issuer": issuer,
+            }
+            done = register(app, tool, f"{address}/.well-known/openid-configuration")
+            assert done.status_code == 400, done.text
+            assert f"names the issuer {issuer}" in page_text(done)
+        assert site.registrations == []
+        with app.app_context():
+            assert db.session.scalar(db.select(db.func.count()).select_from(LtiPlatform)) == 0
+
+
+def test_dynamic_registration_cannot_change_a_registered_platform(tmp_path, site):
+    """A registration link adds a platform: an answer naming an issuer and client id already
+    registered leaves that registration's keys and addresses as the admin set them."""
+    with fresh_tool(tmp_path) as (app, tool):
+        with app.app_context():
+            save_platform(
+                PlatformDetails(
+                    site.url,
+                    "dynamic-client",
+                    "https://lms.example.edu/auth",
+                    "https://lms.example.edu/token",
+                    "https://lms.example.edu/jwks.json",
+                    ("deployment-0",),
+                    "Registered by the admin",
+                )
+            )
+        done = register(app, tool, f"{site.url}/.well-known/openid-configuration")
+        assert done.status_code == 400, done.text
+        assert "already has" in page_text(done)
+        with app.app_context():
+            platform = db.session.scalars(db.select(LtiPlatform)).one()
+            assert platform.key_set_url == "https://lms.example.edu/jwks.json"
+            assert platform.auth_login_url == "https://lms.example.edu/auth"
+            assert [d.deployment_id for d in platform.deployments] == ["deployment-0"]
 
 
 def test_launch_data_expires(app):

@@ -237,6 +237,26 @@ def test_held_feedback_holds_the_score_until_release(world):
     assert "Sent 1 score;" in send(world)
 
 
+def test_held_feedback_holds_the_score_until_the_last_attempt_can_end(world):
+    """Feedback held until the quiz closes opens once no attempt can still be answered (an
+    attempt started just before the close runs its time limit): the score waits as long as the
+    student pages do, not just until the close."""
+    launch(world.platform, requests.Session(), TEACHER)
+    assign(world, feedback=FeedbackWhen.AFTER_CLOSE, closes_at=now() + timedelta(days=1),
+           time_limit_minutes=20)  # fmt: skip
+    take_quiz(world)
+    with world.app.app_context():
+        # Closed a minute ago: a classmate who started just before may answer 19 minutes more.
+        db.session.execute(db.update(Assignment).values(closes_at=now() - timedelta(minutes=1)))
+        db.session.commit()
+    assert "1 held until feedback is released" in send(world)
+    assert world.platform.site.scores == []
+    with world.app.app_context():
+        db.session.execute(db.update(Assignment).values(closes_at=now() - timedelta(minutes=21)))
+        db.session.commit()
+    assert "Sent 1 score;" in send(world)
+
+
 def test_retry_delay_doubles_up_to_six_hours():
     assert [retry_delay(n) for n in (1, 2, 3)] == [timedelta(seconds=s) for s in (30, 60, 120)]
     assert retry_delay(MOST_TRIES) == timedelta(hours=6)
@@ -272,6 +292,26 @@ def test_an_unreachable_line_item_is_retried(world):
     assert "1 waiting to retry" in send(world)
     [waiting] = scores(world)
     assert waiting.state == "waiting" and "ConnectionError" in waiting.last_error
+
+
+def test_a_token_answer_without_a_token_is_retried(world):
+    """A platform whose token endpoint answers 200 without an access token is treated as down:
+    the pass ends normally and the score waits with the reason, rather than the sender
+    crashing on it at every pass and holding back every platform's scores queued after it."""
+    launch(world.platform, requests.Session(), TEACHER)
+    take_quiz(world)
+
+    class NoToken:
+        def config(self):
+            return self
+
+        def get_access_token(self, form):
+            return {"token_type": "Bearer"}
+
+    world.platform.site.platform = NoToken()
+    assert "1 waiting to retry" in send(world)
+    [waiting] = scores(world)
+    assert waiting.state == "waiting" and "access_token" in waiting.last_error
 
 
 def test_two_senders_at_once_send_each_score_once(world):

@@ -146,14 +146,24 @@ def _post(client: ServiceConnector, score: LtiScore) -> None:
         if status >= 500:
             raise PlatformDown(reason) from error
         raise
+    except Exception as error:
+        # An answer pylti1p3 cannot read (a token answer without access_token): retried as a
+        # platform down, since a crash here would stop every pass at this score, and every
+        # platform's scores queued after it would never go.
+        raise PlatformDown(f"{type(error).__name__}: {error}") from error
 
 
 def _held(row) -> bool:
     """Whether the assignment still holds the score back: feedback waits for the quiz to close."""
     if row.feedback != FeedbackWhen.AFTER_CLOSE.value:
         return False
+    # When the student pages show it: once no attempt started before the close can still be
+    # answered, not at the close itself.
+    opens_at = rules.feedback_opens_at(
+        FeedbackWhen.AFTER_CLOSE, utc(row.closes_at), row.time_limit_minutes
+    )
     return not rules.feedback_visible(
-        FeedbackWhen.AFTER_CLOSE, True, now(), utc(row.closes_at), utc(row.feedback_released_at)
+        FeedbackWhen.AFTER_CLOSE, True, now(), opens_at, utc(row.feedback_released_at)
     )
 
 
@@ -194,6 +204,7 @@ def send_due() -> Pass:
             LtiUser.platform_id,
             Assignment.feedback,
             Assignment.closes_at,
+            Assignment.time_limit_minutes,
             Assignment.feedback_released_at,
         )
         .join(LtiUser, LtiUser.id == LtiScore.user_id)

@@ -51,16 +51,18 @@ def user_for(platform: LtiPlatform, sub: str, name: str) -> LtiUser:
     return user
 
 
-def linked_username(issuer: str, sub: str) -> str:
+def linked_username(issuer: str, client_id: str, sub: str) -> str:
     """A username no person would type, stable for one platform user: `lti-` and a hash."""
-    return "lti-" + hashlib.sha256(f"{issuer}\n{sub}".encode()).hexdigest()[:40]
+    # The client id too: each registration vouches only for its own users, and another
+    # registration of the same issuer must not reach this one's accounts by sending their sub.
+    return "lti-" + hashlib.sha256(f"{issuer}\n{client_id}\n{sub}".encode()).hexdigest()[:40]
 
 
 def instructor_for(user: LtiUser) -> Instructor:
     """The instructor account linked to a teaching platform user, made on first launch."""
     if user.instructor_id is not None:
         return db.session.get(Instructor, user.instructor_id)
-    username = linked_username(user.platform.issuer, user.sub)
+    username = linked_username(user.platform.issuer, user.platform.client_id, user.sub)
     find = db.select(Instructor).filter_by(username=username)
     account = db.session.scalar(find) or _first_or_existing(
         lambda: Instructor(username=username, password_hash=UNUSABLE_PASSWORD),

@@ -17,6 +17,7 @@ from flask import render_template, request, url_for
 from ..audit import audit
 from ..extensions import csrf
 from . import bp
+from .config import find_platform
 from .launch import TimedSession
 from .platforms import PlatformDetails, PlatformError, save_platform
 from .storage import DatabaseStorage
@@ -96,8 +97,10 @@ def fetch_configuration(session: requests.Session, url: str) -> dict:
     if missing:
         raise RegistrationError(f"The platform's configuration lacks {', '.join(missing)}.")
     # The spec: the configuration's address must start with its issuer, or anyone's
-    # configuration could claim to be a trusted platform.
-    if not url.startswith(configuration["issuer"].rstrip("/")):
+    # configuration could claim to be a trusted platform. At a "/" boundary: a bare prefix lets
+    # https://lms.example.edu.evil.net or https://lms.example.edu@evil.net claim lms.example.edu.
+    issuer = configuration["issuer"].rstrip("/")
+    if url != issuer and not url.startswith(issuer + "/"):
         raise RegistrationError(
             f"The configuration at {url} names the issuer {configuration['issuer']}, "
             "which is not where it was found."
@@ -125,6 +128,13 @@ def register_with(configuration_url: str, token: str | None) -> tuple[str, str]:
     client_id = answer.get("client_id")
     if not client_id or not deployment:
         raise RegistrationError("The platform's answer has no client id or deployment id.")
+    if find_platform(configuration["issuer"], str(client_id)) is not None:
+        # The link adds a platform; it must not change the addresses and keys of a registration
+        # whose launches already log in its instructors.
+        raise RegistrationError(
+            f"Quizwright already has {configuration['issuer']} with client id {client_id}; "
+            "its admin changes that registration with `flask lti add-platform`."
+        )
     platform_name = (configuration.get(PLATFORM_CONFIGURATION) or {}).get("product_family_code")
     details = PlatformDetails(
         issuer=configuration["issuer"],

@@ -136,6 +136,11 @@ def launch():
 def _log_in(platform, context, user, roles) -> Class:
     """Log the launching instructor in as their linked account; their course's class, shared
     with them if another teacher of the course made it."""
+    if share_role(roles) == Role.VIEW and course_class(platform, context["id"]) is None:
+        # The first launch makes the class and owns it: an assistant would own more than the
+        # LMS gives them (view), so they wait for an instructor as learners do.
+        abort(409, description="This course has no Quizwright class yet: an instructor of the "
+              "course opens the activity once first. Try again after that.")  # fmt: skip
     account = instructor_for(user)
     if not account.is_active:
         audit("lti login refused, account disabled", account.username)
