@@ -555,6 +555,23 @@ def test_learners_sharing_a_name_are_two_roster_students(world):
         assert len(set(keys)) == 2
 
 
+def test_a_typed_student_number_equal_to_a_sub_stays_its_students(world):
+    """An instructor typed 42 for a student who never launched; the platform's learner whose
+    sub is 42 launches into a roster place of their own, and the typed student keeps theirs."""
+    launch(world.platform, requests.Session(), TEACHER)
+    with world.app.app_context():
+        class_id = db.session.scalars(db.select(Class.id)).one()
+        factories.roster(class_id, "Grace Hopper, 42")
+    launched = launch(world.platform, requests.Session(), Person("42", "Alan Turing", LEARNER))
+    assert launched.response.status_code == 303
+    with world.app.app_context():
+        numbers = db.session.execute(
+            db.select(RosterStudent.name, RosterStudent.student_number).order_by(RosterStudent.id)
+        ).all()
+        expected = [("Grace Hopper", "42"), ("Alan Turing", "lti:42")]
+        assert [tuple(row) for row in numbers] == expected
+
+
 def assign(world, **settings):
     """The course's class assigns the quiz with these settings, as "Assign a quiz" saves them."""
     with world.app.app_context():

@@ -141,9 +141,14 @@ def roster_student_for(user: LtiUser, class_id: int) -> RosterStudent:
     number is the platform's user id: two learners sharing a name stay two students."""
     student = _learner_in(user, class_id)
     if student is None:
+        number = user.sub
+        typed = db.select(RosterStudent.id).filter_by(class_id=class_id, student_number=number)
+        if db.session.scalar(typed) is not None:
+            # An instructor typed this number for someone: never hand their record to this user.
+            number = f"lti:{user.sub}"
         for _ in range(TRIES):
             made = RosterStudent(
-                class_id=class_id, name=user.name, student_number=user.sub, sign_in_code=new_code()
+                class_id=class_id, name=user.name, student_number=number, sign_in_code=new_code()
             )
             db.session.add(made)
             db.session.flush()
