@@ -89,17 +89,21 @@ class PlatformSite:
         self.score_status = 200
         self.members: list[dict] = []
         self.members_status = 200
+        self.endless_members = False
+        self.member_pages = 0
         site = self
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args):
                 pass
 
-            def _json(self, body, status=200):
+            def _json(self, body, status=200, headers=()):
                 data = json.dumps(body).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
+                for name, value in headers:
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(data)
 
@@ -121,7 +125,7 @@ class PlatformSite:
                 elif self.path == "/jwks.json":
                     site.key_set_fetches += 1
                     self._json({"keys": site.keys})
-                elif self.path == "/memberships":
+                elif self.path.split("?")[0] == "/memberships":
                     self._members()
                 elif self.path == "/.well-known/openid-configuration":
                     self._json(site.openid_configuration())
@@ -161,8 +165,12 @@ class PlatformSite:
                 site.platform.config().validate_token(token)
                 accept = "application/vnd.ims.lti-nrps.v2.membershipcontainer+json"
                 assert self.headers["Accept"] == accept
+                site.member_pages += 1
+                # A misbehaving platform's container names a next page for ever.
+                more = f'<{site.url}/memberships?page={site.member_pages + 1}>; rel="next"'
                 self._json({"id": f"{site.url}/memberships", "context": COURSE,
-                            "members": site.members}, site.members_status)  # fmt: skip
+                            "members": site.members}, site.members_status,
+                           [("Link", more)] if site.endless_members else [])  # fmt: skip
 
             def _score(self, body):
                 """An AGS score post: refused while the platform is "down", else kept with the

@@ -11,7 +11,7 @@ from test_lti import INSTRUCTOR, LEARNER, STUDENT, TEACHER, launch, page_text
 
 from app.extensions import db
 from app.lti.models import LtiLearner, LtiUser
-from app.lti.roster import learners
+from app.lti.roster import MOST_PAGES, learners
 from app.models import RosterStudent
 
 from helpers import csrf_token
@@ -73,6 +73,18 @@ def test_a_platform_that_refuses_changes_nothing(world):
     refused = load(world, teacher, class_page)
     assert "did not hand over the member list, so nothing changed" in page_text(refused)
     assert roster(world) == {}
+
+
+def test_a_platform_paging_for_ever_is_read_up_to_a_limit(world):
+    """A membership container that always names a next page is read MOST_PAGES times, then
+    the learners found so far are loaded."""
+    world.platform.site.members = MEMBERS
+    world.platform.site.endless_members = True
+    teacher = requests.Session()
+    class_page = world.tool + launch(world.platform, teacher, TEACHER).response.headers["Location"]
+    loaded = load(world, teacher, class_page)
+    assert "2 new on the roster" in page_text(loaded)
+    assert world.platform.site.member_pages == MOST_PAGES
 
 
 def test_only_managers_may_load_the_roster(world):

@@ -52,6 +52,21 @@ def learners(members: list[dict]) -> list[tuple[str, str]]:
     return found
 
 
+MOST_PAGES = 50
+"""Pages of members one load reads: a platform that never stops paging cannot hold a worker."""
+
+
+def _members(service: NamesRolesProvisioningService, url: str) -> list[dict]:
+    """The course's members, page by page, up to MOST_PAGES pages."""
+    members: list[dict] = []
+    for _ in range(MOST_PAGES):
+        page, url = service.get_members_page(url)
+        members += page
+        if not url:
+            break
+    return members
+
+
 @bp.post("/classes/<int:class_id>/load-roster")
 @login_required
 def load_roster(class_id):
@@ -68,7 +83,7 @@ def load_roster(class_id):
         connector(platform), {"context_memberships_url": course.memberships_url}
     )
     try:
-        members = service.get_members()
+        members = _members(service, course.memberships_url)
     except (requests.RequestException, LtiServiceException) as error:
         audit(f"lti roster load failed: class {scope.id}: {error!r}"[:500])
         flash(f"{platform.name} did not hand over the member list, so nothing changed. Try "
