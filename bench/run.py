@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 from datetime import UTC, datetime
@@ -103,15 +104,36 @@ def login_cookie(base: str) -> str:
     token = csrf_token(page)
     form = {"csrf_token": token, "username": "bench", "password": "bench password"}
     opener.open(f"{base}/login", data=urllib.parse.urlencode(form).encode())
-    return next(c.value for c in jar.cookiejar if c.name == "session")
+    return next(f"session={c.value}" for c in jar.cookiejar if c.name == "session")
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+def page_answers(base: str, path: str, cookie: str | None) -> None:
+    """Stop the run unless the page answers 200 itself: a redirect or an error page would be
+    measured in its place (the question page once was a 403, its browser cookie dropped)."""
+    request = urllib.request.Request(base + path, headers={"User-Agent": AGENT})
+    if cookie:
+        request.add_header("Cookie", cookie)
+    try:
+        status = urllib.request.build_opener(_NoRedirect).open(request).status
+    except urllib.error.HTTPError as error:
+        status = error.code
+    if status != 200:
+        raise SystemExit(f"{path} answered {status}, not 200: nothing to measure")
 
 
 def wrk(base, path, *, connections=CONNECTIONS, threads=2, script=None, cookie=None) -> dict:
     """Run wrk against one path; return requests/s, p50/p99 in ms and the error count."""
+    if script is None:
+        page_answers(base, path, cookie)
     command = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{SECONDS}s", "--latency",
                "-H", f"User-Agent: {AGENT}"]  # fmt: skip
     if cookie:
-        command += ["-H", f"Cookie: session={cookie}"]
+        command += ["-H", f"Cookie: {cookie}"]
     if script:
         command += ["-s", str(script)]
     output = subprocess.run([*command, base + path], capture_output=True, text=True).stdout
