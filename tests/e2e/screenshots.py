@@ -99,7 +99,6 @@ def main() -> None:
     folder = Path(tempfile.mkdtemp(prefix="quizwright-shots-"))
     app = make_app(folder)
     seed(app)
-    graded = seed_graded(app)
     with app.app_context():
         quiz = current_bank().quizzes[SLUG]
     with gunicorn(folder, workers=2) as server, sync_playwright() as playwright:
@@ -134,11 +133,15 @@ def main() -> None:
             glance = teacher.get_by_role("heading", name="At a glance")
             glance.evaluate("heading => heading.scrollIntoView()")
             teacher.screenshot(path=OUT / f"class-results-{size}.png")
-            graded_pages(browser, base, viewport, size, quiz, *graded)
             if size == "desktop":
                 teacher.get_by_role("link", name="Show the code full screen").click()
                 teacher.set_viewport_size({"width": 1280, "height": 800})
                 teacher.screenshot(path=OUT / "projector-desktop.png")
+        # Only now: while a class holds the quiz's feedback back, nobody starts it without a
+        # class code, as the student pages above do.
+        graded = seed_graded(app)
+        for size, viewport in (("desktop", DESKTOP), ("phone", PHONE)):
+            graded_pages(browser, base, viewport, size, quiz, *graded)
         browser.close()
     print(f"Screenshots in {OUT}")
 
