@@ -15,7 +15,7 @@ from app.models import Assignment, Attempt, Class, FeedbackWhen, RosterStudent
 from app.roster import remove_student
 from app.teach.assignments import AlreadyAssigned, Settings, save_assignment
 
-from helpers import SLUG, Student, form_token, login, make_app, queries, text
+from helpers import SLUG, Student, form_token, login, queries, text
 
 pytestmark = pytest.mark.usefixtures("quick_passwords")
 
@@ -23,14 +23,6 @@ CODE = "ABCDEF"
 NOW = datetime(2026, 12, 7, 9, 0, tzinfo=UTC)
 HOUR = timedelta(hours=1)
 NEEDS_CODE = "Enter your class code: this quiz is being taken as an assignment."
-
-
-@pytest.fixture
-def app(tmp_path):
-    made = make_app(tmp_path)
-    yield made
-    with made.app_context():
-        db.engine.dispose()
 
 
 @pytest.fixture
