@@ -96,6 +96,22 @@ def fits(page, name):
     assert width <= PHONE["width"], f"{name} ({page.url}) is {width}px wide"
 
 
+def controls_fit(page, name):
+    """No form control reaches past the page's content column (a select as wide as its
+    longest option does without making the page scroll)."""
+    past = page.evaluate(
+        """() => {
+            const main = document.querySelector("main");
+            const right = main.getBoundingClientRect().right
+                - parseFloat(getComputedStyle(main).paddingRight);
+            return [...main.querySelectorAll("input, select, button")]
+                .filter(c => c.getBoundingClientRect().right > right + 0.5)
+                .map(c => c.name || c.id || c.textContent.trim());
+        }"""
+    )
+    assert past == [], f"{name}: {past} reach past the content column"
+
+
 def test_no_page_scrolls_sideways_on_a_phone(browse, quiz):
     """At 375 px every page fits the width; wide tables scroll inside labelled regions."""
     teacher = browse(viewport=PHONE)
@@ -134,6 +150,10 @@ def test_no_page_scrolls_sideways_on_a_phone(browse, quiz):
     teacher.goto(class_url)
     teacher.get_by_role("link", name=re.compile("^Preview")).click()
     fits(teacher, "quiz preview")
+    teacher.goto(class_url)
+    teacher.get_by_role("link", name="Assign a quiz").click()
+    fits(teacher, "assign a quiz")
+    controls_fit(teacher, "assign a quiz")
 
 
 @pytest.mark.parametrize("script", [True, False], ids=["with JavaScript", "without"])
