@@ -28,6 +28,7 @@ from .config import (
     from_environment,
     instance_secret,
 )
+from .cookies import SessionCookies
 from .evidence import all_evidence, current_evidence
 from .extensions import csrf, db, login_manager, talisman
 from .releases import Offer
@@ -60,6 +61,7 @@ def create_app(config: dict | None = None, *, migrations: bool = True) -> Flask:
             app.wsgi_app, x_for=proxies, x_proto=proxies, x_host=proxies, x_port=proxies
         )
 
+    app.session_interface = SessionCookies()
     db.init_app(app)
     if migrations:
         from flask_migrate import Migrate

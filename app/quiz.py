@@ -11,7 +11,6 @@ from flask import (
     Flask,
     abort,
     after_this_request,
-    current_app,
     flash,
     g,
     redirect,
@@ -23,7 +22,7 @@ from flask import (
 from flask_login import current_user
 from flask_wtf import FlaskForm
 
-from . import rules
+from . import cookies, rules
 from .attempts import (
     NoAttemptsLeft,
     Standing,
@@ -83,9 +82,8 @@ def _keep_browser(browser: str) -> None:
             BROWSER_COOKIE,
             browser,
             max_age=BROWSER_LIFETIME,
-            secure=current_app.config["SESSION_COOKIE_SECURE"],
             httponly=True,
-            samesite="Lax",
+            **cookies.attributes(),
         )
         return response
 

@@ -119,7 +119,8 @@ class PlatformSite:
                 path, _, query = self.path.partition("?")
                 params = dict(urllib.parse.parse_qsl(query))
                 if path == "/course":
-                    self._html(site.course_page(site.people[params["member"]]))
+                    who = site.people[params["member"]]
+                    self._html(site.course_page(who, storage="storage" in params))
                 elif path == "/auth":
                     self._html(*site.authorization_page(params))
                 elif self.path == "/jwks.json":
@@ -189,14 +190,22 @@ class PlatformSite:
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
 
-    def course_page(self, who: "Person") -> str:
+    def course_page(self, who: "Person", storage: bool = False) -> str:
         """The course as `who` sees it: the activity in an iframe whose address is the tool's
-        login initiation, as platforms embed a tool."""
+        login initiation, as platforms embed a tool; with `storage`, the page offers the tool
+        LTI client-side storage (itself as lti_storage_target) and answers its messages."""
         start = self.platform.login_url(who.sub, f"{self.platform.tool}/lti/launch")
+        if storage:
+            start += "&" + urllib.parse.urlencode({"lti_storage_target": "_parent"})
         return (
             f"<!doctype html><title>{COURSE['title']}</title><h1>{COURSE['title']}</h1>"
             f'<iframe id="activity" title="Quiz activity" src="{html.escape(start)}" '
             'width="900" height="500"></iframe>'
+            + (
+                f"<script>{STORAGE_FRAME % json.dumps(self.platform.tool)}</script>"
+                if storage
+                else ""
+            )
         )
 
     def authorization_page(self, query: dict) -> tuple[str, int]:
@@ -233,6 +242,30 @@ class PlatformSite:
     def close(self):
         self.server.shutdown()
         self.server.server_close()
+
+
+STORAGE_FRAME = """
+window.ltiMessages = [];
+const kept = {};
+window.addEventListener("message", (event) => {
+  const asked = event.data;
+  if (event.origin !== %s || !asked || typeof asked.subject !== "string") return;
+  window.ltiMessages.push(asked.subject);
+  const answer = {message_id: asked.message_id, key: asked.key};
+  if (asked.subject === "lti.put_data") {
+    kept[asked.key] = asked.value;
+    answer.value = asked.value;
+  } else if (asked.subject === "lti.get_data") {
+    answer.value = kept[asked.key];
+  } else {
+    answer.error = {code: "unsupported_subject", message: asked.subject};
+  }
+  answer.subject = asked.subject + ".response";
+  event.source.postMessage(answer, event.origin);
+});
+"""
+"""The platform's side of LTI client-side storage, written from 1EdTech's specification: values
+kept per key for the tool's origin only, each answer sent to the asking window and origin."""
 
 
 class CoursePlatformConfig(LTI1P3PlatformConfAbstract):

@@ -2,10 +2,12 @@
 check becomes a Refusal that names what was wrong, before anything is stored."""
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from urllib.parse import parse_qsl, urlsplit
 
 import jwt
 import requests
+from flask import g, request
 from pylti1p3.contrib.flask import (
     FlaskMessageLaunch,
     FlaskOIDCLogin,
@@ -27,6 +29,10 @@ SUPPORTED_MESSAGES = ("LtiResourceLinkRequest", "LtiDeepLinkingRequest")
 """Message types this tool answers: resource link launches, and deep linking's choice."""
 ALGORITHMS = ("RS256", "RS384", "RS512")
 """What the Security Framework allows a platform to sign with: RSA, never 'none' or a secret."""
+STORAGE_PARAMS = "platform_storage"
+"""Under which a login's state parameters record that the platform's frame keeps its state."""
+STORAGE_CHECKED = "lti_storage_checked"
+"""The field the tool's check page adds when it re-posts a launch whose state it read back."""
 CLOCK_SKEW = 60
 """Seconds of disagreement between the platform's clock and ours that `exp` and `iat` forgive."""
 
@@ -91,26 +97,90 @@ class TimedSession(requests.Session):
         return super().request(*args, **kwargs)
 
 
-def _storage() -> DatabaseStorage:
-    return DatabaseStorage()
+def _storage(browser_bound: bool = True) -> DatabaseStorage:
+    return DatabaseStorage(browser_bound)
+
+
+def _login_session(browser_bound: bool = True) -> FlaskSessionService:
+    """pylti1p3's per-login store (nonces, state parameters), kept in the database."""
+    session = FlaskSessionService(FlaskRequest())
+    session.set_data_storage(_storage(browser_bound))
+    # The platform answers a login within seconds: its nonce need not outlive the state cookie
+    # by much, and a flood of logins then leaves rows for minutes, not a day.
+    session.set_launch_data_lifetime(LOGIN_LIFETIME)
+    return session
+
+
+def _oidc_login(session: FlaskSessionService, browser_bound: bool = True) -> FlaskOIDCLogin:
+    storage = _storage(browser_bound)
+    return FlaskOIDCLogin(
+        FlaskRequest(), DatabaseToolConf(), session_service=session, launch_data_storage=storage
+    )
 
 
 def login_redirect(launch_url: str):
     """Answer an OIDC login initiation: remember a state (cookie) and a nonce, then send the
     browser to the platform's authorization endpoint."""
-    request = FlaskRequest()
-    # The platform answers a login within seconds: its nonce need not outlive the state cookie
-    # by much, and a flood of logins then leaves rows for minutes, not a day.
-    session = FlaskSessionService(request)
-    session.set_data_storage(_storage())
-    session.set_launch_data_lifetime(LOGIN_LIFETIME)
     try:
-        login = FlaskOIDCLogin(
-            request, DatabaseToolConf(), session_service=session, launch_data_storage=_storage()
-        )
-        return login.redirect(launch_url)
+        return _oidc_login(_login_session()).redirect(launch_url)
     except OIDCException as error:
         raise Refusal("platform", str(error)) from error
+
+
+@dataclass
+class HeldState:
+    """A login whose state the platform's frame keeps (LTI client-side storage), not a cookie."""
+
+    state: str
+    nonce: str
+    target: str
+    """The platform's frame that stores it: lti_storage_target, a frame's name or _parent."""
+    origin: str
+    """The platform's origin (its authorization endpoint's), the only one that frame answers
+    from and the only one the state is posted to."""
+    authorize: str = ""
+    """Where the browser goes once the state is stored."""
+
+
+def storage_login(launch_url: str, target: str) -> HeldState:
+    """Answer an OIDC login initiation whose platform offers client-side storage: a nonce as
+    usual, but the state to be put into the platform's frame instead of a cookie (which a
+    framed page may not keep). The launch finds it again by its state."""
+    session = _login_session(browser_bound=False)
+    try:
+        # The redirect object is never sent, and with it the state cookie it carries.
+        login = _oidc_login(session, browser_bound=False)
+        authorize = login.get_redirect_object(launch_url).get_redirect_url()
+    except OIDCException as error:
+        raise Refusal("platform", str(error)) from error
+    sent = dict(parse_qsl(urlsplit(authorize).query))
+    parts = urlsplit(authorize)
+    held = HeldState(sent["state"], sent["nonce"], target, f"{parts.scheme}://{parts.netloc}")
+    session.save_state_params(held.state, {STORAGE_PARAMS: asdict(held)})
+    held.authorize = authorize
+    return held
+
+
+def held_state() -> HeldState | None:
+    """The launch's state as its login left it in the platform's frame; None when the login
+    set the state cookie instead (or never issued this state)."""
+    if "lti_held_state" not in g:
+        state = request.form.get("state")
+        params = _login_session(browser_bound=False).get_state_params(state) if state else None
+        held = params.get(STORAGE_PARAMS) if isinstance(params, dict) else None
+        g.lti_held_state = HeldState(**held) if held else None
+    return g.lti_held_state
+
+
+def read_back(held: HeldState | None) -> bool:
+    """This POST comes from the tool's own page that read the state back from the platform's
+    frame: only a page of this origin can make a browser mark a form Sec-Fetch-Site:
+    same-origin, so another site cannot skip that read by posting here itself."""
+    return (
+        held is not None
+        and request.form.get(STORAGE_CHECKED) == "1"
+        and request.headers.get("Sec-Fetch-Site") == "same-origin"
+    )
 
 
 class Launch(FlaskMessageLaunch):
@@ -124,12 +194,19 @@ class Launch(FlaskMessageLaunch):
             super().__init__(
                 request,
                 DatabaseToolConf(),
-                launch_data_storage=_storage(),
+                launch_data_storage=_storage(browser_bound=not read_back(held_state())),
                 requests_session=session,
             )
         except LtiException as error:  # no session cookie from the login: another browser
             raise Refusal("state", str(error)) from error
         self.set_public_key_caching(_storage(), KEY_SET_LIFETIME)
+
+    def validate_state(self):
+        """The state cookie the login set; or, for a login whose state the platform's frame
+        keeps, the tool's own page having read it back from there."""
+        if read_back(held_state()):
+            return self
+        return super().validate_state()
 
     def validate(self):
         """Check the state before anything else, and take the nonce only from a launch whose

@@ -17,6 +17,14 @@ DEFAULT_LIFETIME = 24 * 3600
 class DatabaseStorage(LaunchDataStorage):
     """Values by key with an expiry; a nonce is taken, not read, so it works once."""
 
+    def __init__(self, browser_bound: bool = True):
+        """Keys are kept under pylti1p3's session-id cookie, which ties a login's nonce to its
+        browser; not `browser_bound` for a login whose state the platform's frame keeps, as it
+        sets no cookie."""
+        super().__init__()
+        if not browser_bound:
+            self._session_cookie_name = None
+
     def can_set_keys_expiration(self) -> bool:
         return True
 

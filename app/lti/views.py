@@ -29,7 +29,19 @@ from . import (
 )
 from .deep_linking import choose_quiz
 from .keys import key_set, published_keys, signing_key
-from .launch import AGS_CLAIM, CLAIM, NRPS_CLAIM, REASONS, Refusal, login_redirect, validated_launch
+from .launch import (
+    AGS_CLAIM,
+    CLAIM,
+    NRPS_CLAIM,
+    REASONS,
+    STORAGE_CHECKED,
+    Refusal,
+    held_state,
+    login_redirect,
+    read_back,
+    storage_login,
+    validated_launch,
+)
 from .models import LtiPlatform, LtiUser
 from .people import (
     course_class,
@@ -54,6 +66,8 @@ LOGIN_PARAMETERS = (
     "client_id",
 )
 """What an OIDC login initiation carries, passed on unchanged when it moves to a new window."""
+NEW_WINDOW = "lti1p3_new_window"
+"""The login parameter of a login moved out of the platform's frame into a window of its own."""
 FRAMED_SESSION_KEY = "lti_framed"
 """Set by a launch: this browser's student pages may be shown inside its platform."""
 
@@ -86,15 +100,18 @@ def login():
     target = request.values.get("target_link_uri", "")
     if not target or urlsplit(target).netloc != request.host:
         raise Refusal("no_launch", f"target_link_uri {target!r} is not on {request.host}")
-    if request.headers.get("Sec-Fetch-Dest") == "iframe" and not request.values.get(
-        "lti1p3_new_window"
-    ):
-        # Inside another site's frame the quiz's own cookies (SameSite=Lax) are never sent:
-        # offer a window of its own before any state is stored.
-        passed = {name: request.values[name] for name in LOGIN_PARAMETERS if name in request.values}
-        here = url_for("lti.login") + "?" + urlencode({**passed, "lti1p3_new_window": "1"})
-        return render_template("lti/framed.html", here=here)
-    return login_redirect(url_for("lti.launch", _external=True))
+    launch_url = url_for("lti.launch", _external=True)
+    if request.headers.get("Sec-Fetch-Dest") != "iframe" or request.values.get(NEW_WINDOW):
+        return login_redirect(launch_url)
+    # Inside another site's frame the browser may keep no cookie of the quiz's: the state goes
+    # to the platform's frame where it offers client-side storage, and in any case the page
+    # offers a window of the quiz's own.
+    passed = {name: request.values[name] for name in LOGIN_PARAMETERS if name in request.values}
+    here = url_for("lti.login") + "?" + urlencode({**passed, NEW_WINDOW: "1"})
+    if target := request.values.get("lti_storage_target"):
+        held = storage_login(launch_url, target)
+        return render_template("lti/storage_put.html", held=held, here=here)
+    return render_template("lti/framed.html", here=here)
 
 
 @bp.route("/launch", methods=["GET", "POST"])
@@ -103,6 +120,13 @@ def launch():
     """A launch from a platform: every Security Framework check, then the class or the quiz."""
     if request.method == "GET":
         raise Refusal("no_launch", "GET")
+    held = held_state()
+    if held and not read_back(held):
+        # No state cookie was set: this page asks the platform's frame for it, then posts the
+        # launch here again.
+        return render_template(
+            "lti/storage_get.html", held=held, form=request.form, checked=STORAGE_CHECKED
+        )
     claims = validated_launch().claims()
     platform = platform_of(claims)
     role = quizwright_role(claims.get(CLAIM + "roles", []))

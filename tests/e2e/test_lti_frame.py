@@ -97,3 +97,25 @@ def test_a_launch_in_the_course_page_continues_in_a_new_window(course, cookieles
         page.evaluate(FRAME, f"{course.tool}/")
     assert "frame-ancestors 'none'" in home.value.header_value("Content-Security-Policy")
     assert page.locator("#elsewhere").element_handle().content_frame().url == BLOCKED
+
+
+def test_a_launch_keeps_its_state_in_the_platforms_frame(course, cookieless):
+    """A course page offering LTI client-side storage: the login puts its state there, the
+    launch reads it back, and the student answers inside the frame on partitioned cookies."""
+    page = cookieless.new_page()
+    page.goto(f"{course.platform.issuer}/course?member={STUDENT.sub}&storage=1")
+    activity = page.frame_locator("#activity")
+    expect(activity.get_by_role("heading", name="Question 1 of 8")).to_be_visible()
+    assert page.evaluate("window.ltiMessages") == ["lti.put_data", "lti.put_data", "lti.get_data"]
+    framed = next(frame for frame in page.frames if frame.url.startswith(course.tool))
+    assert "probe=1" not in framed.evaluate(PROBE).split("; ")
+    assert not any(c["name"].startswith("lti1p3-state") for c in cookieless.cookies())
+
+    activity.get_by_role("radio").first.check()
+    activity.get_by_role("button", name="Check answer").click()
+    expect(activity.get_by_role("status")).to_be_visible()
+    expect(activity.get_by_text("Question 1 of 8")).to_be_visible()
+    with course.app.app_context():
+        attempt = db.session.scalars(db.select(Attempt)).one()
+        assert attempt.student_name == STUDENT.name
+        assert db.session.scalar(db.select(db.func.count()).select_from(Answer)) == 1
