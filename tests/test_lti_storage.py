@@ -10,11 +10,22 @@ import urllib.parse
 import pytest
 import requests
 import test_lti
-from test_lti import STUDENT, TEACHER, counts, launch, page_text
+from test_lti import (
+    CLIENT_ID,
+    DEPLOYMENT,
+    STUDENT,
+    TEACHER,
+    Platform,
+    counts,
+    launch,
+    page_text,
+)
 
 from app.cookies import attributes
 from app.extensions import db
+from app.lti.launch import origin
 from app.lti.models import LtiLaunchData
+from app.lti.platforms import PlatformDetails, save_platform
 from app.models import Attempt
 
 from helpers import make_app
@@ -108,13 +119,17 @@ def test_the_launch_reads_the_state_back_before_signing_in(world):
 
 @pytest.mark.parametrize(
     "headers",
-    [FRAMED, {}, {"Sec-Fetch-Dest": "iframe", "Sec-Fetch-Site": "same-site"}],
-    ids=["cross-site", "no-fetch-metadata", "same-site"],
+    [
+        FRAMED,
+        {},
+        {"Sec-Fetch-Dest": "iframe", "Sec-Fetch-Site": "same-site"},
+        {"Sec-Fetch-Dest": "document", "Sec-Fetch-Site": "cross-site"},
+    ],
+    ids=["cross-site", "no-fetch-metadata", "same-site", "top-level"],
 )
 def test_only_the_tools_own_page_may_say_it_read_the_state_back(world, headers):
-    """Another site posting the launch with the check page's field (a forged login, say) gets
-    the check page again, whose read fails in a browser that never stored the state; nothing
-    is signed in or stored and the nonce stays unused."""
+    """Another site posting the launch with the check page's field (a forged login, say) is
+    refused: nothing is signed in or stored, and the nonce stays unused."""
     launch(world.platform, requests.Session(), TEACHER)
     held = held_login(world, requests.Session())
     fields = {**authorized(world, held), "lti_storage_checked": "1"}
@@ -123,11 +138,121 @@ def test_only_the_tools_own_page_may_say_it_read_the_state_back(world, headers):
     answer = victim.post(
         f"{world.tool}/lti/launch", data=fields, headers=headers, allow_redirects=False
     )
-    assert answer.status_code == 200 and 'data-mode="get"' in answer.text
+    assert answer.status_code == 401
+    assert "LTI launch refused: <code>state</code>" in answer.text
     assert counts(world.app) == before
     assert "session" not in victim.cookies
     with world.app.app_context():
         assert db.session.get(LtiLaunchData, f"lti1p3-nonce-{held['nonce']}") is not None
+
+
+def test_the_check_page_is_only_for_the_platforms_frame(world):
+    """Posted top-level (another site's form in a window it opened), a held state's launch gets
+    no check page, whose read could then be answered by that site's frames: it is refused."""
+    held = held_login(world, requests.Session())
+    top = {"Sec-Fetch-Dest": "document", "Sec-Fetch-Site": "cross-site"}
+    answer = requests.post(f"{world.tool}/lti/launch", data=authorized(world, held), headers=top)
+    assert answer.status_code == 401
+    assert 'data-mode="get"' not in answer.text
+
+
+def read_back(world, browser, fields):
+    """What the check page posts once the platform's frame gave the state back."""
+    return browser.post(
+        f"{world.tool}/lti/launch",
+        data={**fields, "lti_storage_checked": "1"},
+        headers=CHECK_PAGE,
+        allow_redirects=False,
+    )
+
+
+def test_a_read_back_state_vouches_only_for_its_own_login(world):
+    """The state read back proves one login: an id_token of another login (its nonce), or a
+    second launch of the same state, is refused."""
+    launch(world.platform, requests.Session(), TEACHER)
+    victim = requests.Session()
+    mine = held_login(world, victim)
+    others = authorized(world, held_login(world, requests.Session()))["id_token"]
+    swapped = read_back(world, victim, {"id_token": others, "state": mine["state"]})
+    assert swapped.status_code == 401
+    assert "LTI launch refused: <code>state</code>" in swapped.text
+
+    browser = requests.Session()
+    held = held_login(world, browser)
+    assert read_back(world, browser, authorized(world, held)).status_code == 303
+    again = authorized(world, held_login(world, requests.Session()))["id_token"]
+    second = read_back(world, requests.Session(), {"id_token": again, "state": held["state"]})
+    assert second.status_code == 401
+
+
+def test_a_read_back_state_vouches_only_for_its_own_registration(world):
+    """A login through another registration (whose authorization origin answered the read)
+    cannot carry an id_token of this one."""
+    launch(world.platform, requests.Session(), TEACHER)
+    site = world.platform.site
+    with world.app.app_context():
+        details = PlatformDetails(
+            site.url, "other-client", "https://elsewhere.example/auth", f"{site.url}/token",
+            f"{site.url}/jwks.json", (DEPLOYMENT,), "Other",
+        )  # fmt: skip
+        save_platform(details)
+    other = Platform(site, world.tool, client_id="other-client")
+    browser = requests.Session()
+    start = other.login_url(STUDENT.sub, f"{world.tool}/lti/launch")
+    page = browser.get(f"{start}&lti_storage_target=_parent", headers=FRAMED)
+    held = dict(re.findall(r'data-(\w+)="([^"]*)"', page.text))
+    assert held["origin"] == "https://elsewhere.example"
+    query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(html.unescape(held["next"])).query))
+    site.platform = world.platform
+    form = world.platform.authorize(
+        {**query, "client_id": CLIENT_ID}, f"{world.tool}/lti/launch", STUDENT
+    )
+    answer = read_back(world, browser, {"id_token": form["id_token"], "state": form["state"]})
+    assert answer.status_code == 401
+
+
+def test_a_storage_target_is_a_frame_name(world):
+    """A target that is no frame name (here 60,000 characters) is not stored: the framed login
+    offers a new window instead."""
+    start = world.platform.login_url(STUDENT.sub, f"{world.tool}/lti/launch")
+    fields = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(start).query))
+    page = requests.post(
+        start.split("?")[0], data={**fields, "lti_storage_target": "x" * 60_000}, headers=FRAMED
+    )
+    assert "Open in a new window" in page.text and 'id="lti-storage"' not in page.text
+    with world.app.app_context():
+        assert (
+            db.session.scalar(db.select(db.func.max(db.func.length(LtiLaunchData.value)))) is None
+        )
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("https://LMS.example.edu/auth", "https://lms.example.edu"),
+        ("https://lms.example.edu:443/auth", "https://lms.example.edu"),
+        ("https://user@lms.example.edu/auth", "https://lms.example.edu"),
+        ("http://localhost:8080/auth?x=1", "http://localhost:8080"),
+        ("https://[::1]:8443/auth", "https://[::1]:8443"),
+    ],
+)
+def test_the_platforms_origin_is_written_as_a_browser_reports_it(url, expected):
+    """The read's answer is matched against event.origin, which a browser serializes."""
+    assert origin(url) == expected
+
+
+def test_an_instructors_framed_launch_goes_on_in_a_new_window(world):
+    """The class pages refuse every frame: a framed instructor is offered the same login in a
+    window of its own, and not signed in inside the frame."""
+    browser = requests.Session()
+    held = held_login(world, browser, TEACHER)
+    answer = read_back(world, browser, authorized(world, held, TEACHER))
+    assert answer.status_code == 200
+    link = re.search(r'id="lti-new-window" href="([^"]*)"', answer.text)
+    assert link and html.unescape(link[1]).startswith("/lti/login?")
+    assert "lti1p3_new_window=1" in link[1]
+    dashboard = browser.get(f"{world.tool}/teach", allow_redirects=False)
+    assert dashboard.status_code == 302 and "/login" in dashboard.headers["Location"]
 
 
 def test_a_cookie_login_cannot_skip_its_cookie_by_claiming_a_read_back(world):

@@ -138,11 +138,27 @@ class HeldState:
     origin: str
     """The platform's origin (its authorization endpoint's), the only one that frame answers
     from and the only one the state is posted to."""
+    issuer: str
+    client_id: str
+    """The registration the login went through: its launch must come from the same one."""
+    new_window: str
+    """The same login in a window of its own, where the read-back fails or cannot serve."""
     authorize: str = ""
     """Where the browser goes once the state is stored."""
 
 
-def storage_login(launch_url: str, target: str) -> HeldState:
+def origin(url: str) -> str:
+    """A URL's origin as a browser writes it (event.origin): lower case, no user, no default
+    port."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    host = f"[{host}]" if ":" in host else host
+    default = {"http": 80, "https": 443}.get(parts.scheme.lower())
+    port = f":{parts.port}" if parts.port and parts.port != default else ""
+    return f"{parts.scheme.lower()}://{host}{port}"
+
+
+def storage_login(launch_url: str, target: str, new_window: str) -> HeldState:
     """Answer an OIDC login initiation whose platform offers client-side storage: a nonce as
     usual, but the state to be put into the platform's frame instead of a cookie (which a
     framed page may not keep). The launch finds it again by its state."""
@@ -154,8 +170,11 @@ def storage_login(launch_url: str, target: str) -> HeldState:
     except OIDCException as error:
         raise Refusal("platform", str(error)) from error
     sent = dict(parse_qsl(urlsplit(authorize).query))
-    parts = urlsplit(authorize)
-    held = HeldState(sent["state"], sent["nonce"], target, f"{parts.scheme}://{parts.netloc}")
+    issuer = request.values["iss"]  # the registration pylti1p3 just found by it
+    held = HeldState(
+        sent["state"], sent["nonce"], target, origin(authorize), issuer, sent["client_id"],
+        new_window,
+    )  # fmt: skip
     session.save_state_params(held.state, {STORAGE_PARAMS: asdict(held)})
     held.authorize = authorize
     return held
@@ -208,6 +227,21 @@ class Launch(FlaskMessageLaunch):
             return self
         return super().validate_state()
 
+    def validate_held_state(self):
+        """A read-back state vouches for its own login only: the id_token must carry that
+        login's nonce and come through that login's registration; the state is then used up."""
+        held = held_state()
+        if not read_back(held):
+            return self
+        body = self._get_jwt_body()
+        registration = (self._registration.get_issuer(), self._registration.get_client_id())
+        if body.get("nonce") != held.nonce or registration != (held.issuer, held.client_id):
+            raise Refusal("state", "the id_token is not of the login that stored this state")
+        taken = DatabaseStorage(browser_bound=False).check_value(f"lti1p3-{held.state}")
+        if not taken:
+            raise Refusal("state", "this state was launched already")
+        return self
+
     def validate(self):
         """Check the state before anything else, and take the nonce only from a launch whose
         signature holds, so a forged launch cannot use up a real one's."""
@@ -219,6 +253,7 @@ class Launch(FlaskMessageLaunch):
             (self.validate_registration, None),
             (self.validate_jwt_signature, "signature"),
             (self.validate_nonce, "nonce"),
+            (self.validate_held_state, "state"),
             (self.validate_deployment, "deployment"),
             (self.validate_message, "message"),
         )

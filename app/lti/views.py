@@ -2,6 +2,7 @@
 the admin's LTI page. LTI's POSTs come from the platform, so those alone skip the CSRF check:
 the state, nonce and signature protect them instead."""
 
+import re
 from urllib.parse import urlencode, urlsplit
 
 from flask import (
@@ -20,7 +21,7 @@ from sqlalchemy.orm import joinedload, selectinload
 from ..audit import audit
 from ..auth import idle_minute, require_admin, share_class
 from ..bank import current_bank
-from ..extensions import csrf, db
+from ..extensions import csrf, db, limiter
 from ..models import Class, ClassShare, Instructor, Role
 from ..quiz import start_in_class, this_browser
 from . import (
@@ -66,6 +67,8 @@ LOGIN_PARAMETERS = (
     "client_id",
 )
 """What an OIDC login initiation carries, passed on unchanged when it moves to a new window."""
+STORAGE_TARGET = re.compile(r"_parent|[A-Za-z0-9_.-]{1,64}")
+"""The frame names a platform's lti_storage_target may give: _parent, or a plain name."""
 NEW_WINDOW = "lti1p3_new_window"
 """The login parameter of a login moved out of the platform's frame into a window of its own."""
 FRAMED_SESSION_KEY = "lti_framed"
@@ -94,6 +97,9 @@ def addresses() -> dict[str, str]:
 
 @bp.route("/login", methods=["GET", "POST"])
 @csrf.exempt
+# Each login stores a nonce for ten minutes; a whole lecture theatre behind one school address
+# launching at once stays far below this.
+@limiter.limit("600 per minute")
 def login():
     """OIDC third-party login initiation: check the platform, then send the browser to it."""
     purge_expired()
@@ -108,8 +114,9 @@ def login():
     # offers a window of the quiz's own.
     passed = {name: request.values[name] for name in LOGIN_PARAMETERS if name in request.values}
     here = url_for("lti.login") + "?" + urlencode({**passed, NEW_WINDOW: "1"})
-    if target := request.values.get("lti_storage_target"):
-        held = storage_login(launch_url, target)
+    target = request.values.get("lti_storage_target", "")
+    if STORAGE_TARGET.fullmatch(target):
+        held = storage_login(launch_url, target, here)
         return render_template("lti/storage_put.html", held=held, here=here)
     return render_template("lti/framed.html", here=here)
 
@@ -122,6 +129,9 @@ def launch():
         raise Refusal("no_launch", "GET")
     held = held_state()
     if held and not read_back(held):
+        if request.form.get(STORAGE_CHECKED) or request.headers.get("Sec-Fetch-Dest") != "iframe":
+            # Only the check page, inside the platform's frame, may vouch for a held state.
+            raise Refusal("state", "a held state's launch outside its check page or frame")
         # No state cookie was set: this page asks the platform's frame for it, then posts the
         # launch here again.
         return render_template(
@@ -151,6 +161,10 @@ def launch():
         remember_members_url(platform, context["id"], members_at)
         return choose_quiz(platform, class_, claims)
     if role == "instructor":
+        if held:
+            # The class pages refuse every frame: the instructor goes on in a window of their
+            # own, where the same login runs again first-party.
+            return render_template("lti/framed.html", here=held.new_window)
         class_ = _log_in(platform, context, user, roles)
         remember_members_url(platform, context["id"], members_at)
         return redirect(url_for("teach.class_page", class_id=class_.id), 303)

@@ -11,7 +11,8 @@
   var data = held.dataset;
   var fallback = document.getElementById("lti-storage-fallback");
   var waiting = document.getElementById("lti-storage-waiting");
-  var host = window.parent !== window ? window.parent : window.opener;
+  // Only the frame the platform put this page in: never an opener, which any site can be.
+  var host = window.parent !== window ? window.parent : null;
   var frame = null;
   try {
     frame = host && (data.target === "_parent" ? host : host.frames[data.target]);
@@ -40,7 +41,10 @@
   }
   window.addEventListener("message", function (event) {
     var answer = event.data;
-    if (event.origin !== data.origin || !answer || typeof answer !== "object") {
+    if (event.source !== frame || event.origin !== data.origin) {
+      return;
+    }
+    if (!answer || typeof answer !== "object") {
       return;
     }
     var asked = pending[answer.message_id];
