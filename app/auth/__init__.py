@@ -8,6 +8,7 @@ from flask import (
     abort,
     current_app,
     flash,
+    g,
     redirect,
     render_template,
     request,
@@ -98,6 +99,10 @@ def load_instructor(session_token: str) -> Instructor | None:
 def end_idle_login() -> None:
     """End an instructor's login after INSTRUCTOR_IDLE_MINUTES without a request."""
     if "_user_id" not in session:
+        # No login in this session (a student's): nobody to load. Flask-Login's strong
+        # protection would find no login fingerprint in it and rewrite its cookie, and delete a
+        # remember cookie never set, on every page. g._login_user is where it keeps the user.
+        g._login_user = login_manager.anonymous_user()
         return
     if session.permanent:
         # A login from before it ended with the browser: Flask-Login's strong protection only
