@@ -17,7 +17,29 @@ from .extensions import db, limiter
 from .models import RateLimitCount
 
 COUNTS = RateLimitCount.__table__
-INSERTS = {"postgresql": postgresql.insert, "sqlite": sqlite.insert}
+_FRESH, _AMOUNT = sa.bindparam("fresh", type_=sa.Integer), sa.bindparam("amount", type_=sa.Integer)
+_EXPIRES = sa.bindparam("expires", type_=sa.Float)
+_ENDED = COUNTS.c.expires_at <= sa.bindparam("moment", type_=sa.Float)
+
+
+def _upsert(insert) -> sa.Insert:
+    """Count in one statement, so that workers counting at once each see their own total."""
+    return (
+        insert(COUNTS)
+        .values(key=sa.bindparam("key"), count=_FRESH, expires_at=_EXPIRES)
+        .on_conflict_do_update(
+            index_elements=[COUNTS.c.key],
+            set_={
+                "count": sa.case((_ENDED, _FRESH), else_=COUNTS.c.count + _AMOUNT),
+                "expires_at": sa.case((_ENDED, _EXPIRES), else_=COUNTS.c.expires_at),
+            },
+        )
+        .returning(COUNTS.c.count, COUNTS.c.expires_at)
+    )
+
+
+# Built once: every answer and sign-in counts through one of them.
+UPSERTS = {"postgresql": _upsert(postgresql.insert), "sqlite": _upsert(sqlite.insert)}
 # Expired rows are only garbage; one sweep per this many counts keeps the table small.
 SWEEP_EVERY = 1000
 
@@ -80,22 +102,16 @@ class DatabaseStorage(Storage):
     def incr(self, key: str, expiry: int, amount: int = 1) -> int:
         """Add to the count in the key's current window, starting a new window if it ended."""
         moment = time.time()
-        # A give-back (amount -1) after its window ended must not start the next one below 0.
-        fresh = max(amount, 0)
-        ended = COUNTS.c.expires_at <= moment
-        upsert = INSERTS[self.engine.dialect.name](COUNTS).values(
-            key=_stored(key), count=fresh, expires_at=moment + expiry
-        )
-        # One statement, so that workers counting at once each see their own total.
-        upsert = upsert.on_conflict_do_update(
-            index_elements=[COUNTS.c.key],
-            set_={
-                "count": sa.case((ended, fresh), else_=COUNTS.c.count + amount),
-                "expires_at": sa.case((ended, moment + expiry), else_=COUNTS.c.expires_at),
-            },
-        ).returning(COUNTS.c.count, COUNTS.c.expires_at)
+        values = {
+            "key": _stored(key),
+            # A give-back (amount -1) after its window ended must not start the next one below 0.
+            "fresh": max(amount, 0),
+            "amount": amount,
+            "moment": moment,
+            "expires": moment + expiry,
+        }
         with self.engine.begin() as connection:
-            window = connection.execute(upsert).one()
+            window = connection.execute(UPSERTS[self.engine.dialect.name], values).one()
             self.counted += 1
             if self.counted % SWEEP_EVERY == 0:
                 connection.execute(COUNTS.delete().where(COUNTS.c.expires_at <= moment))
