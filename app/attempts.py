@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from flask import abort
 from sqlalchemy import Connection, Row, bindparam, case, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import joinedload, undefer
+from sqlalchemy.orm import joinedload
 
 from . import rules
 from .bank import Choice, Question, Quiz, current_bank, quiz_from_snapshot
@@ -19,7 +19,6 @@ from .models import (
     Answer,
     Assignment,
     Attempt,
-    Class,
     FeedbackWhen,
     MergedStudent,
     QuizVersion,
@@ -387,12 +386,10 @@ _BY_TOKEN = (
     .options(
         joinedload(Attempt.quiz_version),
         joinedload(Attempt.answers),
-        # The rules it follows, and the class with what it sets now (whether a retake may start,
-        # and whether its students sign in by code), and who signed in for it.
+        # The rules it follows, its class (archived?) and who signed in for it. What the class
+        # sets for retakes is read on the results page only, by its owner.
         joinedload(Attempt.assignment),
-        joinedload(Attempt.class_).options(
-            joinedload(Class.assignments), undefer(Class.signs_in_by_code)
-        ),
+        joinedload(Attempt.class_),
         joinedload(Attempt.roster_student),
     )
 )
