@@ -185,6 +185,15 @@ def test_question_pages_cost_a_fixed_number_of_queries(app, student, quiz):
     assert (len(asking), len(answering), len(feedback), len(results)) == (1, 4, 1, 1)
 
 
+def test_a_students_pages_leave_their_cookies_alone(student, quiz):
+    """Reading a question or the results sends no cookie: the session and browser id a student
+    has stay as they are, so no page pays to sign a new session cookie."""
+    student.start()
+    student.csrf  # noqa: B018 - the form token is made once, on the first form
+    for url in (student.question_url(1), student.question_url(2), student.results_url):
+        assert student.client.get(url).headers.get_all("Set-Cookie") == [], url
+
+
 def test_feedback_moves_on_by_link_to_clean_addresses(student, quiz):
     """ "Next question" and "See results" are links: no GET form leaves a "?" on the address."""
     student.start()
