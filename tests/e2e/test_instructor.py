@@ -92,6 +92,8 @@ def test_projector_screen_fits_without_scrolling(browse, screen):
 
 
 def fits(page, name):
+    # After a click the next page may still be on its way: measure the one that arrived.
+    page.wait_for_load_state()
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= PHONE["width"], f"{name} ({page.url}) is {width}px wide"
 
