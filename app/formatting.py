@@ -1,9 +1,12 @@
-"""Template filters that say times the way a person does."""
+"""Template filters that say times the way a person does, and reviews rendered once."""
 
 from datetime import datetime, timedelta
+from functools import lru_cache
 
+from flask import get_template_attribute
 from markupsafe import Markup
 
+from .bank import Question
 from .rules import utc, utc_to_local
 
 
@@ -46,7 +49,20 @@ def on_clock(moment: datetime, zone: str) -> Markup:
     )
 
 
+@lru_cache(maxsize=1024)
+def _review(question: Question, order: tuple[str, ...], chosen_id: str | None, tag: str) -> Markup:
+    macro = get_template_attribute("_macros.html", "choice_reviews")
+    return Markup(macro(question, [question.choice(c) for c in order], chosen_id, tag))
+
+
+def reviewed(question: Question, choices, chosen_id: str | None, tag: str) -> Markup:
+    """A question's choices reviewed with one chosen: the page's heaviest part, and the same for
+    every attempt that chose alike, so rendered once per question, order, choice and tag."""
+    return _review(question, tuple(choice.id for choice in choices), chosen_id, tag)
+
+
 def init_app(app):
+    app.add_template_global(reviewed)
     app.add_template_filter(duration)
     app.add_template_filter(when)
     app.add_template_filter(clock)
