@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from flask import abort
 from sqlalchemy import Connection, Row, bindparam, case, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import joinedload
+from sqlalchemy.orm import joinedload, undefer
 
 from . import rules
 from .bank import Choice, Question, Quiz, current_bank, quiz_from_snapshot
@@ -19,6 +19,7 @@ from .models import (
     Answer,
     Assignment,
     Attempt,
+    Class,
     FeedbackWhen,
     MergedStudent,
     QuizVersion,
@@ -395,9 +396,20 @@ _BY_TOKEN = (
 )
 
 
-def attempt_or_404(token: str) -> Attempt:
-    """The attempt with this token, its version and answers loaded, or a 404 page."""
-    attempt = db.session.scalars(_BY_TOKEN, {"token": token}).unique().one_or_none()
+# The results page and a retake also ask what the class sets now: whether another attempt may
+# start, and whether its students sign in by code.
+_WITH_CLASS_RULES = _BY_TOKEN.options(
+    joinedload(Attempt.class_).options(
+        joinedload(Class.assignments), undefer(Class.signs_in_by_code)
+    )
+)
+
+
+def attempt_or_404(token: str, class_rules: bool = False) -> Attempt:
+    """The attempt with this token, its version and answers loaded (and with `class_rules`,
+    what its class sets for retakes), or a 404 page."""
+    query = _WITH_CLASS_RULES if class_rules else _BY_TOKEN
+    attempt = db.session.scalars(query, {"token": token}).unique().one_or_none()
     if attempt is None:
         abort(404, description="There is no attempt at this address. Check the link.")
     return attempt

@@ -448,7 +448,7 @@ def _teaches(attempt: Attempt) -> bool:
 def results(token):
     """Score and review an attempt: for anyone with the link, unless its assignment holds
     feedback back, when only its own browser and its class's instructors may open it."""
-    attempt = attempt_or_404(token)
+    attempt = attempt_or_404(token, class_rules=True)
     quiz = quiz_of(attempt)
     state = standing(attempt, quiz)
     is_owner = _owns(attempt)
@@ -514,7 +514,7 @@ def _retake_chance(attempt: Attempt) -> RetakeChance:
 @starts_per_browser
 def retake(token):
     """Start a fresh attempt at the current version of the same quiz, under the same name."""
-    attempt = attempt_or_404(token)
+    attempt = attempt_or_404(token, class_rules=True)
     if not _owns(attempt):
         audit("access denied")
         abort(403, description="Only the browser that took this attempt can retake it.")
