@@ -10,7 +10,7 @@ from functools import cached_property
 from itertools import chain
 from typing import NamedTuple
 
-from sqlalchemy import ColumnElement
+from sqlalchemy import ColumnElement, case
 from sqlalchemy.orm import undefer
 
 from . import rules, stats
@@ -365,6 +365,7 @@ def _in_scope(versions: dict[int, Quiz], class_id: int | None) -> ColumnElement[
     )
 
 
+_FINISHED = Attempt.finished_at.is_not(None)
 _OUTLINE = (
     db.select(
         Attempt.id,
@@ -373,10 +374,11 @@ _OUTLINE = (
         Attempt.quiz_version_id,
         Attempt.answered,
         Attempt.points,
-        Attempt.finished_at,
-        # What ends an attempt nobody finished: its time limit, or its quiz's close.
-        Attempt.ends_at,
-        Assignment.closes_at,
+        _FINISHED,
+        # What ends an attempt nobody finished: its time limit, or its quiz's close. Only for
+        # those: reading a moment costs a parse on SQLite, and 12,500 of them a tenth of the page.
+        case((~_FINISHED, Attempt.ends_at)),
+        case((~_FINISHED, Assignment.closes_at)),
     )
     .outerjoin(Attempt.assignment)
     .order_by(Attempt.started_at, Attempt.id)
