@@ -313,6 +313,17 @@ def join(code):
     )
 
 
+READING = {"quiz.question", "quiz.results", "quiz.resume"}
+"""Student pages whose GET no limit counts (answering, a POST, is counted)."""
+
+
+@limiter.request_filter
+def _reading() -> bool:
+    """Reading a question or results: the limiter has nothing to count there, and working that
+    out on every request cost those pages a tenth of their time."""
+    return request.method in ("GET", "HEAD") and request.endpoint in READING
+
+
 def _browser_or_address() -> str:
     return _browser_id() or request.remote_addr or "unknown"
 
