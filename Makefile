@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 FLASK := $(BIN)/flask --app wsgi
 
-.PHONY: run reload install instructor instructor-name password backup restore test lint bench evidence screenshots clean
+.PHONY: run reload install instructor instructor-name password backup restore test lint bench profile evidence screenshots clean
 
 # On a laptop the secret key lives in instance/secret_key, made on first use; a server sets it.
 run reload instructor password backup restore: export SECRET_KEY ?= $(shell $(PYTHON) app/config.py)
@@ -50,6 +50,10 @@ bench: $(VENV)/.installed-test
 	@command -v wrk >/dev/null || { echo "make bench needs wrk: sudo apt-get install wrk"; exit 1; }
 	$(BIN)/python bench/run.py
 
+# Where one page's time goes, in process: make profile PAGE=question (answer, results, class).
+profile: $(VENV)/.installed-profile
+	$(BIN)/python bench/profile.py $(or $(PAGE),question)
+
 # Measures gradient checkpointing with PyTorch (a few minutes) and rewrites evidence/*.json.
 evidence: $(VENV)/.installed-evidence
 	$(BIN)/python evidence/checkpointing.py
@@ -74,6 +78,11 @@ $(VENV)/.installed-run: pyproject.toml | $(BIN)/python
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+$(VENV)/.installed-profile: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test,profile]'
 	touch $@
 
 $(VENV)/.installed-evidence: pyproject.toml | $(BIN)/python
