@@ -159,8 +159,10 @@ def wrk(base, path, *, connections=CONNECTIONS, threads=2, script=None, cookie=N
     return requests/s, p50/p99 in ms, the error count and how many requests were answered."""
     if script is None and not page_answers(base, path, cookie):
         return dict(UNANSWERED)
+    # A request slower than wrk's default 2 s timeout would count as a socket error, though
+    # the server answered it: the latencies keep it instead.
     command = ["wrk", f"-t{threads}", f"-c{connections}", f"-d{SECONDS}s", "--latency",
-               "-H", f"User-Agent: {AGENT}"]  # fmt: skip
+               "--timeout", "10s", "-H", f"User-Agent: {AGENT}"]  # fmt: skip
     if cookie:
         command += ["-H", f"Cookie: {cookie}"]
     if script:
@@ -301,6 +303,7 @@ def drain(url: str, app, lti: scenarios.Lti) -> dict:
 
 
 def main() -> None:
+    """Run the benchmark on SQLite, or on PostgreSQL in a schema of its own."""
     folder = Path(tempfile.mkdtemp(prefix="quizwright-bench-"))
     pg = os.environ.get("BENCH_DATABASE_URL")
     if not pg:
@@ -335,6 +338,7 @@ def server_settings(url: str) -> dict:
 
 
 def run(folder: Path, url: str, pg: str | None) -> None:
+    """Seed, serve, run every scenario once per round, send the scores, report."""
     # Query counts stay per page: the bank's freshness check is left out of them.
     app = create_app({"SECRET_KEY": SECRET, "SQLALCHEMY_DATABASE_URI": url,
                       "BANK_CHECK_SECONDS": 3600})  # fmt: skip
@@ -425,6 +429,7 @@ SCENARIOS = [
 
 
 def goal(target: str | None) -> str:
+    """A scenario's target as the report states it."""
     if target == "class":
         return f"p50 < {CLASS_PAGE_P50_MS} ms"
     if target == "answer":
@@ -433,11 +438,13 @@ def goal(target: str | None) -> str:
 
 
 def arrangement() -> str:
+    """The server arrangement measured, as the report's header states it."""
     threads = f" x {THREADS} threads" if WORKER_CLASS == "gthread" else ""
     return f"{WORKERS} gunicorn {WORKER_CLASS} workers{threads}"
 
 
 def report(rounds, memory, pg, drained, fetches, counted) -> None:
+    """Write bench/results.md (or results-postgresql.md) with bench/analysis.md after it."""
     database = "PostgreSQL " + subprocess.run(["psql", "--version"], capture_output=True,
                                               text=True).stdout.split()[-1] if pg else (
         f"SQLite {sqlite3.sqlite_version} (WAL)")  # fmt: skip
