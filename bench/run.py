@@ -445,9 +445,11 @@ def arrangement() -> str:
 
 def report(rounds, memory, pg, drained, fetches, counted) -> None:
     """Write bench/results.md (or results-postgresql.md) with bench/analysis.md after it."""
-    database = "PostgreSQL " + subprocess.run(["psql", "--version"], capture_output=True,
-                                              text=True).stdout.split()[-1] if pg else (
-        f"SQLite {sqlite3.sqlite_version} (WAL)")  # fmt: skip
+    database = f"SQLite {sqlite3.sqlite_version} (WAL)"
+    if pg:
+        # "psql (PostgreSQL) 15.20 (Debian 15.20-0+deb12u1)": its first version number.
+        psql = subprocess.run(["psql", "--version"], capture_output=True, text=True).stdout
+        database = "PostgreSQL " + re.search(r"\d+(\.\d+)+", psql).group()
     runs = range(1, len(rounds) + 1)
     lines = [
         f"# Benchmark results ({database})",
