@@ -35,8 +35,15 @@ FORM = "Content-Type: application/x-www-form-urlencoded"
 # A quiz window open around the whole run, as a class's assignment would be on the day.
 RULES = {"time_limit_minutes": 60, "attempts_allowed": 3}
 STUDENTS_PER_ADDRESS = 100
-"""Personal-code starts come from this many students per school address (X-Forwarded-For):
-the app allows 300 starts per address a minute, which one address would pass in seconds."""
+"""Personal-code starts and LTI logins come from this many students per school address
+(X-Forwarded-For): the app allows 300 starts and 600 LTI logins per address a minute, which one
+address would pass in seconds."""
+
+
+def school_address(n: int) -> str:
+    """The address the nth student's requests come from, STUDENTS_PER_ADDRESS to a school."""
+    school = n // STUDENTS_PER_ADDRESS
+    return f"10.{school // 256 % 256}.{school % 256}.1"
 
 
 def open_window() -> dict:
@@ -124,7 +131,7 @@ def personal_starts(app, teacher, quiz: Quiz, students: int, runs: int) -> list[
     for n, student in enumerate(roster):
         token, cookie = browser_cookie(app, browser_id("coder-", n))
         body = urllib.parse.urlencode({"csrf_token": token, "quiz": quiz.slug})
-        address = f"10.{n // STUDENTS_PER_ADDRESS // 256 % 256}.{n // STUDENTS_PER_ADDRESS % 256}.1"
+        address = school_address(n)
         starts.append(("POST", f"/s/{student.sign_in_code}", body,
                        (f"Cookie: {cookie}", FORM, f"X-Forwarded-For: {address}")))  # fmt: skip
     return split(starts, runs)
@@ -200,10 +207,12 @@ class Lti:
 
     def _launch(self, n: str) -> Request:
         who = Person(f"bench-learner-{n}", f"Learner {n}", LEARNER)
+        login = urllib.request.Request(
+            self.platform.login_url(who.sub, self.target),
+            headers={"X-Forwarded-For": school_address(int(n))},
+        )
         try:
-            urllib.request.build_opener(_NoRedirect).open(
-                self.platform.login_url(who.sub, self.target)
-            )
+            urllib.request.build_opener(_NoRedirect).open(login)
             raise SystemExit("the LTI login did not redirect to the platform")
         except urllib.error.HTTPError as answer:
             if answer.code != 302:
