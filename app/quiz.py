@@ -360,7 +360,8 @@ def question(token, number):
                 finish_attempt(attempt, state.deadline)
             return _over(attempt, state)
         return redirect(url_for(".results", token=token), 303)
-    form = None if answer else AnswerForm(choices)
+    # Only an answer sent needs checking: a question read gets its token from csrf_token().
+    form = AnswerForm(choices) if answer is None and request.method == "POST" else None
     if form and form.validate_on_submit():
         if not record_answer(attempt, grade(question, form.choice.data)):
             return _over(attempt, standing(attempt_or_404(token), quiz))
