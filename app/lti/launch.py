@@ -25,6 +25,8 @@ LOGIN_LIFETIME = 600
 """Seconds a login's nonce waits for its launch; pylti1p3's state cookie lasts 5 minutes."""
 KEY_SET_LIFETIME = 3600
 """Seconds a fetched platform key set is trusted before it is fetched again."""
+REFETCH_SECONDS = 10
+"""Seconds after a fetch for an unknown kid before another unknown kid may fetch again."""
 SUPPORTED_MESSAGES = ("LtiResourceLinkRequest", "LtiDeepLinkingRequest")
 """Message types this tool answers: resource link launches, and deep linking's choice."""
 ALGORITHMS = ("RS256", "RS384", "RS512")
@@ -288,6 +290,8 @@ class Launch(FlaskMessageLaunch):
                 raise
             if not cached:  # fetched just now: asking again would only repeat the answer
                 raise Refusal("unknown_key", str(error)) from error
+            if not self._may_refetch():
+                raise Refusal("unknown_key", f"{error}; fetched again lately") from error
         self._forget_key_set()
         try:
             return super().get_public_key()
@@ -295,6 +299,16 @@ class Launch(FlaskMessageLaunch):
             if str(error).startswith(("Error during fetch", "Invalid response")):
                 raise Refusal("key_set", str(error)) from error
             raise Refusal("unknown_key", str(error)) from error
+
+    def _may_refetch(self) -> bool:
+        """At most one fetch for an unknown kid per REFETCH_SECONDS: launches with made-up kids
+        must not make the tool hammer the platform's key set, each fetch holding a request."""
+        storage = DatabaseStorage()
+        marker = "refetched-" + self._key_set_key()
+        if storage.get_value(marker):
+            return False
+        storage.set_value(marker, True, exp=REFETCH_SECONDS)
+        return True
 
     def _key_set_key(self) -> str:
         # The cache key pylti1p3's fetch_public_key reads, outside any browser's session.
