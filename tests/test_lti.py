@@ -904,35 +904,30 @@ def test_unknown_kid_refetches_the_key_set_then_refuses(world):
     assert world.platform.site.key_set_fetches == fetches + 2
 
 
+def launch_with_a_made_up_kid(world, who) -> Sent:
+    """A launch signed by a key no platform published, under a kid of its own: refused."""
+    stranger = private_pem()
+    forgery = forged(stranger, public_jwk(stranger)["kid"])
+    sent = launch(world.platform, requests.Session(), who, post=forgery)
+    assert sent.response.status_code == 401
+    return sent
+
+
 def test_made_up_kids_fetch_the_key_set_once_in_a_while(world):
     """Launches signed with one made-up kid after another make one fetch, not one each: the
     tool will not hammer the platform's key set for whoever sends them."""
     launch(world.platform, requests.Session(), TEACHER)
     fetches = world.platform.site.key_set_fetches
     for _ in range(3):
-        stranger = private_pem()
-        sent = launch(
-            world.platform,
-            requests.Session(),
-            STUDENT,
-            post=forged(stranger, public_jwk(stranger)["kid"]),
-        )
-        assert sent.response.status_code == 401
+        sent = launch_with_a_made_up_kid(world, STUDENT)
         assert "LTI launch refused: <code>unknown_key</code>" in sent.response.text
     assert world.platform.site.key_set_fetches == fetches + 1
 
 
 def test_a_key_set_fetched_just_now_is_not_fetched_again(world):
     """The first launch fetches the key set; if its kid is missing there, one fetch was enough."""
-    stranger = private_pem()
     fetches = world.platform.site.key_set_fetches
-    sent = launch(
-        world.platform,
-        requests.Session(),
-        TEACHER,
-        post=forged(stranger, public_jwk(stranger)["kid"]),
-    )
-    assert sent.response.status_code == 401
+    launch_with_a_made_up_kid(world, TEACHER)
     assert world.platform.site.key_set_fetches == fetches + 1
 
 
