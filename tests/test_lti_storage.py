@@ -102,6 +102,8 @@ def test_the_launch_reads_the_state_back_before_signing_in(world):
     assert f'data-origin="{world.platform.issuer}"' in check.text
     assert counts(world.app) == before
     assert "Launch not confirmed" in page_text(check)  # what shows until the state is back
+    fallback = re.search(r'id="lti-new-window" href="([^"]*)"', check.text)
+    assert fallback and "lti1p3_new_window=1" in fallback[1]  # and the way out if it never is
 
     signed_in = browser.post(
         f"{world.tool}/lti/launch",
