@@ -4,6 +4,8 @@ import os
 import secrets
 from pathlib import Path
 
+from werkzeug.security import generate_password_hash
+
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 INSTANCE_PATH = PROJECT_ROOT / "instance"
 
@@ -50,6 +52,9 @@ def from_environment(instance_path: str) -> dict:
         "WTF_CSRF_TIME_LIMIT": None,
         # An instructor's login ends after this many minutes without a request.
         "INSTRUCTOR_IDLE_MINUTES": _minutes("INSTRUCTOR_IDLE_MINUTES", 120),
+        # werkzeug's scrypt costs about 90 ms a hash: slow for whoever guesses, and for tests,
+        # which set a cheap method here so that their servers' subprocesses hash cheaply too.
+        "PASSWORD_HASH_METHOD": _hash_method("PASSWORD_HASH_METHOD"),
     }
 
 
@@ -92,6 +97,17 @@ def _choice(name: str, default: str, allowed: tuple[str, ...]) -> str:
     if value not in allowed:
         raise ConfigError(f"{name} must be one of {', '.join(allowed).lower()}, not {value!r}")
     return value
+
+
+def _hash_method(name: str) -> str:
+    method = os.environ.get(name, "").strip()
+    if not method:
+        return "scrypt"
+    try:
+        generate_password_hash("", method=method)
+    except ValueError:
+        raise ConfigError(f"{name} must be a method werkzeug hashes with, not {method!r}") from None
+    return method
 
 
 def _list(name: str) -> list[str] | None:

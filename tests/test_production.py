@@ -12,6 +12,8 @@ from app.config import POOL_OVERFLOW, POOL_SIZE, ConfigError, engine_options
 
 from helpers import SLUG, Student, database, form_token, login, make_app, text
 
+pytestmark = pytest.mark.any_database
+
 
 def test_refuses_to_start_without_a_secret_key(monkeypatch):
     """Outside debug, a missing SECRET_KEY stops the app with a reason, not a random key."""
@@ -27,6 +29,7 @@ def test_refuses_to_start_without_a_secret_key(monkeypatch):
         ("TRUSTED_PROXIES", "two", "TRUSTED_PROXIES must be a whole number"),
         ("SESSION_COOKIE_SECURE", "maybe", "SESSION_COOKIE_SECURE must be true or false"),
         ("INSTRUCTOR_IDLE_MINUTES", "0", "INSTRUCTOR_IDLE_MINUTES must be a whole number"),
+        ("PASSWORD_HASH_METHOD", "md5", "PASSWORD_HASH_METHOD must be a method werkzeug hashes"),
     ],
 )
 def test_bad_settings_are_named(monkeypatch, name, value, message):
@@ -77,7 +80,7 @@ def test_proxy_headers_are_believed_only_when_trusted(
     assert f"login failed: user='nobody' ip={logged} path=/login" in messages
 
 
-def test_join_link_uses_the_public_address_behind_a_proxy(tmp_path, monkeypatch, quick_passwords):
+def test_join_link_uses_the_public_address_behind_a_proxy(tmp_path, monkeypatch):
     """Behind nginx the QR code and join link carry the public scheme, host and port."""
     monkeypatch.setenv("TRUSTED_PROXIES", "1")
     app = make_app(tmp_path)
@@ -151,7 +154,7 @@ def test_database_outage_is_a_503_page(tmp_path, caplog):
     assert "database unavailable: OperationalError" in caplog.text
 
 
-def test_eleventh_failed_login_in_a_minute_gets_429(app, client, quick_passwords):
+def test_eleventh_failed_login_in_a_minute_gets_429(app, client):
     """Ten wrong passwords are answered; the eleventh gets a friendly 429 page."""
     with app.app_context():
         create_instructor("teacher", "correct horse")
@@ -162,7 +165,7 @@ def test_eleventh_failed_login_in_a_minute_gets_429(app, client, quick_passwords
     assert "per 1 minute" not in page
 
 
-def test_successful_logins_are_not_limited(app, quick_passwords):
+def test_successful_logins_are_not_limited(app):
     """A teacher who types the password right is never locked out."""
     with app.app_context():
         create_instructor("teacher", "correct horse")
@@ -170,7 +173,7 @@ def test_successful_logins_are_not_limited(app, quick_passwords):
                for _ in range(12))  # fmt: skip
 
 
-def test_logins_still_work_when_redis_is_down(tmp_path, monkeypatch, quick_passwords):
+def test_logins_still_work_when_redis_is_down(tmp_path, monkeypatch):
     """With the shared counter store unreachable, limits fall back to memory, not to a 500."""
     monkeypatch.setenv("RATELIMIT_STORAGE_URI", "redis://127.0.0.1:1/0")
     app = make_app(tmp_path)
@@ -198,7 +201,7 @@ def test_answer_submissions_are_limited_per_browser(app, student):
     assert statuses[:60] == [400] * 60 and statuses[60] == 429
 
 
-def test_security_events_are_logged_without_forged_lines(app, quick_passwords, caplog):
+def test_security_events_are_logged_without_forged_lines(app, caplog):
     """Logins, failures and denials are logged with user and address; newlines cannot forge."""
     caplog.set_level(logging.WARNING)
     with app.app_context():

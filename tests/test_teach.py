@@ -13,16 +13,18 @@ from flask import before_render_template, template_rendered
 
 from app.auth import create_instructor
 from app.bank import current_bank
-from app.config import PROJECT_ROOT
+from app.config import PROJECT_ROOT, from_environment
 from app.extensions import db
 from app.models import Attempt, Class, Instructor
 from app.teach.views import CODE_ALPHABET
 
 from helpers import SLUG, Student, form_token, login, make_app, queries, text
 
+pytestmark = pytest.mark.postgres
+
 
 @pytest.fixture
-def teacher(app, quick_passwords):
+def teacher(app):
     """A logged-in instructor's browser."""
     with app.app_context():
         create_instructor("Teacher", "correct horse")
@@ -62,9 +64,15 @@ def rows(response):
     return list(csv.DictReader(io.StringIO("".join(lines))))
 
 
-def test_create_instructor_from_the_command_line(app, runner):
-    """The command stores a normalised username and a slow hash, never the password."""
-    result = runner.invoke(args=["create-instructor", "  Grace ", "--password", "long enough"])
+def test_create_instructor_from_the_command_line(tmp_path):
+    """The command stores a normalised username and, by default, a slow hash, never the
+    password."""
+    app = make_app(
+        tmp_path, PASSWORD_HASH_METHOD=from_environment(str(tmp_path))["PASSWORD_HASH_METHOD"]
+    )
+    result = app.test_cli_runner().invoke(
+        args=["create-instructor", "  Grace ", "--password", "long enough"]
+    )
     assert result.exit_code == 0, result.output
     with app.app_context():
         grace = db.session.scalars(db.select(Instructor)).one()
@@ -520,7 +528,7 @@ def test_times_are_marked_up_for_the_readers_time_zone(app, teacher):
 
 
 @pytest.mark.parametrize("questions", [2, 8, 30])
-def test_score_histogram_has_a_fixed_size_for_any_quiz(tmp_path, quick_passwords, questions):
+def test_score_histogram_has_a_fixed_size_for_any_quiz(tmp_path, questions):
     """Each score gets 34 CSS px and the chart 150 px of height, whatever the quiz's length."""
     bank = json.loads((PROJECT_ROOT / "questions.json").read_text())
     first = {k: v for k, v in bank["quizzes"][0]["questions"][0].items() if k != "evidence"}

@@ -1,5 +1,6 @@
 """Instructor accounts: log in, log out, passwords, and who may see a class."""
 
+import functools
 from urllib.parse import urlsplit
 
 from flask import (
@@ -30,8 +31,6 @@ bp = Blueprint("auth", __name__)
 # username from one address. Never per username alone: anyone could then lock its owner out.
 ADDRESS_FAILURES = "30 per minute"
 USERNAME_FAILURES = "10 per minute"
-# Compared against when the username is unknown, so a wrong name takes as long as a wrong password.
-_NOBODY = generate_password_hash("not anyone's password")
 
 
 def init_app(app: Flask) -> None:
@@ -60,11 +59,23 @@ def check_password(password: str) -> str | None:
     return None
 
 
+def password_hash(password: str) -> str:
+    """The password's hash by the configured method (PASSWORD_HASH_METHOD)."""
+    return generate_password_hash(password, method=current_app.config["PASSWORD_HASH_METHOD"])
+
+
+@functools.cache
+def _nobody(method: str) -> str:
+    """Compared against when the username is unknown, so a wrong name takes as long as a wrong
+    password."""
+    return generate_password_hash("not anyone's password", method=method)
+
+
 def create_instructor(username: str, password: str, is_admin: bool = False) -> Instructor:
     """Store a new instructor with a slow hash of the password."""
     instructor = Instructor(
         username=normal_username(username),
-        password_hash=generate_password_hash(password),
+        password_hash=password_hash(password),
         is_admin=is_admin,
     )
     db.session.add(instructor)
@@ -74,7 +85,7 @@ def create_instructor(username: str, password: str, is_admin: bool = False) -> I
 
 def set_password(instructor: Instructor, password: str) -> None:
     """Store a new password and end every session of the instructor's but the one that asked."""
-    instructor.password_hash = generate_password_hash(password)
+    instructor.password_hash = password_hash(password)
     end_sessions(instructor)
 
 
@@ -218,7 +229,11 @@ def login():
     failed = disabled = False
     if form.validate_on_submit():
         instructor = find_instructor(form.username.data)
-        stored = instructor.password_hash if instructor else _NOBODY
+        stored = (
+            instructor.password_hash
+            if instructor
+            else _nobody(current_app.config["PASSWORD_HASH_METHOD"])
+        )
         right = check_password_hash(stored, form.password.data) and instructor is not None
         if right and instructor.is_active:
             _uncount_try()
