@@ -1,19 +1,31 @@
-"""Fixtures in the flaskr style: a fresh app and database per test, and a student's browser."""
+"""Fixtures in the flaskr style: a fresh app and database per test, and a student's browser.
 
-import functools
+Which database runs a test is said by its marks; README.md beside this file says how to choose."""
+
 import os
 from collections import Counter
 
 import pytest
 import redis
 import sqlalchemy
-from werkzeug.security import generate_password_hash
 
 from app.bank import current_bank
 from app.config import database_url_from
 from app.extensions import db
 
-from helpers import POSTGRES_URL, SCHEMA, SLUG, Student, make_app
+from helpers import (
+    POSTGRES_URL,
+    SCHEMA,
+    SLUG,
+    USAGE,
+    Student,
+    database,
+    empty_rows,
+    make_app,
+    shared_schema,
+)
+
+pytest_plugins = ["pytester"]
 
 TALLY: Counter[str] = Counter()
 """What the robustness suites tried (requests fuzzed, payloads, faults) and what they lost."""
@@ -25,6 +37,17 @@ def tally() -> Counter[str]:
     return TALLY
 
 
+def pytest_sessionfinish(session):
+    """A pytest-xdist worker hands its tallies to the controller, which prints the sum."""
+    if hasattr(session.config, "workeroutput"):
+        session.config.workeroutput["tally"] = dict(TALLY)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    TALLY.update(node.workeroutput.get("tally", {}))
+
+
 def pytest_terminal_summary(terminalreporter):
     if TALLY:
         terminalreporter.section("robustness: what was tried, and what was lost")
@@ -32,14 +55,35 @@ def pytest_terminal_summary(terminalreporter):
             terminalreporter.write_line(f"{name}: {count:,}")
 
 
+def pytest_collection_modifyitems(config, items):
+    """The PostgreSQL pass runs only the tests whose outcome can depend on the database, and
+    the load tests, which run there alone."""
+    if not POSTGRES_URL:
+        later = pytest.mark.skip(reason="a load test: it runs in the PostgreSQL pass")
+        for item in items:
+            if item.get_closest_marker("load"):
+                item.add_marker(later)
+        return
+    kept = [
+        item
+        for item in items
+        if item.get_closest_marker("postgres") or item.get_closest_marker("load")
+    ]
+    config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+    items[:] = kept
+
+
 @pytest.fixture(scope="session")
 def postgres():
-    """This run's own PostgreSQL schema, dropped at the end; None when testing on SQLite."""
+    """This process's own PostgreSQL schema, dropped at the end; None when testing on SQLite."""
     if not POSTGRES_URL:
         yield None
         return
-    engine = sqlalchemy.create_engine(database_url_from(POSTGRES_URL))
+    engine = sqlalchemy.create_engine(
+        database_url_from(POSTGRES_URL), connect_args={"options": f"-csearch_path={SCHEMA}"}
+    )
     with engine.begin() as connection:
+        connection.exec_driver_sql(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
         connection.exec_driver_sql(f"CREATE SCHEMA {SCHEMA}")
     yield engine
     with engine.begin() as connection:
@@ -50,7 +94,7 @@ def postgres():
 # The settings README lists: an admin's shell may hold production values for them.
 SETTINGS = ("SECRET_KEY", "DATABASE_URL", "QUESTIONS_PATH", "RATELIMIT_STORAGE_URI",
             "TRUSTED_PROXIES", "TRUSTED_HOSTS", "SESSION_COOKIE_SECURE", "INSTRUCTOR_IDLE_MINUTES",
-            "LOG_LEVEL",
+            "PASSWORD_HASH_METHOD", "LOG_LEVEL",
             "HOST", "PORT", "WEB_CONCURRENCY", "FLASK_DEBUG")  # fmt: skip
 
 
@@ -61,22 +105,33 @@ def clean_environment(monkeypatch):
         monkeypatch.delenv(name, raising=False)
 
 
+DATABASE_MARKS = ("postgres", "any_database", "load")
+
+
 @pytest.fixture(autouse=True)
-def fresh_database(postgres):
-    """Every test starts from empty tables; on SQLite each test has its own file anyway."""
+def fresh_database(request, postgres):
+    """Every test starts from empty tables: on SQLite each test has its own file; on PostgreSQL
+    the rows a test wrote are cleared after it. A test whose app ran SQL says by its marks
+    whether its outcome can depend on the database (README.md beside this file)."""
+    USAGE.reset()
     yield
-    if postgres is not None:
-        with postgres.begin() as connection:
-            connection.exec_driver_sql(f"DROP SCHEMA {SCHEMA} CASCADE")
-            connection.exec_driver_sql(f"CREATE SCHEMA {SCHEMA}")
+    for app in USAGE.apps:
+        with app.app_context():
+            db.engine.dispose()
+    if postgres is not None and USAGE.wrote:
+        empty_rows(postgres)
+    marked = any(request.node.get_closest_marker(name) for name in DATABASE_MARKS)
+    if USAGE.sql and not marked:
+        pytest.fail(
+            "this test's app ran SQL, but the test is marked neither `postgres` nor "
+            "`any_database`: tests/README.md says which it is",
+            pytrace=False,
+        )
 
 
 @pytest.fixture
 def app(tmp_path):
-    app = make_app(tmp_path)
-    yield app
-    with app.app_context():
-        db.engine.dispose()
+    return make_app(tmp_path)
 
 
 @pytest.fixture
@@ -102,16 +157,24 @@ def student(client):
 
 
 @pytest.fixture
-def quick_passwords(monkeypatch):
-    """Cheap password hashes: scrypt's slowness protects real accounts and only slows tests."""
-    cheap = functools.partial(generate_password_hash, method="pbkdf2:sha256:1")
-    monkeypatch.setattr("app.auth.generate_password_hash", cheap)
+def blank_database(tmp_path):
+    """Settings for a database with no tables at all, for the migrations to build."""
+    with shared_schema("blank") as schema:
+        yield database(tmp_path, schema)
+
+
+def _worker_number() -> int:
+    """0 without pytest-xdist, else the worker's number (gw0, gw1, ...)."""
+    return int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw"))
 
 
 @pytest.fixture
 def redis_url():
-    """The local Redis, emptied; CI must have it, elsewhere its absence skips the test."""
-    url = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/9")
+    """The local Redis, emptied: a database of its own per xdist worker. CI must have it;
+    elsewhere its absence skips the test."""
+    base = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379/9")
+    head, _, number = base.rpartition("/")
+    url = f"{head}/{int(number or 0) + _worker_number()}"
     client = redis.Redis.from_url(url)
     try:
         client.ping()

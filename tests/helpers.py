@@ -14,9 +14,9 @@ import urllib.request
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 
+from jinja2 import BytecodeCache
 from markupsafe import escape
-from sqlalchemy import event
-from sqlalchemy.pool import NullPool
+from sqlalchemy import create_engine, event
 
 from app import create_app
 from app.config import PROJECT_ROOT, database_url_from
@@ -27,39 +27,131 @@ from app.ratelimits import counts_engine
 SLUG = "gradient-checkpointing"
 
 
-# Set TEST_DATABASE_URL to run every test on PostgreSQL, in a schema of this run's own.
+# Set TEST_DATABASE_URL to run the tests marked `postgres` on PostgreSQL, in a schema of this
+# process's own: each pytest-xdist worker is a process, so each has its own.
 POSTGRES_URL = os.environ.get("TEST_DATABASE_URL")
 SCHEMA = f"quizwright_test_{os.getpid()}"
+# A cheap hash for every app and server a test makes (PASSWORD_HASH_METHOD in README).
+QUICK_HASH = "pbkdf2:sha256:1"
 
 
-def database(tmp_path) -> dict:
-    """Settings for the test database: a SQLite file, or this run's PostgreSQL schema."""
+class Usage:
+    """What the running test did with the database, read by conftest after it."""
+
+    def __init__(self):
+        self.reset()
+
+    def reset(self):
+        self.wrote = False  # made an app or a server on the shared schema: rows to clear
+        self.sql = False  # an app it made ran a query after its tables were made
+        self.apps: list = []  # apps it made, whose connections are closed after it
+
+    def note_sql(self, *_):
+        self.sql = True
+
+
+USAGE = Usage()
+
+
+class SharedBytecode(BytecodeCache):
+    """Compiled templates kept across the apps of a run: each app has its own Jinja
+    environment, which would compile every template it renders again (a tenth of a second
+    each for the big ones)."""
+
+    def __init__(self):
+        self.compiled: dict[str, bytes] = {}
+
+    def load_bytecode(self, bucket):
+        if bucket.key in self.compiled:
+            bucket.bytecode_from_string(self.compiled[bucket.key])
+
+    def dump_bytecode(self, bucket):
+        self.compiled[bucket.key] = bucket.bytecode_to_string()
+
+
+TEMPLATES = SharedBytecode()
+BUILT: set[str] = set()
+"""PostgreSQL schemas whose tables this process has made: made once, emptied after each test."""
+
+
+def database(tmp_path, schema: str = SCHEMA) -> dict:
+    """Settings for the test database: a SQLite file, or a PostgreSQL schema of this run's."""
     if not POSTGRES_URL:
         return {"SQLALCHEMY_DATABASE_URI": f"sqlite:///{tmp_path / 'quiz.db'}"}
+    if schema == SCHEMA:
+        USAGE.wrote = True
     return {
         "SQLALCHEMY_DATABASE_URI": database_url_from(POSTGRES_URL),
-        # No pool between tests: each test's app closes what it opens.
         "SQLALCHEMY_ENGINE_OPTIONS": {
-            "poolclass": NullPool,
-            "connect_args": {"options": f"-csearch_path={SCHEMA}"},
+            # A pool, closed after the test: a connection per request would cost a connect each.
+            "pool_size": 5,
+            "max_overflow": 25,
+            "connect_args": {"options": f"-csearch_path={schema}"},
         },
     }
 
 
-def make_app(tmp_path, **config):
-    """An app on the test database, with the schema made from the models."""
+def make_app(tmp_path, schema: str = SCHEMA, **config):
+    """An app on the test database, with the schema made from the models; a PostgreSQL schema
+    gets its tables once and is emptied after each test (conftest.py)."""
     settings = {
         "TESTING": True,
         "SECRET_KEY": "test secret",
+        "PASSWORD_HASH_METHOD": QUICK_HASH,
         # Query counts stay per page: a test that reloads the bank sets 0 to see it at once.
         "BANK_CHECK_SECONDS": 3600,
-        **database(tmp_path),
+        **database(tmp_path, schema),
         **config,
     }
     app = create_app(settings)
+    app.jinja_env.bytecode_cache = TEMPLATES
+    USAGE.apps.append(app)
     with app.app_context():
-        db.create_all()
+        shared = db.engine.dialect.name == "postgresql" and "SQLALCHEMY_DATABASE_URI" not in config
+        if not shared or schema not in BUILT:
+            db.create_all()
+        if shared:
+            BUILT.add(schema)
+        event.listen(db.engine, "before_cursor_execute", USAGE.note_sql)
     return app
+
+
+@contextmanager
+def shared_schema(name: str):
+    """A PostgreSQL schema for a world several tests share, which the per-test clearing of the
+    test schema leaves alone; dropped afterwards. On SQLite the world's own file is enough."""
+    if not POSTGRES_URL:
+        yield SCHEMA
+        return
+    schema = f"{SCHEMA}_{name}"
+    engine = create_engine(database_url_from(POSTGRES_URL))
+    with engine.begin() as connection:
+        connection.exec_driver_sql(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        connection.exec_driver_sql(f"CREATE SCHEMA {schema}")
+    try:
+        yield schema
+    finally:
+        BUILT.discard(schema)
+        with engine.begin() as connection:
+            connection.exec_driver_sql(f"DROP SCHEMA {schema} CASCADE")
+        engine.dispose()
+
+
+def empty_rows(engine, keep=()) -> None:
+    """Delete every row of every table but those named in `keep`, ids starting again at 1."""
+    tables = [table for table in db.metadata.sorted_tables if table.name not in keep]
+    with engine.begin() as connection:
+        if engine.dialect.name == "postgresql":
+            connection.exec_driver_sql("SET LOCAL lock_timeout = '20s'")
+            names = ", ".join(f'"{table.name}"' for table in tables)
+            connection.exec_driver_sql(f"TRUNCATE {names} RESTART IDENTITY CASCADE")
+            return
+        for table in reversed(tables):
+            connection.execute(table.delete())
+        if connection.exec_driver_sql(
+            "SELECT 1 FROM sqlite_master WHERE name = 'sqlite_sequence'"
+        ).first():
+            connection.exec_driver_sql("DELETE FROM sqlite_sequence")
 
 
 def bank_with_copies(tmp_path, *slugs: str) -> str:
@@ -175,11 +267,13 @@ def form_token(client, url="/teach"):
     return csrf_token(client.get(url).get_data(as_text=True))
 
 
-def server_database(tmp_path) -> str:
-    """DATABASE_URL for a server process: the test's SQLite file or this run's schema."""
+def server_database(tmp_path, schema: str = SCHEMA) -> str:
+    """DATABASE_URL for a server process: the test's SQLite file or a schema of this run's."""
     if not POSTGRES_URL:
         return f"sqlite:///{tmp_path / 'quiz.db'}"
-    return f"{POSTGRES_URL}?options=" + urllib.parse.quote(f"-csearch_path={SCHEMA}")
+    if schema == SCHEMA:
+        USAGE.wrote = True
+    return f"{POSTGRES_URL}?options=" + urllib.parse.quote(f"-csearch_path={schema}")
 
 
 def free_port() -> int:
@@ -196,8 +290,9 @@ class Server:
 
 
 @contextmanager
-def gunicorn(tmp_path, workers=4, **env):
-    """A gunicorn server on a free port with the production config, until the block ends."""
+def gunicorn(tmp_path, workers=4, keep_alive=1, **env):
+    """A gunicorn server on a free port with the production config, until the block ends. It
+    keeps an idle connection open for `keep_alive` seconds, which its graceful stop waits out."""
     port = free_port()
     settings = {
         **os.environ,
@@ -205,14 +300,16 @@ def gunicorn(tmp_path, workers=4, **env):
         "PORT": str(port),
         "WEB_CONCURRENCY": str(workers),
         "SECRET_KEY": "shared by every server",
-        "DATABASE_URL": server_database(tmp_path),
+        "PASSWORD_HASH_METHOD": QUICK_HASH,
         "LOG_LEVEL": "warning",
         **env,
     }
+    if "DATABASE_URL" not in env:
+        settings["DATABASE_URL"] = server_database(tmp_path)
     log_path = tmp_path / f"gunicorn-{port}.log"
     log = open(log_path, "w")  # noqa: SIM115 - closed below
     process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py"],
+        [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", f"--keep-alive={keep_alive}"],
         cwd=PROJECT_ROOT, env=settings, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     base = f"http://127.0.0.1:{port}"

@@ -1,7 +1,7 @@
 """Who may see what: every instructor route walked as each kind of visitor, and the login rules."""
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import factories
 import pytest
@@ -9,14 +9,15 @@ from flask import url_for
 
 from app import create_app
 from app.auth import create_instructor
+from app.bank import current_bank
 from app.extensions import db
 from app.lti.keys import signing_key
 from app.models import Attempt, Class, FeedbackWhen, Role, RosterStudent, now, student_key
 from app.roster import add_students, read_text
 
-from helpers import SLUG, Student, csrf_token, record_tables, text
+from helpers import SLUG, Student, csrf_token, make_app, record_tables, shared_schema, text
 
-pytestmark = pytest.mark.usefixtures("quick_passwords")
+pytestmark = pytest.mark.postgres
 
 PASSWORDS = {
     "owner": "owner password",
@@ -220,6 +221,8 @@ class World:
     viewer_id: str
     assignment_id: int
     roster_student_id: int
+    browsers: dict = field(default_factory=dict)
+    """A logged-in browser per visitor, in the world the read-only cells share."""
 
     def set(self, **values):
         """Change the owner's class directly, to set a scene."""
@@ -246,6 +249,25 @@ class World:
 
 @pytest.fixture
 def world(app, quiz):
+    """A world of the test's own, for a test that changes it."""
+    return build_world(app, quiz)
+
+
+@pytest.fixture(scope="module")
+def read_world(tmp_path_factory):
+    """One world for the cells that only read, with a browser logged in as each visitor."""
+    with shared_schema("access") as schema:
+        app = make_app(tmp_path_factory.mktemp("access"), schema)
+        with app.app_context():
+            quiz = current_bank().quizzes[SLUG]
+        world = build_world(app, quiz)
+        world.browsers = {role: browser(world, role) for role in ROLES}
+        yield world
+        with app.app_context():
+            db.engine.dispose()
+
+
+def build_world(app, quiz):
     """Five instructors: owner and other with a class each, the owner's shared with a viewer and
     a manager, and an admin; attempts in the owner's class (two spellings of Ada) and out of it."""
     with app.app_context():
@@ -346,14 +368,20 @@ def case_id(route):
 
 @pytest.mark.parametrize("role", ROLES)
 @pytest.mark.parametrize("route", ROUTES, ids=case_id)
-def test_instructor_routes_by_visitor(world, route, role):
+def test_instructor_routes_by_visitor(request, route, role):
     """Each instructor route treats each visitor as the access table says; only allowed POSTs
     change anything."""
     assert route.row in ACCESS, f"no row for {route.row} ({route.rule}): add it to ACCESS"
     expected = OUTCOMES[ACCESS[route.row].split()[ROLES.index(role)]]
     action = ACTIONS.get(route.endpoint)
     assert (route.method == "POST") == (action is not None), f"ACTIONS and {route.rule} disagree"
-    client = browser(world, role)
+    # A cell that changes the world has one of its own; the others share one, built once.
+    if expected == "done":
+        world = request.getfixturevalue("world")
+        client = browser(world, role)
+    else:
+        world = request.getfixturevalue("read_world")
+        client = world.browsers[role]
     url = url_of(world, route)
     defaults = dict(route.defaults)
     if action:

@@ -15,7 +15,7 @@ from app.models import Assignment, Attempt, Class, Instructor
 
 from helpers import SLUG, Student, bank_with_copies, make_app, text
 
-pytestmark = pytest.mark.usefixtures("quick_passwords")
+pytestmark = pytest.mark.postgres
 
 SECOND, THIRD = "second-quiz", "third-quiz"
 CODE = "ABCDEF"

@@ -29,7 +29,7 @@ from helpers import (
     text,
 )
 
-pytestmark = pytest.mark.usefixtures("quick_passwords")
+pytestmark = pytest.mark.postgres
 
 SECOND, THIRD = "second-quiz", "third-quiz"
 

@@ -43,7 +43,7 @@ from helpers import (
     text,
 )
 
-pytestmark = pytest.mark.usefixtures("quick_passwords")
+pytestmark = pytest.mark.any_database
 
 # --- Payload corpora ------------------------------------------------------------------------
 
@@ -753,6 +753,7 @@ def test_download_names_cannot_be_steered_by_class_names(tmp_path, tally):
 # --- NUL: text no person types, which PostgreSQL cannot even compare --------------------------
 
 
+@pytest.mark.postgres
 def test_nul_characters_are_refused_before_the_database(tmp_path, tally):
     """A NUL in a name, code, username or token is a 4xx on both databases; nothing is stored."""
     app = make_app(tmp_path)
@@ -1146,6 +1147,7 @@ def visitor(scene, who):
     return Student(admin)
 
 
+@pytest.mark.postgres
 @pytest.mark.parametrize("route", sorted(STUDENT_ROUTES), ids="-".join)
 def test_only_the_starting_browser_acts_on_an_attempt(scene, tally, route):
     """Classmates, strangers, instructors and admins may read the results, not answer or retake."""
@@ -1178,6 +1180,7 @@ def test_only_the_starting_browser_acts_on_an_attempt(scene, tally, route):
         tally["access checks"] += 1
 
 
+@pytest.mark.postgres
 def test_guessed_or_altered_tokens_find_nothing(scene, tally):
     """Random, truncated, extended, re-cased and wildcard tokens reach no attempt, for anyone."""
     token = scene.student.token
@@ -1279,6 +1282,7 @@ class Form(HTMLParser):
                 self.marked.append((tag, name, value))
 
 
+@pytest.mark.postgres
 def test_the_answer_key_stays_on_the_server_until_answered(app, student, quiz, tally):
     """Before an answer: no explanation, source or right-choice mark in page, hidden field, header
     or decoded session cookie, also on the "choose one" and "not yours" pages; afterwards it shows.

@@ -28,6 +28,8 @@ from app.models import Answer, Attempt
 
 from helpers import POSTGRES_URL, SCHEMA, SLUG, Student, csrf_token, gunicorn, make_app
 
+pytestmark = pytest.mark.postgres
+
 sqlite_only = pytest.mark.skipif(
     POSTGRES_URL is not None, reason="SQLite's backup; PostgreSQL uses pg_dump (docs/deploy.md)"
 )

@@ -13,6 +13,8 @@ from app.models import Answer, Attempt, Class
 
 from helpers import SLUG, Student, make_app, text, wrong_choice
 
+pytestmark = pytest.mark.postgres
+
 
 def stored(app, model):
     with app.app_context():

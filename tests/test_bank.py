@@ -22,6 +22,8 @@ from app.models import QuizVersion, Release
 
 from helpers import SLUG, gunicorn, make_app, queries, server_database
 
+pytestmark = pytest.mark.any_database
+
 REAL_PATH = PROJECT_ROOT / "questions.json"
 REAL = json.loads(REAL_PATH.read_text(encoding="utf-8"))
 # A copy of the seed text the quiz was written from (shared/seed/), kept so CI always checks it.
@@ -526,6 +528,7 @@ def replace_workers(master: int, count: int) -> None:
     raise AssertionError("gunicorn did not replace its killed workers")
 
 
+@pytest.mark.load
 def test_a_running_server_changes_its_bank_only_when_reloaded(tmp_path):
     """gunicorn with four workers: an edit in place and a broken file change nothing, even for
     workers started after them; a bad reload is refused saying where; a good one reaches every

@@ -17,6 +17,8 @@ from app.models import QuizVersion
 
 from helpers import SLUG, make_app
 
+pytestmark = pytest.mark.any_database
+
 REAL_PATH = PROJECT_ROOT / "questions.json"
 
 

@@ -10,6 +10,8 @@ from app.extensions import db
 
 from helpers import POSTGRES_URL
 
+pytestmark = pytest.mark.any_database
+
 
 def test_database_url_and_secret_key_come_from_the_environment(monkeypatch, tmp_path):
     """DATABASE_URL and SECRET_KEY override the defaults."""

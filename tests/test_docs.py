@@ -13,6 +13,8 @@ from app.models import Class
 
 from helpers import SLUG
 
+pytestmark = pytest.mark.any_database
+
 README = (PROJECT_ROOT / "README.md").read_text()
 
 
@@ -68,7 +70,7 @@ def test_local_links_and_images_lead_to_files(document):
     assert broken == []
 
 
-def test_app_addresses_in_the_docs_answer(app, client, quick_passwords):
+def test_app_addresses_in_the_docs_answer(app, client):
     """Every address of the app that README or docs mention (`/login`, `/join/CODE`) answers.
 
     Server files such as `/etc/quizwright.env` are told apart by their first segment, which

@@ -13,6 +13,8 @@ from app.evidence import FOLDER, EvidenceError, evidence_for, load_evidence
 
 from helpers import SLUG, Student, make_app, text
 
+pytestmark = pytest.mark.any_database
+
 MEASURED = {
     "the-trade",
     "sqrt-n-schedule",

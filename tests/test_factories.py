@@ -1,9 +1,12 @@
 """The factories write what the app writes: in bulk exactly as one answer at a time."""
 
 import factories
+import pytest
 
 from app.extensions import db
 from app.models import Answer, Attempt
+
+pytestmark = pytest.mark.any_database
 
 
 def stored(attempt_id):

@@ -58,6 +58,8 @@ from helpers import (
     text,
 )
 
+pytestmark = pytest.mark.postgres
+
 on_sqlite = pytest.mark.skipif(bool(POSTGRES_URL), reason="a fault of SQLite's files")
 on_postgres = pytest.mark.skipif(not POSTGRES_URL, reason="a fault of PostgreSQL's connection")
 
@@ -502,9 +504,7 @@ WRITES = ["start a quiz", "answer", "retake", "create a class", "close a class",
 
 
 @pytest.mark.parametrize("action", WRITES)
-def test_refused_commit_shows_an_error_and_stores_nothing(
-    app, quiz, quick_passwords, tally, action
-):
+def test_refused_commit_shows_an_error_and_stores_nothing(app, quiz, tally, action):
     """When the database refuses a COMMIT, the page is an error, never a redirect to a
     "saved" page; nothing of it is stored, and the same action works once the disk has room."""
     teacher, class_id, code = teaching(app)
@@ -552,7 +552,7 @@ def test_refused_commit_shows_an_error_and_stores_nothing(
     assert inconsistent_attempts(app) == []
 
 
-def test_full_disk_still_lets_teachers_log_in_and_read(app, quiz, quick_passwords, tally, caplog):
+def test_full_disk_still_lets_teachers_log_in_and_read(app, quiz, tally, caplog):
     """Logging in and reading results write only the login's rate-limit counts, which count in
     memory instead when they cannot be stored, so a full disk does not lock anyone out.
     (The bank was published before the disk filled, as `quiz reload` does at every start.)"""
@@ -768,6 +768,7 @@ def wait_until(condition, timeout: float = 30):
 STUDENTS = 60
 
 
+@pytest.mark.load
 def test_killed_workers_lose_no_confirmed_answer(tmp_path, quiz, tally):
     """gunicorn workers killed with SIGKILL mid-request while 60 students answer: every answer
     confirmed is stored, no attempt is half-written, a cut-off request works when sent again,
@@ -876,7 +877,7 @@ def reworded(good: bytes) -> bytes:
     return json.dumps(data, ensure_ascii=False, indent=2).encode()
 
 
-def test_bad_bank_over_a_good_one_is_refused_and_history_survives(tmp_path, quick_passwords, tally):
+def test_bad_bank_over_a_good_one_is_refused_and_history_survives(tmp_path, tally):
     """Each broken questions.json deployed over a good one: workers starting beside it keep
     serving the published bank, `flask quiz check` and `flask quiz reload` refuse it with the
     same located message, and the attempts taken so far stay exactly as they were, through the

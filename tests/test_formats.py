@@ -15,6 +15,8 @@ from app.bank import UNFILLED, BankError, Reference, build_quiz, load_bank, prob
 from app.config import PROJECT_ROOT
 from app.formats import aiken, gift, moodle_xml, qti, qti3
 
+pytestmark = pytest.mark.any_database
+
 FIXTURES = Path(__file__).with_name("fixtures") / "formats"
 SEED = load_bank(PROJECT_ROOT / "questions.json").quizzes["gradient-checkpointing"]
 

@@ -18,6 +18,8 @@ from app.formats.common import parse_xml
 
 from test_formats import FIXTURES, SEED, canvas_package, qti3_package
 
+pytestmark = pytest.mark.any_database
+
 PACKAGED = pytest.mark.parametrize("module", [qti, qti3], ids=["qti", "qti3"])
 
 BOMB = b"""<?xml version="1.0"?>

@@ -16,6 +16,8 @@ from app.extensions import db
 from helpers import SLUG, make_app
 from test_formats import FIXTURES, SEED, canvas_package, comparable
 
+pytestmark = pytest.mark.any_database
+
 REAL_PATH = PROJECT_ROOT / "questions.json"
 
 

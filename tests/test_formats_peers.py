@@ -6,6 +6,7 @@ import io
 import re
 import warnings
 
+import pytest
 from text2qti.config import Config
 from text2qti.qti import QTI
 from text2qti.quiz import Quiz as Text2qtiQuiz
@@ -15,6 +16,8 @@ from app.formats import gift, qti
 from app.formats.common import split_sources
 
 from test_formats import FIXTURES, MITOCHONDRION, SEED, summary
+
+pytestmark = pytest.mark.any_database
 
 with warnings.catch_warnings():
     # pygiftparser 1.1 (2017) asks for the locale with a call Python deprecates.

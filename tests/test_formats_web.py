@@ -13,11 +13,13 @@ from app.models import Answer, Attempt, QuizVersion
 
 from helpers import SLUG, Student, login, queries, shown, text
 
+pytestmark = pytest.mark.any_database
+
 PREVIEW = f"/teach/quizzes/{SLUG}/preview"
 
 
 @pytest.fixture
-def teacher(app, quick_passwords):
+def teacher(app):
     """A logged-in instructor's browser."""
     with app.app_context():
         factories.instructor()

@@ -32,7 +32,7 @@ from app.models import Assignment, Class, Instructor
 
 from helpers import POSTGRES_URL, SCHEMA, SLUG, csrf_token, make_app, record_tables
 
-pytestmark = pytest.mark.usefixtures("quick_passwords")
+pytestmark = pytest.mark.postgres
 
 
 def fuzz_settings(examples: int):

@@ -17,7 +17,7 @@ from app.teach.assignments import AlreadyAssigned, Settings, save_assignment
 
 from helpers import SLUG, Student, form_token, login, queries, text
 
-pytestmark = pytest.mark.usefixtures("quick_passwords")
+pytestmark = pytest.mark.postgres
 
 CODE = "ABCDEF"
 NOW = datetime(2026, 12, 7, 9, 0, tzinfo=UTC)

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import factories
 import jwt
@@ -49,9 +50,19 @@ from app.models import (
     now,
 )
 
-from helpers import SLUG, csrf_token, gunicorn, login, make_app, queries
+from helpers import (
+    SLUG,
+    csrf_token,
+    empty_rows,
+    gunicorn,
+    login,
+    make_app,
+    queries,
+    server_database,
+    shared_schema,
+)
 
-pytestmark = pytest.mark.usefixtures("quick_passwords")
+pytestmark = pytest.mark.postgres
 
 CLIENT_ID = "quizwright-at-test-platform"
 DEPLOYMENT = "deployment-1"
@@ -426,37 +437,89 @@ class World:
     app: object
     tool: str
     platform: Platform
-    log: object
+    log: "LogSince"
+
+
+@dataclass(frozen=True)
+class Tool:
+    """The tool under gunicorn, shared by a module's tests, and an app on its database."""
+
+    app: object
+    url: str
+    log: Path
+
+
+@dataclass(frozen=True)
+class LogSince:
+    """A server's log from where it stood when the test began."""
+
+    path: Path
+    start: int
+
+    def read_text(self) -> str:
+        with open(self.path, "rb") as log:
+            log.seek(self.start)
+            return log.read().decode()
+
+
+# Kept between a module's tests: the bank the server published at its start, which its workers
+# hold in memory, and the tool's signing key, which costs an RSA key to make again.
+KEPT = ("quiz_versions", "releases", "offered_quizzes", "lti_tool_keys")
+
+
+@pytest.fixture(scope="module")
+def tool(request, tmp_path_factory):
+    """The tool under gunicorn (2 workers: a launch's steps may reach either) for a module's
+    tests; each test starts from its rows emptied (`bare_tool`)."""
+    folder = tmp_path_factory.mktemp("tool")
+    with shared_schema(request.module.__name__) as schema:
+        app = make_app(folder, schema)
+        with gunicorn(folder, workers=2, DATABASE_URL=server_database(folder, schema)) as server:
+            port = server.url.rsplit(":", 1)[1]
+            yield Tool(app, server.url, folder / f"gunicorn-{port}.log")
+        with app.app_context():
+            db.engine.dispose()
 
 
 @pytest.fixture
-def world(tmp_path, site):
-    """The tool under gunicorn (2 workers: a launch's steps may reach either) with the test
-    platform registered, as `flask lti add-platform` registers it."""
-    with tool_for(tmp_path, site) as served:
-        yield served
+def bare_tool(tool):
+    """The module's tool with no platform, no people and no attempts: as a new install."""
+    with tool.app.app_context():
+        empty_rows(db.engine, keep=KEPT)
+    return tool
+
+
+@pytest.fixture
+def world(bare_tool, site):
+    """The shared tool with the test platform registered, as `flask lti add-platform` does."""
+    yield register_site(bare_tool, site)
+
+
+def register_site(tool: Tool, site) -> World:
+    """Register `site`'s platform with the tool; the world a launch test works in."""
+    platform = Platform(site, tool.url)
+    with tool.app.app_context():
+        save_platform(
+            PlatformDetails(
+                platform.issuer,
+                CLIENT_ID,
+                f"{site.url}/auth",
+                f"{site.url}/token",
+                f"{site.url}/jwks.json",
+                (DEPLOYMENT,),
+                "Test platform",
+            )
+        )
+    return World(tool.app, tool.url, platform, LogSince(tool.log, tool.log.stat().st_size))
 
 
 @contextmanager
 def tool_for(tmp_path, site):
-    """The tool under gunicorn with `site`'s platform registered, until the block ends."""
+    """A tool of its own under gunicorn with `site`'s platform registered, until the block ends."""
     app = make_app(tmp_path)
-    with gunicorn(tmp_path, workers=2, LOG_LEVEL="warning") as server:
-        platform = Platform(site, server.url)
-        with app.app_context():
-            save_platform(
-                PlatformDetails(
-                    platform.issuer,
-                    CLIENT_ID,
-                    f"{site.url}/auth",
-                    f"{site.url}/token",
-                    f"{site.url}/jwks.json",
-                    (DEPLOYMENT,),
-                    "Test platform",
-                )
-            )
+    with gunicorn(tmp_path, workers=2) as server:
         port = server.url.rsplit(":", 1)[1]
-        yield World(app, server.url, platform, tmp_path / f"gunicorn-{port}.log")
+        yield register_site(Tool(app, server.url, tmp_path / f"gunicorn-{port}.log"), site)
 
 
 def counts(app) -> dict[str, int]:
@@ -1146,85 +1209,76 @@ def test_a_login_inside_a_frame_offers_a_new_window(world):
 # --- Dynamic registration
 
 
-@contextmanager
-def fresh_tool(tmp_path):
-    app = make_app(tmp_path)
-    with gunicorn(tmp_path, workers=1) as server:
-        yield app, server.url
-
-
 def registration_link(app, tool) -> str:
     result = app.test_cli_runner().invoke(args=["lti", "registration-link", "--site", tool])
     assert result.exit_code == 0, result.output
     return result.output.strip().splitlines()[-1]
 
 
-def test_dynamic_registration_registers_the_platform(tmp_path, site):
+def test_dynamic_registration_registers_the_platform(bare_tool, site):
     """The platform opens the admin's link with its configuration and token; the tool registers
     itself there and stores the platform and deployment, and a launch then works."""
-    with fresh_tool(tmp_path) as (app, tool):
-        link = registration_link(app, tool)
-        opened = f"{link}&openid_configuration={site.url}/.well-known/openid-configuration"
-        browser = requests.Session()
-        page = browser.get(opened + "&registration_token=reg-token-1")
-        assert page.status_code == 200
-        fields = dict(re.findall(r'name="(\w+)" value="([^"]*)"', page.text))
-        done = browser.post(f"{tool}/lti/register", data=fields)
-        assert done.status_code == 200, done.text
-        assert "Quizwright is registered" in done.text
+    app, tool = bare_tool.app, bare_tool.url
+    link = registration_link(app, tool)
+    opened = f"{link}&openid_configuration={site.url}/.well-known/openid-configuration"
+    browser = requests.Session()
+    page = browser.get(opened + "&registration_token=reg-token-1")
+    assert page.status_code == 200
+    fields = dict(re.findall(r'name="(\w+)" value="([^"]*)"', page.text))
+    done = browser.post(f"{tool}/lti/register", data=fields)
+    assert done.status_code == 200, done.text
+    assert "Quizwright is registered" in done.text
 
-        sent, authorization = site.registrations[-1]
-        assert authorization == "Bearer reg-token-1"
-        assert sent["initiate_login_uri"] == f"{tool}/lti/login"
-        assert sent["redirect_uris"] == [f"{tool}/lti/launch"]
-        assert sent["jwks_uri"] == f"{tool}/lti/jwks.json"
-        with app.app_context():
-            platform = db.session.scalars(db.select(LtiPlatform)).one()
-            assert (platform.issuer, platform.client_id) == (site.url, "dynamic-client")
-            assert [d.deployment_id for d in platform.deployments] == ["dynamic-deployment"]
-            assert platform.key_set_url == f"{site.url}/jwks.json"
+    sent, authorization = site.registrations[-1]
+    assert authorization == "Bearer reg-token-1"
+    assert sent["initiate_login_uri"] == f"{tool}/lti/login"
+    assert sent["redirect_uris"] == [f"{tool}/lti/launch"]
+    assert sent["jwks_uri"] == f"{tool}/lti/jwks.json"
+    with app.app_context():
+        platform = db.session.scalars(db.select(LtiPlatform)).one()
+        assert (platform.issuer, platform.client_id) == (site.url, "dynamic-client")
+        assert [d.deployment_id for d in platform.deployments] == ["dynamic-deployment"]
+        assert platform.key_set_url == f"{site.url}/jwks.json"
 
-        # The link works once.
-        assert browser.post(f"{tool}/lti/register", data=fields).status_code == 403
+    # The link works once.
+    assert browser.post(f"{tool}/lti/register", data=fields).status_code == 403
 
-        registered = Platform(
-            site, tool, deployment="dynamic-deployment", client_id="dynamic-client"
-        )
-        assert launch(registered, requests.Session(), TEACHER).response.status_code == 303
+    registered = Platform(site, tool, deployment="dynamic-deployment", client_id="dynamic-client")
+    assert launch(registered, requests.Session(), TEACHER).response.status_code == 303
 
 
-def test_registration_needs_the_admins_link(tmp_path, site):
+def test_registration_needs_the_admins_link(bare_tool, site):
     """Without a link the admin made, nothing is sent to the platform and nothing stored."""
-    with fresh_tool(tmp_path) as (app, tool):
-        configuration = f"{site.url}/.well-known/openid-configuration"
-        page = requests.get(f"{tool}/lti/register?openid_configuration={configuration}")
-        assert page.status_code == 403
-        posted = requests.post(
-            f"{tool}/lti/register",
-            data={"code": "guessed", "openid_configuration": configuration},
-        )
-        assert posted.status_code == 403
-        assert site.registrations == []
-        with app.app_context():
-            assert db.session.scalar(db.select(db.func.count()).select_from(LtiPlatform)) == 0
+    app, tool = bare_tool.app, bare_tool.url
+    configuration = f"{site.url}/.well-known/openid-configuration"
+    page = requests.get(f"{tool}/lti/register?openid_configuration={configuration}")
+    assert page.status_code == 403
+    posted = requests.post(
+        f"{tool}/lti/register",
+        data={"code": "guessed", "openid_configuration": configuration},
+    )
+    assert posted.status_code == 403
+    assert site.registrations == []
+    with app.app_context():
+        assert db.session.scalar(db.select(db.func.count()).select_from(LtiPlatform)) == 0
 
 
-def test_a_refused_registration_says_why_and_stores_nothing(tmp_path, site):
+def test_a_refused_registration_says_why_and_stores_nothing(bare_tool, site):
     """The platform answers 401 to a wrong token: the page says the platform refused."""
-    with fresh_tool(tmp_path) as (app, tool):
-        link = registration_link(app, tool)
-        configuration = f"{site.url}/.well-known/openid-configuration"
-        browser = requests.Session()
-        page = browser.get(f"{link}&openid_configuration={configuration}&registration_token=bad")
-        fields = dict(re.findall(r'name="(\w+)" value="([^"]*)"', page.text))
-        done = browser.post(f"{tool}/lti/register", data=fields)
-        assert done.status_code == 400
-        assert "The platform refused the registration" in page_text(done)
-        with app.app_context():
-            assert db.session.scalar(db.select(db.func.count()).select_from(LtiPlatform)) == 0
+    app, tool = bare_tool.app, bare_tool.url
+    link = registration_link(app, tool)
+    configuration = f"{site.url}/.well-known/openid-configuration"
+    browser = requests.Session()
+    page = browser.get(f"{link}&openid_configuration={configuration}&registration_token=bad")
+    fields = dict(re.findall(r'name="(\w+)" value="([^"]*)"', page.text))
+    done = browser.post(f"{tool}/lti/register", data=fields)
+    assert done.status_code == 400
+    assert "The platform refused the registration" in page_text(done)
+    with app.app_context():
+        assert db.session.scalar(db.select(db.func.count()).select_from(LtiPlatform)) == 0
 
 
-def test_a_configuration_claiming_another_issuer_is_refused(tmp_path, site):
+def test_a_configuration_claiming_another_issuer_is_refused(bare_tool, site):
     """A configuration whose issuer is not where it was found registers nothing."""
     site.openid_configuration = lambda: {
         "issuer": "https://trusted-lms.example.edu",
@@ -1233,18 +1287,18 @@ def test_a_configuration_claiming_another_issuer_is_refused(tmp_path, site):
         "jwks_uri": f"{site.url}/jwks.json",
         "registration_endpoint": f"{site.url}/register",
     }
-    with fresh_tool(tmp_path) as (app, tool):
-        link = registration_link(app, tool)
-        configuration = f"{site.url}/.well-known/openid-configuration"
-        browser = requests.Session()
-        page = browser.get(f"{link}&openid_configuration={configuration}&registration_token=x")
-        fields = dict(re.findall(r'name="(\w+)" value="([^"]*)"', page.text))
-        done = browser.post(f"{tool}/lti/register", data=fields)
-        assert done.status_code == 400
-        assert "names the issuer https://trusted-lms.example.edu" in page_text(done)
-        assert site.registrations == []
-        with app.app_context():
-            assert db.session.scalar(db.select(db.func.count()).select_from(LtiPlatform)) == 0
+    app, tool = bare_tool.app, bare_tool.url
+    link = registration_link(app, tool)
+    configuration = f"{site.url}/.well-known/openid-configuration"
+    browser = requests.Session()
+    page = browser.get(f"{link}&openid_configuration={configuration}&registration_token=x")
+    fields = dict(re.findall(r'name="(\w+)" value="([^"]*)"', page.text))
+    done = browser.post(f"{tool}/lti/register", data=fields)
+    assert done.status_code == 400
+    assert "names the issuer https://trusted-lms.example.edu" in page_text(done)
+    assert site.registrations == []
+    with app.app_context():
+        assert db.session.scalar(db.select(db.func.count()).select_from(LtiPlatform)) == 0
 
 
 def register(app, tool, configuration: str) -> requests.Response:
@@ -1257,7 +1311,7 @@ def register(app, tool, configuration: str) -> requests.Response:
     return browser.post(f"{tool}/lti/register", data=fields)
 
 
-def test_a_lookalike_address_cannot_claim_an_issuer(tmp_path, site):
+def test_a_lookalike_address_cannot_claim_an_issuer(bare_tool, site):
     """The configuration's address must be under its issuer at a "/": another host whose
     address merely starts with the issuer's text (user info, a longer port) registers nothing."""
     port = site.url.rsplit(":", 1)[1]
@@ -1265,44 +1319,44 @@ def test_a_lookalike_address_cannot_claim_an_issuer(tmp_path, site):
         "http://trusted-lms.example.edu": f"http://trusted-lms.example.edu@127.0.0.1:{port}",
         site.url[:-1]: site.url,  # http://127.0.0.1:4567 is not the site at :45678
     }
-    with fresh_tool(tmp_path) as (app, tool):
-        for issuer, address in claims.items():
-            site.openid_configuration = lambda issuer=issuer: {
-                **PlatformSite.openid_configuration(site),
-                "issuer": issuer,
-            }
-            done = register(app, tool, f"{address}/.well-known/openid-configuration")
-            assert done.status_code == 400, done.text
-            assert f"names the issuer {issuer}" in page_text(done)
-        assert site.registrations == []
-        with app.app_context():
-            assert db.session.scalar(db.select(db.func.count()).select_from(LtiPlatform)) == 0
+    app, tool = bare_tool.app, bare_tool.url
+    for issuer, address in claims.items():
+        site.openid_configuration = lambda issuer=issuer: {
+            **PlatformSite.openid_configuration(site),
+            "issuer": issuer,
+        }
+        done = register(app, tool, f"{address}/.well-known/openid-configuration")
+        assert done.status_code == 400, done.text
+        assert f"names the issuer {issuer}" in page_text(done)
+    assert site.registrations == []
+    with app.app_context():
+        assert db.session.scalar(db.select(db.func.count()).select_from(LtiPlatform)) == 0
 
 
-def test_dynamic_registration_cannot_change_a_registered_platform(tmp_path, site):
+def test_dynamic_registration_cannot_change_a_registered_platform(bare_tool, site):
     """A registration link adds a platform: an answer naming an issuer and client id already
     registered leaves that registration's keys and addresses as the admin set them."""
-    with fresh_tool(tmp_path) as (app, tool):
-        with app.app_context():
-            save_platform(
-                PlatformDetails(
-                    site.url,
-                    "dynamic-client",
-                    "https://lms.example.edu/auth",
-                    "https://lms.example.edu/token",
-                    "https://lms.example.edu/jwks.json",
-                    ("deployment-0",),
-                    "Registered by the admin",
-                )
+    app, tool = bare_tool.app, bare_tool.url
+    with app.app_context():
+        save_platform(
+            PlatformDetails(
+                site.url,
+                "dynamic-client",
+                "https://lms.example.edu/auth",
+                "https://lms.example.edu/token",
+                "https://lms.example.edu/jwks.json",
+                ("deployment-0",),
+                "Registered by the admin",
             )
-        done = register(app, tool, f"{site.url}/.well-known/openid-configuration")
-        assert done.status_code == 400, done.text
-        assert "already has" in page_text(done)
-        with app.app_context():
-            platform = db.session.scalars(db.select(LtiPlatform)).one()
-            assert platform.key_set_url == "https://lms.example.edu/jwks.json"
-            assert platform.auth_login_url == "https://lms.example.edu/auth"
-            assert [d.deployment_id for d in platform.deployments] == ["deployment-0"]
+        )
+    done = register(app, tool, f"{site.url}/.well-known/openid-configuration")
+    assert done.status_code == 400, done.text
+    assert "already has" in page_text(done)
+    with app.app_context():
+        platform = db.session.scalars(db.select(LtiPlatform)).one()
+        assert platform.key_set_url == "https://lms.example.edu/jwks.json"
+        assert platform.auth_login_url == "https://lms.example.edu/auth"
+        assert [d.deployment_id for d in platform.deployments] == ["deployment-0"]
 
 
 def test_launch_data_expires(app):

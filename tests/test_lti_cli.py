@@ -11,6 +11,8 @@ from app.lti.rules import chosen_quiz, display_name, quizwright_role, share_role
 from app.lti.storage import aware
 from app.models import now
 
+pytestmark = pytest.mark.any_database
+
 MOODLE = [
     "--issuer", "https://moodle.example.edu",
     "--client-id", "abc123",

@@ -15,9 +15,9 @@ from app.models import Assignment
 
 from helpers import SLUG, csrf_token
 
-pytestmark = pytest.mark.usefixtures("quick_passwords")
+pytestmark = pytest.mark.any_database
 # The test platform and the tool under gunicorn, as the launch tests use them.
-site, world = test_lti.site, test_lti.world
+site, tool, bare_tool, world = test_lti.site, test_lti.tool, test_lti.bare_tool, test_lti.world
 
 SETTINGS = {
     "quiz": SLUG,

@@ -34,9 +34,9 @@ from app.rules import ANSWER_GRACE
 
 from helpers import free_port
 
-pytestmark = pytest.mark.usefixtures("quick_passwords")
+pytestmark = pytest.mark.postgres
 # The test platform and the tool under gunicorn, as the launch tests use them.
-site, world = test_lti.site, test_lti.world
+site, tool, bare_tool, world = test_lti.site, test_lti.tool, test_lti.bare_tool, test_lti.world
 
 
 def send(world, *args) -> str:

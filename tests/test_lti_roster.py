@@ -16,9 +16,9 @@ from app.models import RosterStudent
 
 from helpers import csrf_token
 
-pytestmark = pytest.mark.usefixtures("quick_passwords")
+pytestmark = pytest.mark.postgres
 # The test platform and the tool under gunicorn, as the launch tests use them.
-site, world = test_lti.site, test_lti.world
+site, tool, bare_tool, world = test_lti.site, test_lti.tool, test_lti.bare_tool, test_lti.world
 
 MEMBERS = [
     {"user_id": TEACHER.sub, "name": TEACHER.name, "roles": INSTRUCTOR, "status": "Active"},

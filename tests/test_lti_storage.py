@@ -31,9 +31,9 @@ from app.models import Attempt
 
 from helpers import make_app
 
-pytestmark = pytest.mark.usefixtures("quick_passwords")
+pytestmark = pytest.mark.any_database
 # The test platform and the tool under gunicorn, as the launch tests use them.
-site, world = test_lti.site, test_lti.world
+site, tool, bare_tool, world = test_lti.site, test_lti.tool, test_lti.bare_tool, test_lti.world
 
 FRAMED = {"Sec-Fetch-Dest": "iframe", "Sec-Fetch-Site": "cross-site"}
 """What Chromium sends with a request for a page inside another site's frame."""

@@ -35,7 +35,7 @@ from helpers import (
     text,
 )
 
-pytestmark = pytest.mark.usefixtures("quick_passwords")
+pytestmark = pytest.mark.postgres
 
 
 @pytest.fixture

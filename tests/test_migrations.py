@@ -1,6 +1,7 @@
 """The committed migrations build exactly the schema the models describe, on either database."""
 
 import flask_migrate
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import inspect, text
@@ -8,30 +9,39 @@ from sqlalchemy import inspect, text
 from app import create_app
 from app.extensions import db
 
-from helpers import database
+pytestmark = pytest.mark.postgres
 
 
-def test_migrations_match_the_models(tmp_path):
+@pytest.fixture
+def blank_app(blank_database):
+    """An app on a database with no tables, for the migrations to build."""
+    app = create_app({"SECRET_KEY": "test", **blank_database})
+    yield app
+    with app.app_context():
+        db.engine.dispose()
+
+
+def test_migrations_match_the_models(blank_app):
     """Upgrading an empty database leaves no difference from the models (no drift)."""
-    app = create_app({"SECRET_KEY": "test", **database(tmp_path)})
+    app = blank_app
     with app.app_context():
         flask_migrate.upgrade()
         with db.engine.connect() as connection:
             assert compare_metadata(MigrationContext.configure(connection), db.metadata) == []
 
 
-def test_migrations_downgrade_to_empty(tmp_path):
+def test_migrations_downgrade_to_empty(blank_app):
     """Every migration can be undone, leaving only Alembic's own table."""
-    app = create_app({"SECRET_KEY": "test", **database(tmp_path)})
+    app = blank_app
     with app.app_context():
         flask_migrate.upgrade()
         flask_migrate.downgrade(revision="base")
         assert inspect(db.engine).get_table_names() == ["alembic_version"]
 
 
-def test_upgrade_fills_in_what_reports_read_of_existing_attempts(tmp_path):
+def test_upgrade_fills_in_what_reports_read_of_existing_attempts(blank_app):
     """Old attempts get their tallies (revision 0003) and their student's key (0004)."""
-    app = create_app({"SECRET_KEY": "test", **database(tmp_path)})
+    app = blank_app
     with app.app_context():
         flask_migrate.upgrade(revision="d86e449ffcf1")
         with db.engine.begin() as connection:
@@ -58,9 +68,9 @@ def test_upgrade_fills_in_what_reports_read_of_existing_attempts(tmp_path):
     assert str(last).startswith("2026-01-01 10:03:00")
 
 
-def test_upgrade_gives_older_names_with_invisible_characters_their_student(tmp_path):
+def test_upgrade_gives_older_names_with_invisible_characters_their_student(blank_app):
     """An attempt stored as "Ada" plus a zero-width space counts as Ada's after 0006, and back."""
-    app = create_app({"SECRET_KEY": "test", **database(tmp_path)})
+    app = blank_app
     with app.app_context():
         flask_migrate.upgrade(revision="c3f69411be20")
         with db.engine.begin() as connection:
@@ -87,9 +97,9 @@ def test_upgrade_gives_older_names_with_invisible_characters_their_student(tmp_p
     assert restored == ["ada", "ada\u200b", "\ufeffa\u200dda"]
 
 
-def test_upgrade_gives_existing_roster_students_their_name_key(tmp_path):
+def test_upgrade_gives_existing_roster_students_their_name_key(blank_app):
     """Roster students stored before 0011 keep their rows and get the key of their name."""
-    app = create_app({"SECRET_KEY": "test", **database(tmp_path)})
+    app = blank_app
     with app.app_context():
         flask_migrate.upgrade(revision="e928b78e10ef")
         with db.engine.begin() as connection:

@@ -2,10 +2,14 @@
 
 import re
 
+import pytest
+
 from app.extensions import db
 from app.models import Answer, Attempt
 
 from helpers import SLUG, Student, queries, shown, text, wrong_choice
+
+pytestmark = pytest.mark.postgres
 
 
 def test_home_lists_the_quiz(client):

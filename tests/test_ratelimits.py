@@ -13,6 +13,8 @@ from app.ratelimits import DatabaseStorage
 
 from helpers import csrf_token, gunicorn, make_app
 
+pytestmark = pytest.mark.postgres
+
 
 @pytest.fixture
 def storage(app):

@@ -19,6 +19,8 @@ from app.reports import (
     gradebook,
 )
 
+pytestmark = pytest.mark.postgres
+
 QUIZ = build_quiz(
     {
         "slug": "tiny",

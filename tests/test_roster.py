@@ -20,9 +20,11 @@ from app.roster import store as roster_store
 
 from helpers import SLUG, Student, form_token, login, queries, shown, text, wrong_choice
 
+pytestmark = pytest.mark.postgres
+
 
 @pytest.fixture
-def teacher(app, quick_passwords):
+def teacher(app):
     """A logged-in instructor's browser."""
     with app.app_context():
         factories.instructor("teacher", "correct horse")

@@ -24,6 +24,8 @@ from app.models import Answer, Attempt
 
 from helpers import SLUG, csrf_token, gunicorn, half_sent_requests, make_app
 
+pytestmark = pytest.mark.any_database
+
 STUDENTS = 200
 
 
@@ -96,6 +98,7 @@ def check_nothing_lost(app, outcomes):
         assert db.session.scalar(db.select(db.func.count(Answer.id))) == 8 * len(outcomes)
 
 
+@pytest.mark.load
 def test_two_hundred_students_at_once_lose_nothing(tmp_path):
     """200 students take the quiz concurrently against 4 workers: every answer is kept."""
     app = make_app(tmp_path)
@@ -106,7 +109,7 @@ def test_two_hundred_students_at_once_lose_nothing(tmp_path):
     check_nothing_lost(app, outcomes)
 
 
-def test_two_servers_share_one_database_and_one_redis(tmp_path, redis_url, quick_passwords):
+def test_two_servers_share_one_database_and_one_redis(tmp_path, redis_url):
     """A student moves between two servers freely; failed logins count across both."""
     app = make_app(tmp_path)
     with app.app_context():
@@ -143,7 +146,8 @@ def test_stopping_the_server_finishes_the_answer_in_flight(tmp_path):
     """SIGTERM while an answer is still arriving: the worker stops taking new connections, and
     finishes that answer before it exits, so a student pressing the button then loses nothing."""
     app = make_app(tmp_path)
-    with gunicorn(tmp_path, workers=1) as server:
+    # The production keep-alive: the stop must finish the answer whatever the idle connections.
+    with gunicorn(tmp_path, workers=1, keep_alive=5) as server:
         browser = Browser()
         _, page = browser.get(f"{server.url}/quizzes/{SLUG}")
         token = csrf_token(page)

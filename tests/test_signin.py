@@ -10,7 +10,7 @@ from app.models import Attempt, now
 
 from helpers import Student, form_token, login, make_app, shown, text
 
-pytestmark = pytest.mark.usefixtures("quick_passwords")
+pytestmark = pytest.mark.postgres
 
 
 def from_address(app, address):

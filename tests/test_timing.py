@@ -18,6 +18,8 @@ from app.rules import ANSWER_GRACE, CLOSE_GRACE
 
 from helpers import Student, login, queries, shown, text, wrong_choice
 
+pytestmark = pytest.mark.postgres
+
 BROWSER = "timed-browser-00000000"  # 22 characters, as the browser cookie holds
 
 
@@ -43,7 +45,7 @@ def clock(monkeypatch):
 
 
 @pytest.fixture
-def course(app, quick_passwords):
+def course(app):
     """An instructor's class, by id."""
     with app.app_context():
         teacher = factories.instructor("teacher")
@@ -414,7 +416,7 @@ def test_feedback_after_the_attempt_gives_nothing_away_until_it_is_finished(
 
 
 def test_feedback_after_the_close_is_held_until_the_close_or_a_release(
-    app, client, quiz, course, quick_passwords, clock
+    app, client, quiz, course, clock
 ):
     """Finished is not enough: the student, a shared link and the headers see no verdict
     until the quiz closes or feedback is released; the class's instructors see everything."""

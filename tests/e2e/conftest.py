@@ -2,6 +2,7 @@
 
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import sync_playwright
@@ -24,6 +25,14 @@ CHROMIUM_ARGS = [
 TEACHER = ("teacher", "correct horse")
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 375, "height": 667}
+
+
+def pytest_collection_modifyitems(items):
+    """One xdist worker runs the browser tests, so one browser and one server serve them."""
+    here = Path(__file__).parent
+    for item in items:
+        if here in item.path.parents:
+            item.add_marker(pytest.mark.xdist_group("browser"))
 
 
 @pytest.fixture(scope="session")

@@ -15,8 +15,6 @@ from app.models import Answer, Attempt
 from conftest import CHROMIUM, CHROMIUM_ARGS, DESKTOP
 from helpers import SLUG
 
-pytestmark = pytest.mark.usefixtures("quick_passwords")
-
 BLOCK_THIRD_PARTY_COOKIES = {"profile": {"cookie_controls_mode": 1}}
 """Chromium's preference behind "Block third-party cookies" in its settings."""
 PROBE = "document.cookie = 'probe=1; SameSite=None; Secure'; document.cookie"
