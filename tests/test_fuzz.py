@@ -30,7 +30,7 @@ from app.config import PROJECT_ROOT
 from app.extensions import db, limiter
 from app.models import Assignment, Class, Instructor
 
-from helpers import POSTGRES_URL, SCHEMA, SLUG, csrf_token, make_app, record_tables
+from helpers import SLUG, csrf_token, make_app, record_tables
 
 pytestmark = pytest.mark.postgres
 
@@ -109,17 +109,6 @@ ODD_NUMBERS = [b"2147483648", b"9223372036854775808", b"9" * 40, b"0" * 40 + b"1
 
 # ---------------------------------------------------------------------------------------------
 # The world the requests land in
-
-
-def fuzz_app(tmp_path, **config):
-    """An app on the test database; on PostgreSQL with a small pool instead of the suite's
-    NullPool, which would spend the time budget connecting once per table snapshot."""
-    if POSTGRES_URL:
-        config["SQLALCHEMY_ENGINE_OPTIONS"] = {
-            "pool_size": 2,
-            "connect_args": {"options": f"-csearch_path={SCHEMA}"},
-        }
-    return make_app(tmp_path, **config)
 
 
 def page_token(client, url) -> str:
@@ -273,7 +262,7 @@ def refused(response) -> bool:
 
 
 def build_world(tmp_path, csrf: bool, tally) -> World:
-    app = fuzz_app(tmp_path, WTF_CSRF_ENABLED=csrf)
+    app = make_app(tmp_path, WTF_CSRF_ENABLED=csrf)
     with app.app_context():
         teacher = create_instructor(*ACCOUNTS["instructor"])
         other = create_instructor("other", "other password")
@@ -1010,7 +999,7 @@ class Classroom:
 
 @pytest.fixture
 def classroom(tmp_path):
-    app = fuzz_app(tmp_path)
+    app = make_app(tmp_path)
     with app.app_context():
         factories.instructor("teacher", "teacher password")
     client = app.test_client()

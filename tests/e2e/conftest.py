@@ -27,6 +27,7 @@ DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 375, "height": 667}
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(items):
     """One xdist worker runs the browser tests, so one browser and one server serve them."""
     here = Path(__file__).parent
