@@ -118,12 +118,21 @@ def load_bank(path: str | Path) -> Bank:
     """Read and validate a question bank file; raise BankError listing every problem."""
     name = str(path)
     try:
-        data = json.loads(Path(path).read_bytes(), object_pairs_hook=_refuse_repeated_keys)
+        content = Path(path).read_bytes()
+    except OSError as error:
+        raise BankError([f"{name}: cannot be read: {error.strerror}"]) from None
+    return _bank_from(name, content)
+
+
+@lru_cache(maxsize=8)
+def _bank_from(name: str, content: bytes) -> Bank:
+    """The bank these bytes hold; a Bank is frozen, so the same file read again (every new
+    worker, every reload) is validated once."""
+    try:
+        data = json.loads(content, object_pairs_hook=_refuse_repeated_keys)
         errors = [f"{name}: {problem}" for problem in problems(data)]
     except RepeatedKey as error:
         raise BankError([f'{name}: the key "{error}" appears twice in one object']) from None
-    except OSError as error:
-        raise BankError([f"{name}: cannot be read: {error.strerror}"]) from None
     except UnicodeDecodeError as error:
         raise BankError([f"{name}: not UTF-8 text: {error.reason}"]) from None
     except json.JSONDecodeError as error:

@@ -100,7 +100,7 @@ class Action:
     """The Location, with {class_id}, {token} and {student_id} filled in; a function of the
     rule's defaults where its rules differ."""
     form: Callable[["World"], dict] = lambda world: {}
-    prepare: Callable[["World", dict], None] = lambda world, defaults: None
+    prepare: Callable[["World", dict], None] | None = None
     """Sets the scene so that the action would show, given the rule's defaults."""
 
 
@@ -375,8 +375,9 @@ def test_instructor_routes_by_visitor(request, route, role):
     expected = OUTCOMES[ACCESS[route.row].split()[ROLES.index(role)]]
     action = ACTIONS.get(route.endpoint)
     assert (route.method == "POST") == (action is not None), f"ACTIONS and {route.rule} disagree"
-    # A cell that changes the world has one of its own; the others share one, built once.
-    if expected == "done":
+    # A cell that changes the world, or sets a scene in it, has one of its own; the others
+    # share one, built once.
+    if expected == "done" or (action and action.prepare):
         world = request.getfixturevalue("world")
         client = browser(world, role)
     else:
@@ -384,7 +385,7 @@ def test_instructor_routes_by_visitor(request, route, role):
         client = world.browsers[role]
     url = url_of(world, route)
     defaults = dict(route.defaults)
-    if action:
+    if action and action.prepare:
         action.prepare(world, defaults)
     before = every_row(world.app)
 

@@ -2,7 +2,17 @@
 
 import pytest
 
+from app.bank import load_bank
+from app.config import PROJECT_ROOT
 from app.grading import Score, grade, score
+
+from helpers import SLUG
+
+
+@pytest.fixture
+def quiz():
+    """The seed quiz as the file holds it: grading needs no app and no database."""
+    return load_bank(PROJECT_ROOT / "questions.json").quizzes[SLUG]
 
 
 def test_right_choice_is_correct(quiz):

@@ -474,7 +474,10 @@ def tool(request, tmp_path_factory):
     folder = tmp_path_factory.mktemp("tool")
     with shared_schema(request.module.__name__) as schema:
         app = make_app(folder, schema)
-        with gunicorn(folder, workers=2, DATABASE_URL=server_database(folder, schema)) as server:
+        # The production keep-alive, waited out once per module: with a shorter one the
+        # platform's kept connections would be closed under concurrent launches.
+        database = server_database(folder, schema)
+        with gunicorn(folder, workers=2, keep_alive=5, DATABASE_URL=database) as server:
             port = server.url.rsplit(":", 1)[1]
             yield Tool(app, server.url, folder / f"gunicorn-{port}.log")
         with app.app_context():
