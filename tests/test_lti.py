@@ -1269,12 +1269,7 @@ def test_registration_needs_the_admins_link(bare_tool, site):
 def test_a_refused_registration_says_why_and_stores_nothing(bare_tool, site):
     """The platform answers 401 to a wrong token: the page says the platform refused."""
     app, tool = bare_tool.app, bare_tool.url
-    link = registration_link(app, tool)
-    configuration = f"{site.url}/.well-known/openid-configuration"
-    browser = requests.Session()
-    page = browser.get(f"{link}&openid_configuration={configuration}&registration_token=bad")
-    fields = dict(re.findall(r'name="(\w+)" value="([^"]*)"', page.text))
-    done = browser.post(f"{tool}/lti/register", data=fields)
+    done = register(app, tool, f"{site.url}/.well-known/openid-configuration", token="bad")
     assert done.status_code == 400
     assert "The platform refused the registration" in page_text(done)
     with app.app_context():
@@ -1291,12 +1286,7 @@ def test_a_configuration_claiming_another_issuer_is_refused(bare_tool, site):
         "registration_endpoint": f"{site.url}/register",
     }
     app, tool = bare_tool.app, bare_tool.url
-    link = registration_link(app, tool)
-    configuration = f"{site.url}/.well-known/openid-configuration"
-    browser = requests.Session()
-    page = browser.get(f"{link}&openid_configuration={configuration}&registration_token=x")
-    fields = dict(re.findall(r'name="(\w+)" value="([^"]*)"', page.text))
-    done = browser.post(f"{tool}/lti/register", data=fields)
+    done = register(app, tool, f"{site.url}/.well-known/openid-configuration", token="x")
     assert done.status_code == 400
     assert "names the issuer https://trusted-lms.example.edu" in page_text(done)
     assert site.registrations == []
@@ -1304,11 +1294,11 @@ def test_a_configuration_claiming_another_issuer_is_refused(bare_tool, site):
         assert db.session.scalar(db.select(db.func.count()).select_from(LtiPlatform)) == 0
 
 
-def register(app, tool, configuration: str) -> requests.Response:
+def register(app, tool, configuration: str, token="reg-token-1") -> requests.Response:
     """Open a fresh registration link with this configuration address and press Register."""
     link = registration_link(app, tool)
     browser = requests.Session()
-    opened = f"{link}&openid_configuration={configuration}&registration_token=reg-token-1"
+    opened = f"{link}&openid_configuration={configuration}&registration_token={token}"
     page = browser.get(opened)
     fields = dict(re.findall(r'name="(\w+)" value="([^"]*)"', page.text))
     return browser.post(f"{tool}/lti/register", data=fields)
