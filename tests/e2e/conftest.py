@@ -27,12 +27,15 @@ DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 375, "height": 667}
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(items):
-    """The browser tests run once, on SQLite: the browser layer is not about the database. Each
-    xdist worker that runs some has its own browser and server, on ports of their own."""
+    """The browser tests run once, on SQLite (the browser layer is not about the database), on
+    one xdist worker: one browser and one server serve them, in the order they are written, as
+    the tests that share the server's quiz expect."""
     here = Path(__file__).parent
     for item in items:
         if here in item.path.parents:
+            item.add_marker(pytest.mark.xdist_group("browser"))
             item.add_marker(pytest.mark.any_database)
 
 
