@@ -59,14 +59,13 @@ def pytest_terminal_summary(terminalreporter):
 def pytest_collection_modifyitems(config, items):
     """The PostgreSQL pass runs only the tests whose outcome can depend on the database, and
     the load tests, which run there alone, one after another on one worker."""
+    later = pytest.mark.skip(reason="a load test: it runs in the PostgreSQL pass")
     for item in items:
         if item.get_closest_marker("load"):
             item.add_marker(pytest.mark.xdist_group("load"))
-    if not POSTGRES_URL:
-        later = pytest.mark.skip(reason="a load test: it runs in the PostgreSQL pass")
-        for item in items:
-            if item.get_closest_marker("load"):
+            if not POSTGRES_URL:
                 item.add_marker(later)
+    if not POSTGRES_URL:
         return
     kept = [
         item

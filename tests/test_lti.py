@@ -495,7 +495,7 @@ def bare_tool(tool):
 @pytest.fixture
 def world(bare_tool, site):
     """The shared tool with the test platform registered, as `flask lti add-platform` does."""
-    yield register_site(bare_tool, site)
+    return register_site(bare_tool, site)
 
 
 def register_site(tool: Tool, site) -> World:
