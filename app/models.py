@@ -16,6 +16,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     exists,
+    false,
     text,
     true,
 )
@@ -94,6 +95,9 @@ class Instructor(UserMixin, db.Model):
     session_token: Mapped[str] = mapped_column(String(43), unique=True, default=new_token)
     # A disabled instructor cannot log in (Flask-Login reads is_active); their classes stay.
     is_active: Mapped[bool] = mapped_column(default=True, server_default=true())
+    # Made by an LMS launch: a role claim gives rights in that course's class and nowhere else.
+    # Previews, exports, the quiz list and new classes wait until an admin grants the account.
+    course_only: Mapped[bool] = mapped_column(default=False, server_default=false())
     # An IANA name ("Europe/Berlin"): assignment dates are entered and shown in it, stored in UTC.
     time_zone: Mapped[str] = mapped_column(String(64), default="UTC", server_default="UTC")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
@@ -102,6 +106,11 @@ class Instructor(UserMixin, db.Model):
 
     def get_id(self) -> str:
         return self.session_token
+
+    @property
+    def may_author(self) -> bool:
+        """Whether they may read quizzes' keys and create classes, beyond their courses."""
+        return self.is_admin or not self.course_only
 
 
 class Class(db.Model):

@@ -25,65 +25,70 @@ PASSWORDS = {
     "vera": "viewer password",
     "max": "manager password",
     "boss": "boss password",
+    "lena": "course password",
 }
 OWNER_CLASS, OTHER_CLASS = "Physics 101", "Chemistry 202"
 
-ROLES = ("anonymous", "student", "other", "viewer", "manager", "owner", "admin")
-ACCOUNT = {"other": "other", "viewer": "vera", "manager": "max", "owner": "owner", "admin": "boss"}
+ROLES = ("anonymous", "student", "other", "viewer", "manager", "course", "owner", "admin")
+ACCOUNT = {"other": "other", "viewer": "vera", "manager": "max", "course": "lena",
+           "owner": "owner", "admin": "boss"}  # fmt: skip
 
 # What each visitor gets from each instructor route. A row per endpoint: routes about a class or
 # one of its attempts, walked with the owner's class; "... without a class" rows are the same
 # endpoints walked with attempts that joined no class. The viewer and the manager are the
-# instructors the owner's class is shared with, to view and to manage it.
+# instructors the owner's class is shared with, to view and to manage it; "course" is an account
+# an LMS launch made (app/lti/people.py), which the class is shared with to manage, as its
+# course's instructors are: it reaches that class and nothing beyond it.
 #   L  login:   a redirect to the login page
 #   P  page:    200, the page or export itself
 #   N  missing: 404, as if there were nothing at that address
-#   R  refused: 403, the class is shared with them, but not for this
+#   R  refused: 403, the class is shared with them, but not for this; or, for a quiz's key,
+#                    the account reaches its courses' classes only
 #   D  done:    a 303 to where ACTIONS says, and the database changed
 # Anything but D leaves every table as it was.
 ACCESS = {
-    # anonymous, student, other instructor, viewer, manager, owner, admin
-    "teach.dashboard":                       "L L P P P P P",
-    "teach.class_page":                      "L L N P P P P",
-    "teach.class_page without a class":      "L L N N N N P",
-    "teach.join_screen":                     "L L N P P P P",
-    "teach.gradebook":                       "L L N P P P P",
-    "teach.gradebook without a class":       "L L N N N N P",
-    "teach.responses":                       "L L N P P P P",
-    "teach.responses without a class":       "L L N N N N P",
-    "teach.item_statistics":                 "L L N P P P P",
-    "teach.item_statistics without a class": "L L N N N N P",
-    "teach.attempt_review":                  "L L N P P P P",
-    "teach.attempt_review without a class":  "L L N N N N P",
-    "teach.set_open":                        "L L N R D D D",
-    "teach.manage_class":                    "L L N R P P P",
-    "teach.rename_class":                    "L L N R D D D",
-    "teach.replace_join_code":               "L L N R D D D",
-    "teach.merge":                           "L L N R D D D",
-    "teach.share":                           "L L N R R D D",
-    "teach.stop_sharing":                    "L L N R R D D",
-    "teach.archive":                         "L L N R R D D",
-    "teach.delete_class":                    "L L N R R D D",
-    "teach.assign":                          "L L N R P P P",
-    "teach.edit_assignment":                 "L L N R P P P",
-    "teach.remove_assignment":               "L L N R D D D",
-    "teach.release_feedback":                "L L N R D D D",
-    "teach.confirm_release":                 "L L N R P P P",
-    "teach.preview":                         "L L P P P P P",
-    "teach.download":                        "L L P P P P P",
-    "teach.roster_page":                     "L L N R P P P",
-    "teach.sign_in_cards":                   "L L N R P P P",
-    "teach.sign_in_codes":                   "L L N R P P P",
-    "teach.new_sign_in_code":                "L L N R D D D",
-    "teach.remove_student":                  "L L N R D D D",
-    "teach.restore_student":                 "L L N R D D D",
-    "teach.void":                            "L L N R D D D",
-    "teach.void without a class":            "L L N N N N D",
-    "teach.restore":                         "L L N R D D D",
-    "teach.restore without a class":         "L L N N N N D",
-    "auth.logout":                           "L L D D D D D",
-    "auth.change_password":                  "L L P P P P P",
-    "lti.admin":                             "L L N N N N P",
+    # anonymous, student, other instructor, viewer, manager, course-only manager, owner, admin
+    "teach.dashboard":                       "L L P P P P P P",
+    "teach.class_page":                      "L L N P P P P P",
+    "teach.class_page without a class":      "L L N N N N N P",
+    "teach.join_screen":                     "L L N P P P P P",
+    "teach.gradebook":                       "L L N P P P P P",
+    "teach.gradebook without a class":       "L L N N N N N P",
+    "teach.responses":                       "L L N P P P P P",
+    "teach.responses without a class":       "L L N N N N N P",
+    "teach.item_statistics":                 "L L N P P P P P",
+    "teach.item_statistics without a class": "L L N N N N N P",
+    "teach.attempt_review":                  "L L N P P P P P",
+    "teach.attempt_review without a class":  "L L N N N N N P",
+    "teach.set_open":                        "L L N R D D D D",
+    "teach.manage_class":                    "L L N R P P P P",
+    "teach.rename_class":                    "L L N R D D D D",
+    "teach.replace_join_code":               "L L N R D D D D",
+    "teach.merge":                           "L L N R D D D D",
+    "teach.share":                           "L L N R R R D D",
+    "teach.stop_sharing":                    "L L N R R R D D",
+    "teach.archive":                         "L L N R R R D D",
+    "teach.delete_class":                    "L L N R R R D D",
+    "teach.assign":                          "L L N R P P P P",
+    "teach.edit_assignment":                 "L L N R P P P P",
+    "teach.remove_assignment":               "L L N R D D D D",
+    "teach.release_feedback":                "L L N R D D D D",
+    "teach.confirm_release":                 "L L N R P P P P",
+    "teach.preview":                         "L L P P P R P P",
+    "teach.download":                        "L L P P P R P P",
+    "teach.roster_page":                     "L L N R P P P P",
+    "teach.sign_in_cards":                   "L L N R P P P P",
+    "teach.sign_in_codes":                   "L L N R P P P P",
+    "teach.new_sign_in_code":                "L L N R D D D D",
+    "teach.remove_student":                  "L L N R D D D D",
+    "teach.restore_student":                 "L L N R D D D D",
+    "teach.void":                            "L L N R D D D D",
+    "teach.void without a class":            "L L N N N N N D",
+    "teach.restore":                         "L L N R D D D D",
+    "teach.restore without a class":         "L L N N N N N D",
+    "auth.logout":                           "L L D D D D D D",
+    "auth.change_password":                  "L L P P P P P P",
+    "lti.admin":                             "L L N N N N N P",
 }  # fmt: skip
 
 OUTCOMES = {"L": "login", "P": "page", "N": "missing", "R": "refused", "D": "done"}
@@ -268,14 +273,17 @@ def read_world(tmp_path_factory):
 
 
 def build_world(app, quiz):
-    """Five instructors: owner and other with a class each, the owner's shared with a viewer and
-    a manager, and an admin; attempts in the owner's class (two spellings of Ada) and out of it."""
+    """Six instructors: owner and other with a class each, the owner's shared with a viewer, a
+    manager and a course-only manager, and an admin; attempts in the owner's class (two
+    spellings of Ada) and out of it."""
     with app.app_context():
         owner = create_instructor("owner", PASSWORDS["owner"])
         other = create_instructor("other", PASSWORDS["other"])
         viewer = create_instructor("vera", PASSWORDS["vera"])
         manager = create_instructor("max", PASSWORDS["max"])
         create_instructor("boss", PASSWORDS["boss"], is_admin=True)
+        course_only = create_instructor("lena", PASSWORDS["lena"])
+        course_only.course_only = True
         mine = Class(name=OWNER_CLASS, join_code="ABCDEF", instructor_id=owner.id)
         theirs = Class(name=OTHER_CLASS, join_code="GHJKMN", instructor_id=other.id)
         db.session.add_all([mine, theirs])
@@ -283,6 +291,7 @@ def build_world(app, quiz):
         class_id, other_class_id = mine.id, theirs.id
         factories.share(mine, viewer, Role.VIEW)
         factories.share(mine, manager, Role.MANAGE)
+        factories.share(mine, course_only, Role.MANAGE)
         factories.attempt(quiz, "Ada L", class_id=class_id)
         viewer_id = str(viewer.id)
         signing_key()  # the LTI key is made on first use: before the walk, so a GET changes nothing

@@ -882,6 +882,48 @@ def test_an_assistant_promoted_in_the_lms_manages_the_class(world):
         assert db.session.scalars(db.select(ClassShare.role)).one() == "manage"
 
 
+SANDBOX = {"id": "sandbox-9", "title": "Ada's sandbox"}
+
+
+@pytest.mark.parametrize("where", ["assists in the course", "teaches a sandbox course"])
+def test_a_teaching_role_counts_only_in_its_own_course(world, where):
+    """A learner who assists in a course or teaches a sandbox one gets that course's class as
+    the role allows, and nothing else: no preview or download with the key, no quiz list, no
+    class of their own, until an admin grants the account."""
+    launch(world.platform, requests.Session(), TEACHER)
+    browser = requests.Session()
+    if where == "assists in the course":
+        ada = Person(STUDENT.sub, STUDENT.name, TEACHING_ASSISTANT)
+        sent = launch(world.platform, browser, ada)
+    else:
+        ada = Person(STUDENT.sub, STUDENT.name, INSTRUCTOR)
+        sent = launch(world.platform, browser, ada, tamper=setter(CLAIM + "context", SANDBOX))
+    class_page = browser.get(world.tool + sent.response.headers["Location"])
+    assert class_page.status_code == 200 and "/preview" not in class_page.text
+    keys = (f"/teach/quizzes/{SLUG}/preview", f"/teach/quizzes/{SLUG}/download/gift")
+    for address in keys:
+        refused = browser.get(world.tool + address)
+        assert refused.status_code == 403 and "reaches that course" in page_text(refused)
+    dashboard = browser.get(f"{world.tool}/teach")
+    assert "/preview" not in dashboard.text and "Create a class" not in dashboard.text
+    start = browser.get(f"{world.tool}/quizzes/{SLUG}")
+    assert start.status_code == 200 and "/preview" not in start.text
+    classes = counts(world.app)["classes"]
+    made = browser.post(f"{world.tool}/teach", data={"csrf_token": csrf_token(dashboard.text),
+                        "name": "Mine"}, allow_redirects=False)  # fmt: skip
+    assert made.status_code == 403 and counts(world.app)["classes"] == classes
+    with world.app.app_context():
+        account = db.session.scalars(db.select(LtiUser).filter_by(sub=STUDENT.sub)).one()
+        username = account.instructor.username
+    granted = world.app.test_cli_runner().invoke(args=["grant-instructor", username])
+    assert granted.exit_code == 0, granted.output
+    again = requests.Session()  # the grant ended their session: they launch again
+    launch(world.platform, again, Person(STUDENT.sub, STUDENT.name, INSTRUCTOR),
+           tamper=setter(CLAIM + "context", SANDBOX))  # fmt: skip
+    for address in keys:
+        assert again.get(world.tool + address).status_code == 200
+
+
 def test_another_registration_of_the_issuer_has_its_own_accounts(world):
     """Two client ids of one issuer are two platforms, each vouching for its own users: a launch
     through the second with a sub the first knows gets an account of its own, never the

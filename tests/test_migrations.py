@@ -122,3 +122,24 @@ def test_upgrade_gives_existing_roster_students_their_name_key(blank_app):
                 "SELECT name, name_key, sign_in_code FROM roster_students"
             ).one()
     assert tuple(row) == ("Dana  STRASSE", "dana strasse", "ABCD2345")
+
+
+def test_upgrade_keeps_accounts_lms_launches_made_to_their_courses(blank_app):
+    """Accounts a launch made before revision 0017 reach only their courses' classes; accounts
+    an admin made keep every right."""
+    app = blank_app
+    with app.app_context():
+        flask_migrate.upgrade(revision="5d7c2a90e6b1")
+        with db.engine.begin() as connection:
+            for n, (name, password) in enumerate((("ada", "scrypt:x"), ("lti-3f2a", "!lti"))):
+                connection.exec_driver_sql(
+                    "INSERT INTO instructors (id, username, password_hash, is_admin,"
+                    f" session_token, created_at) VALUES ({n + 1}, '{name}', '{password}',"
+                    f" false, 'token-{n}', '2026-01-01 10:00:00')"
+                )
+        flask_migrate.upgrade()
+        with db.engine.connect() as connection:
+            rows = connection.exec_driver_sql(
+                "SELECT username, course_only FROM instructors ORDER BY id"
+            ).all()
+    assert [(name, bool(flag)) for name, flag in rows] == [("ada", False), ("lti-3f2a", True)]

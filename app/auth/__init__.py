@@ -38,11 +38,17 @@ def init_app(app: Flask) -> None:
     from .commands import (
         create_instructor_command,
         disable_instructor_command,
+        grant_instructor_command,
         set_password_command,
     )
 
     app.register_blueprint(bp)
-    for command in (create_instructor_command, set_password_command, disable_instructor_command):
+    for command in (
+        create_instructor_command,
+        set_password_command,
+        disable_instructor_command,
+        grant_instructor_command,
+    ):
         app.cli.add_command(command)
 
 
@@ -186,6 +192,18 @@ def require_admin():
     if not current_user.is_admin:
         audit("access denied")
         abort(404)
+
+
+def require_author():
+    """Refuse an account an LMS launch made, which reaches only its courses' classes: quizzes'
+    keys and new classes belong to accounts an admin made or granted, never to a role claim."""
+    if not current_user.may_author:
+        audit("access denied")
+        abort(
+            403,
+            description="Your account comes from your LMS course, so it reaches that course's "
+            "class only. An admin can grant it the rest (flask grant-instructor).",
+        )
 
 
 def safe_next(target: str | None) -> str | None:

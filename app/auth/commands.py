@@ -83,3 +83,19 @@ def disable_instructor_command(username, enable):
         click.echo(f"“{instructor.username}” can log in again.")
     else:
         click.echo(f"“{instructor.username}” can no longer log in; their sessions have ended.")
+
+
+@click.command("grant-instructor")
+@click.argument("username")
+@click.option("--revoke", is_flag=True, help="Back to rights in their LMS courses' classes only.")
+@with_appcontext
+def grant_instructor_command(username, revoke):
+    """Let an account an LMS launch made preview and export quizzes and create classes."""
+    instructor = _instructor_named(username)
+    instructor.course_only = revoke
+    end_sessions(instructor)
+    audit_command("instructor revoked" if revoke else "instructor granted", instructor.username)
+    if revoke:
+        click.echo(f"“{instructor.username}” now reaches only their LMS courses' classes.")
+    else:
+        click.echo(f"“{instructor.username}” may now preview quizzes and create classes.")

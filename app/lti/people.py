@@ -65,7 +65,7 @@ def instructor_for(user: LtiUser) -> Instructor:
     username = linked_username(user.platform.issuer, user.platform.client_id, user.sub)
     find = db.select(Instructor).filter_by(username=username)
     account = db.session.scalar(find) or _first_or_existing(
-        lambda: Instructor(username=username, password_hash=UNUSABLE_PASSWORD),
+        lambda: Instructor(username=username, password_hash=UNUSABLE_PASSWORD, course_only=True),
         lambda: db.session.scalars(find).one(),
     )
     # Set only where unset: an admin may have linked the user to another account meanwhile.

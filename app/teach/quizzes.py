@@ -5,6 +5,7 @@ from flask import Response, abort, render_template
 
 from .. import formats
 from ..audit import audit
+from ..auth import require_author
 from ..bank import Quiz, current_bank
 from . import bp
 
@@ -19,7 +20,9 @@ the other; Aiken, which loses every explanation, stays on the command line, wher
 
 
 def _quiz_or_404(slug: str) -> Quiz:
-    """An offered quiz, or one no longer offered: both may still be read by instructors."""
+    """An offered quiz, or one no longer offered: both may still be read by instructors whose
+    account an admin made or granted."""
+    require_author()
     bank = current_bank()
     quiz = bank.quizzes.get(slug) or bank.retired.get(slug)
     if quiz is None:

@@ -16,7 +16,7 @@ from sqlalchemy.orm import joinedload
 from .. import reports
 from ..attempts import attempt_or_404, progress, quiz_of, shown_choices, standing
 from ..audit import audit
-from ..auth import class_or_404, may, require_admin, role_in
+from ..auth import class_or_404, may, require_admin, require_author, role_in
 from ..bank import Quiz, current_bank
 from ..extensions import db
 from ..lti import lms_class
@@ -63,6 +63,8 @@ def _report(class_id: int | None) -> tuple[Class | None, ReportForm, reports.Cla
 def dashboard():
     """The instructor's classes, and the form that creates one with a fresh join code."""
     form = ClassForm()
+    if request.method == "POST":
+        require_author()
     if form.validate_on_submit():
         made = Class(name=form.name.data, instructor_id=current_user.id)
         db.session.add(made)
@@ -99,7 +101,7 @@ def dashboard():
         archived=archived,
         any_archived=any_archived,
         form=form,
-        quizzes=current_bank().quizzes.values(),
+        quizzes=current_bank().quizzes.values() if current_user.may_author else (),
         share_roles=SHARE_ROLES,
     )
     return page, 400 if form.errors else 200
