@@ -162,13 +162,16 @@ def used_seats(assignment_id: int, key: str) -> tuple[set[int], int]:
     return seats_by_assignment(key, [assignment_id])[assignment_id]
 
 
-def key_held(slug: str) -> bool:
-    """Whether some class's assignment of this quiz still holds its feedback back, so that an
-    attempt outside any class must not show the key: one query, on the quiz's index."""
+def key_held(slug: str, besides: int | None = None) -> bool:
+    """Whether an assignment of this quiz (other than `besides`) still holds its key back, in
+    any class, so that no other attempt may show it: one query, on the quiz's index."""
     moment = now()
     waiting = db.session.execute(
-        db.select(Assignment.feedback, Assignment.closes_at, Assignment.time_limit_minutes).where(
+        db.select(
+            Assignment.feedback, Assignment.closes_at, Assignment.time_limit_minutes
+        ).where(
             Assignment.quiz_slug == slug,
+            Assignment.id.is_distinct_from(besides),
             Assignment.feedback != FeedbackWhen.EACH_ANSWER.value,
             Assignment.feedback_released_at.is_(None),
             # A removed one starts no counted attempt: its class offers the quiz as unassigned.
@@ -177,10 +180,7 @@ def key_held(slug: str) -> bool:
     )
     return any(
         rules.holds_back_key(
-            FeedbackWhen(feedback),
-            moment,
-            rules.feedback_opens_at(FeedbackWhen(feedback), utc(closes_at), limit),
-            None,
+            FeedbackWhen(feedback), moment, rules.key_hold_ends(utc(closes_at), limit), None
         )
         for feedback, closes_at, limit in waiting
     )
@@ -480,6 +480,8 @@ class Standing:
     """When held feedback opens for everyone without a release; None when only a release does."""
     feedback_shown: bool
     """Whether its student may see verdicts, explanations, right answers and the score."""
+    held_elsewhere: bool
+    """Whether only another assignment's hold on the quiz's key keeps its feedback back."""
     open_to_anyone: bool
     """Whether its results link shows the review to whoever has the link."""
     finishable: bool
@@ -489,7 +491,8 @@ class Standing:
 
 
 def standing(attempt: Attempt, quiz: Quiz) -> Standing:
-    """Ask the rules about this attempt now, from what attempt_or_404 loaded (no query)."""
+    """Ask the rules about this attempt now, from what attempt_or_404 loaded, and whether any
+    other assignment of its quiz holds the key."""
     moment = now()
     assignment = attempt.assignment
     when = FeedbackWhen(assignment.feedback) if assignment else FeedbackWhen.EACH_ANSWER
@@ -501,13 +504,19 @@ def standing(attempt: Attempt, quiz: Quiz) -> Standing:
     answered, questions = len(attempt.answers), len(quiz.questions)
     deadline = rules.answer_deadline(ends_at, closes_at)
     finished = rules.attempt_finished(moment, finished_at, answered, questions, deadline)
+    shown = rules.feedback_visible(when, finished, moment, opens_at, released_at)
+    # Another assignment's hold on the key outranks this attempt's own rule. Asked whatever the
+    # rule, so that every page costs the same query, on the quiz's index.
+    held_elsewhere = key_held(quiz.slug, besides=attempt.assignment_id) and shown
     return Standing(
         deadline=deadline,
         ending=rules.how_it_ended(moment, finished_at, answered, questions, ends_at, closes_at),
         finished=finished,
         feedback_opens_at=opens_at,
-        feedback_shown=rules.feedback_visible(when, finished, moment, opens_at, released_at),
-        open_to_anyone=rules.review_open_to_anyone(when, finished, moment, opens_at, released_at),
+        feedback_shown=shown and not held_elsewhere,
+        held_elsewhere=held_elsewhere,
+        open_to_anyone=not held_elsewhere
+        and rules.review_open_to_anyone(when, finished, moment, opens_at, released_at),
         finishable=ends_at is not None or when != FeedbackWhen.EACH_ANSWER,
         seconds_left=None if ends_at is None else max(0, int((ends_at - moment).total_seconds())),
     )

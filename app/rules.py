@@ -178,20 +178,26 @@ def feedback_opens_at(
     return closes_at + CLOSE_GRACE
 
 
+def key_hold_ends(closes_at: datetime | None, time_limit_minutes: int | None) -> datetime | None:
+    """When an assignment whose feedback waits stops holding its quiz's key from every other
+    attempt: once none of its own attempts can still be answered (as feedback_opens_at after the
+    close); None when only a release ends it."""
+    return feedback_opens_at(FeedbackWhen.AFTER_CLOSE, closes_at, time_limit_minutes)
+
+
 def holds_back_key(
     feedback: FeedbackWhen,
     moment: datetime,
-    opens_at: datetime | None,
+    ends_at: datetime | None,
     released_at: datetime | None,
 ) -> bool:
-    """Whether an assignment still keeps its quiz's verdicts from students yet to answer: its
-    feedback waits (not after each answer), is not released, and has not opened for everyone
-    (opens_at, from feedback_opens_at). While one does, an attempt outside any class would show
-    that class the key."""
+    """Whether an assignment still keeps its quiz's key from students yet to answer: its
+    feedback waits (after the attempt or the close), is not released, and some of its attempts
+    can still be answered (ends_at, from key_hold_ends). While one does, no attempt under any
+    other assignment, in any class or none, shows that quiz's verdicts."""
     if feedback == FeedbackWhen.EACH_ANSWER or released_at is not None:
         return False
-    # After the attempt, each student's verdicts open with their own finish: never for everyone.
-    return feedback == FeedbackWhen.AFTER_ATTEMPT or opens_at is None or moment < opens_at
+    return ends_at is None or moment < ends_at
 
 
 def _released(moment: datetime, opens_at: datetime | None, released_at: datetime | None) -> bool:

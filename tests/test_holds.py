@@ -54,7 +54,8 @@ def student(app) -> Student:
     [
         (FeedbackWhen.EACH_ANSWER, None, None, False),
         (FeedbackWhen.AFTER_ATTEMPT, None, None, True),
-        (FeedbackWhen.AFTER_ATTEMPT, NOW - HOUR, None, True),
+        # Closed an hour ago: none of its attempts can still be answered, so nobody is helped.
+        (FeedbackWhen.AFTER_ATTEMPT, NOW - HOUR, None, False),
         (FeedbackWhen.AFTER_ATTEMPT, None, NOW, False),
         (FeedbackWhen.AFTER_CLOSE, None, None, True),
         (FeedbackWhen.AFTER_CLOSE, NOW + HOUR, None, True),
@@ -63,7 +64,8 @@ def student(app) -> Student:
     ],
 )
 def test_which_assignments_hold_the_key_back(feedback, closes_at, released_at, holds):
-    """Held until released or opened for everyone; after each answer nothing is held."""
+    """Held until released or none of its attempts can still be answered; after each answer
+    nothing is held."""
     assert rules.holds_back_key(feedback, NOW, closes_at, released_at) is holds
 
 
@@ -122,6 +124,93 @@ def test_the_hold_costs_one_query_on_the_quiz_index(app, class_id):
             explain = f"EXPLAIN QUERY PLAN {asked[0]}"
             plan = db.session.connection().exec_driver_sql(explain, (SLUG, "x")).all()
             assert "ix_assignments_quiz_slug" in str(plan)
+
+
+OTHER_CODE = "GHJKMN"
+HELD_ELSEWHERE = "Another class is still taking this quiz with its feedback held back"
+
+
+@pytest.fixture
+def other_class(app):
+    """A colleague's class, which the attacker knows the code of."""
+    with app.app_context():
+        return factories.class_(factories.instructor("carol"), "Chemistry", OTHER_CODE).id
+
+
+def opening(explanation: str) -> str:
+    """An explanation's first words, as a page shows them whatever it escapes later."""
+    return " ".join(explanation.split()[:6])
+
+
+def shows_the_key(app, eve, quiz) -> bool:
+    """Whether anything of the key reached Eve's browser: a verdict, an explanation, a score."""
+    pages = [eve.client.get(eve.question_url(1), follow_redirects=True)]
+    for number, question in enumerate(quiz.questions, 1):
+        pages.append(eve.answer(number, question.choices[0].id))
+        pages.append(eve.client.get(eve.question_url(number), follow_redirects=True))
+    pages.append(eve.client.get(eve.results_url))
+    seen = " ".join(text(page) for page in pages)
+    explanations = [opening(choice.explanation) for q in quiz.questions for choice in q.choices]
+    return "Correct" in seen or "Incorrect" in seen or "scored" in seen or any(
+        explanation in seen for explanation in explanations
+    )
+
+
+@pytest.mark.parametrize("colleague", ["assigns nothing", "feedback after each answer"])
+@pytest.mark.parametrize("feedback", [FeedbackWhen.AFTER_CLOSE, FeedbackWhen.AFTER_ATTEMPT])
+def test_another_class_shows_no_key_a_class_is_holding_back(
+    app, class_id, other_class, colleague, feedback
+):
+    """Attacker repro: while class A holds the quiz's feedback, class C's join code (a class
+    with no assignment, or one with feedback after each answer) shows no verdict, explanation
+    or score; the student is told why, and every answer is saved."""
+    assign(app, class_id, feedback=feedback, closes_at=datetime.now(UTC) + HOUR)
+    if colleague == "feedback after each answer":
+        assign(app, other_class, feedback=FeedbackWhen.EACH_ANSWER)
+    with app.app_context():
+        quiz = current_bank().quizzes[SLUG]
+    eve = student(app)
+    assert eve.start(name="Eve", class_code=OTHER_CODE).status_code == 303
+    assert HELD_ELSEWHERE in text(eve.client.get(eve.question_url(1)))
+    assert not shows_the_key(app, eve, quiz)
+    assert app.test_client().get(eve.results_url).status_code == 403
+    with app.app_context():
+        saved = db.session.scalars(db.select(Attempt).filter_by(class_id=other_class)).one()
+        assert saved.answered == len(quiz.questions)
+    carol = app.test_client()
+    login(carol, "carol", "correct horse")
+    review = text(carol.get(f"/teach/attempts/{eve.token}"))
+    assert opening(quiz.questions[0].choices[0].explanation) in review
+
+
+def test_an_older_attempt_elsewhere_shows_the_key_again_once_the_hold_ends(
+    app, class_id, other_class
+):
+    """An attempt taken before the hold, in another class, is held with the rest; the release
+    (or the close) gives it back its own rule."""
+    with app.app_context():
+        quiz = current_bank().quizzes[SLUG]
+    eve = student(app)
+    assert eve.start(name="Eve", class_code=OTHER_CODE).status_code == 303
+    assignment_id = assign(app, class_id, feedback=FeedbackWhen.AFTER_CLOSE)
+    assert not shows_the_key(app, eve, quiz)
+    with app.app_context():
+        db.session.get(Assignment, assignment_id).feedback_released_at = datetime.now(UTC)
+        db.session.commit()
+    assert "scored" in text(eve.client.get(eve.results_url))
+
+
+def test_the_class_holding_the_key_keeps_its_own_rule(app, class_id, other_class):
+    """The hold is on everyone else: under the holding assignment itself a finished attempt
+    after the attempt shows its verdicts, as it always did."""
+    assign(app, class_id, feedback=FeedbackWhen.AFTER_ATTEMPT, closes_at=datetime.now(UTC) + HOUR)
+    with app.app_context():
+        quiz = current_bank().quizzes[SLUG]
+    ada = student(app)
+    assert ada.start(name="Ada", class_code=CODE).status_code == 303
+    for number, question in enumerate(quiz.questions, 1):
+        assert ada.answer(number, question.right_choice.id).status_code == 303
+    assert "scored" in text(ada.client.get(ada.results_url))
 
 
 # --- 2. Held feedback opens once no attempt can still be answered, not at the close ----------
