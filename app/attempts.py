@@ -167,9 +167,7 @@ def key_held(slug: str, besides: int | None = None) -> bool:
     any class, so that no other attempt may show it: one query, on the quiz's index."""
     moment = now()
     waiting = db.session.execute(
-        db.select(
-            Assignment.feedback, Assignment.closes_at, Assignment.time_limit_minutes
-        ).where(
+        db.select(Assignment.feedback, Assignment.closes_at, Assignment.time_limit_minutes).where(
             Assignment.quiz_slug == slug,
             Assignment.id.is_distinct_from(besides),
             Assignment.feedback != FeedbackWhen.EACH_ANSWER.value,

@@ -151,8 +151,11 @@ def shows_the_key(app, eve, quiz) -> bool:
     pages.append(eve.client.get(eve.results_url))
     seen = " ".join(text(page) for page in pages)
     explanations = [opening(choice.explanation) for q in quiz.questions for choice in q.choices]
-    return "Correct" in seen or "Incorrect" in seen or "scored" in seen or any(
-        explanation in seen for explanation in explanations
+    return (
+        "Correct" in seen
+        or "Incorrect" in seen
+        or "scored" in seen
+        or any(explanation in seen for explanation in explanations)
     )
 
 
