@@ -31,6 +31,7 @@ from app.lti.keys import signing_key
 from app.lti.models import (
     LtiAttempt,
     LtiCourse,
+    LtiDeployment,
     LtiLaunchData,
     LtiLearner,
     LtiPlatform,
@@ -922,6 +923,55 @@ def test_a_teaching_role_counts_only_in_its_own_course(world, where):
            tamper=setter(CLAIM + "context", SANDBOX))  # fmt: skip
     for address in keys:
         assert again.get(world.tool + address).status_code == 200
+
+
+def test_two_deployments_never_share_a_course_class(world):
+    """LTI makes a context id unique only within a deployment: a second deployment's instructor
+    sending the same context id gets a class of their own, and its learners land on its
+    roster, not the first's."""
+    with world.app.app_context():
+        platform = db.session.scalars(db.select(LtiPlatform)).one()
+        db.session.add(LtiDeployment(platform_id=platform.id, deployment_id="deployment-2"))
+        db.session.commit()
+    first = launch(world.platform, requests.Session(), TEACHER).response.headers["Location"]
+    world.platform.deployment = "deployment-2"
+    stranger = Person("teacher-sub-9", "Mallory", INSTRUCTOR)
+    theirs = launch(world.platform, requests.Session(), stranger).response.headers["Location"]
+    assert theirs != first
+    launch(world.platform, requests.Session(), Person("learner-2", "Eve", LEARNER))
+    world.platform.deployment = DEPLOYMENT
+    launch(world.platform, requests.Session(), STUDENT)
+    with world.app.app_context():
+        courses = db.session.scalars(db.select(LtiCourse).order_by(LtiCourse.id)).all()
+        assert [course.deployment_id for course in courses] == [DEPLOYMENT, "deployment-2"]
+        assert db.session.scalars(db.select(ClassShare)).all() == []
+        rosters = {
+            course.deployment_id: db.session.scalars(
+                db.select(RosterStudent.name).filter_by(class_id=course.class_id)
+            ).all()
+            for course in courses
+        }
+    assert rosters == {DEPLOYMENT: [STUDENT.name], "deployment-2": ["Eve"]}
+
+
+def test_a_course_stored_before_deployments_were_recorded_is_claimed_by_its_next_launch(world):
+    """Revision 0018 leaves a course of a several-deployment platform unclaimed: the next
+    launch in it names its deployment, and another deployment then gets a class of its own."""
+    first = launch(world.platform, requests.Session(), TEACHER).response.headers["Location"]
+    with world.app.app_context():
+        platform = db.session.scalars(db.select(LtiPlatform)).one()
+        db.session.add(LtiDeployment(platform_id=platform.id, deployment_id="deployment-2"))
+        db.session.execute(db.update(LtiCourse).values(deployment_id=None))
+        db.session.commit()
+    assert launch(world.platform, requests.Session(), STUDENT).response.status_code == 303
+    world.platform.deployment = "deployment-2"
+    stranger = Person("teacher-sub-9", "Mallory", INSTRUCTOR)
+    assert (
+        launch(world.platform, requests.Session(), stranger).response.headers["Location"] != first
+    )
+    with world.app.app_context():
+        claimed = db.session.scalars(db.select(LtiCourse.deployment_id).order_by(LtiCourse.id))
+        assert claimed.all() == [DEPLOYMENT, "deployment-2"]
 
 
 def test_another_registration_of_the_issuer_has_its_own_accounts(world):

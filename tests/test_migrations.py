@@ -143,3 +143,43 @@ def test_upgrade_keeps_accounts_lms_launches_made_to_their_courses(blank_app):
                 "SELECT username, course_only FROM instructors ORDER BY id"
             ).all()
     assert [(name, bool(flag)) for name, flag in rows] == [("ada", False), ("lti-3f2a", True)]
+
+
+def test_upgrade_gives_courses_of_a_one_deployment_platform_their_deployment(blank_app):
+    """Revision 0018: a course of a platform with one deployment is that deployment's; one of
+    a platform with several waits, unclaimed, for a launch to say which."""
+    app = blank_app
+    with app.app_context():
+        flask_migrate.upgrade(revision="7e3a1c5b9d20")
+        with db.engine.begin() as connection:
+            run = connection.exec_driver_sql
+            run(
+                "INSERT INTO instructors (id, username, password_hash, is_admin, session_token,"
+                " created_at) VALUES (1, 'ada', 'x', false, 't', '2026-01-01 10:00:00')"
+            )
+            for n, deployments in ((1, ("d-1",)), (2, ("d-2", "d-3"))):
+                run(
+                    "INSERT INTO lti_platforms (id, issuer, client_id, name, auth_login_url,"
+                    f" auth_token_url, key_set_url, created_at) VALUES ({n}, 'https://lms{n}',"
+                    f" 'c', 'LMS', 'https://a', 'https://t', 'https://k', '2026-01-01 10:00:00')"
+                )
+                for deployment in deployments:
+                    run(
+                        "INSERT INTO lti_deployments (platform_id, deployment_id)"
+                        f" VALUES ({n}, '{deployment}')"
+                    )
+                run(
+                    "INSERT INTO classes (id, name, join_code, instructor_id, is_open,"
+                    f" created_at) VALUES ({n}, 'C{n}', 'CODE{n}', 1, true,"
+                    " '2026-01-01 10:00:00')"
+                )
+                run(
+                    "INSERT INTO lti_courses (platform_id, context_id, class_id)"
+                    f" VALUES ({n}, 'course-42', {n})"
+                )
+        flask_migrate.upgrade()
+        with db.engine.connect() as connection:
+            rows = connection.exec_driver_sql(
+                "SELECT platform_id, deployment_id FROM lti_courses ORDER BY platform_id"
+            ).all()
+    assert [tuple(row) for row in rows] == [(1, "d-1"), (2, None)]

@@ -109,10 +109,15 @@ class LtiCourse(db.Model):
     """A platform's course (its LTI context), taught in Quizwright as one class."""
 
     __tablename__ = "lti_courses"
-    __table_args__ = (UniqueConstraint("platform_id", "context_id"),)
+    # LTI makes a context id unique only within its deployment: two deployments of one
+    # platform may both send "course-42" for different courses.
+    __table_args__ = (UniqueConstraint("platform_id", "deployment_id", "context_id"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     platform_id: Mapped[int] = mapped_column(ForeignKey("lti_platforms.id", ondelete="CASCADE"))
+    # None only for a course stored before deployments were recorded, on a platform with
+    # several: its next launch names the deployment it belongs to.
+    deployment_id: Mapped[str | None] = mapped_column(String(255))
     context_id: Mapped[str] = mapped_column(String(255))
     class_id: Mapped[int] = mapped_column(ForeignKey("classes.id", ondelete="CASCADE"), unique=True)
     # Names and Role Provisioning Services: where the course's members are listed, as the

@@ -89,19 +89,36 @@ def link_instructor(platform: LtiPlatform, sub: str, account: Instructor) -> Lti
     return user
 
 
-def course_class(platform: LtiPlatform, context_id: str) -> Class | None:
-    """The class of a platform's course, if an instructor has launched in it."""
-    return db.session.scalar(
+def course_class(platform: LtiPlatform, deployment_id: str, context_id: str) -> Class | None:
+    """The class of a course of one of the platform's deployments, if an instructor has
+    launched in it."""
+    in_course = (
+        LtiCourse.platform_id == platform.id,
+        LtiCourse.context_id == context_id,
+    )
+    find = (
         db.select(Class)
         .join(LtiCourse, LtiCourse.class_id == Class.id)
-        .where(LtiCourse.platform_id == platform.id, LtiCourse.context_id == context_id)
+        .where(*in_course, LtiCourse.deployment_id == deployment_id)
     )
+    found = db.session.scalar(find)
+    if found is None:
+        # A course stored before deployments were recorded belongs to the first that claims it.
+        claimed = db.session.execute(
+            db.update(LtiCourse)
+            .where(*in_course, LtiCourse.deployment_id.is_(None))
+            .values(deployment_id=deployment_id)
+        )
+        db.session.commit()
+        if claimed.rowcount:
+            found = db.session.scalar(find)
+    return found
 
 
-def open_course(platform: LtiPlatform, context: dict, owner: Instructor) -> Class:
+def open_course(platform: LtiPlatform, deployment_id: str, context: dict, owner: Instructor):
     """The course's class, made on its first instructor launch, owned by that instructor and
     named by the course's title; the class and its link are stored together or not at all."""
-    found = course_class(platform, context["id"])
+    found = course_class(platform, deployment_id, context["id"])
     if found is not None:
         return found
     title = " ".join((context.get("title") or context.get("label") or "").split())
@@ -115,14 +132,19 @@ def open_course(platform: LtiPlatform, context: dict, owner: Instructor) -> Clas
         db.session.add(made)
         db.session.flush()
         db.session.add(
-            LtiCourse(platform_id=platform.id, context_id=context["id"], class_id=made.id)
+            LtiCourse(
+                platform_id=platform.id,
+                deployment_id=deployment_id,
+                context_id=context["id"],
+                class_id=made.id,
+            )
         )
         try:
             db.session.commit()
             return made
         except IntegrityError:
             db.session.rollback()
-            if (found := course_class(platform, context["id"])) is not None:
+            if (found := course_class(platform, deployment_id, context["id"])) is not None:
                 return found  # another instructor's first launch won
     raise RuntimeError("no free join code after 10 tries")
 
@@ -208,15 +230,14 @@ def launched_from(user: LtiUser, link: str, line_item_url: str | None):
     return record
 
 
-def remember_members_url(platform: LtiPlatform, context_id: str, url: str | None) -> None:
+def remember_members_url(class_: Class, url: str | None) -> None:
     """Keep where the course's members are listed, as the latest launch offering it says."""
     if not url:
         return
     db.session.execute(
         db.update(LtiCourse)
         .where(
-            LtiCourse.platform_id == platform.id,
-            LtiCourse.context_id == context_id,
+            LtiCourse.class_id == class_.id,
             LtiCourse.memberships_url.is_distinct_from(url),
         )
         .values(memberships_url=url)

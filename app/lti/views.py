@@ -153,28 +153,30 @@ def launch():
     members_at = (claims.get(NRPS_CLAIM) or {}).get("context_memberships_url")
     session[FRAMED_SESSION_KEY] = platform.id
     roles = claims.get(CLAIM + "roles", [])
+    # pylti1p3 checked that the deployment is registered; a context id is unique only in it.
+    deployment = claims[CLAIM + "deployment_id"]
     if claims.get(CLAIM + "message_type") == "LtiDeepLinkingRequest":
         if role != "instructor":
             abort(403, description="Only the course's instructors choose which quiz an "
                   "activity opens.")  # fmt: skip
-        class_ = _log_in(platform, context, user, roles)
-        remember_members_url(platform, context["id"], members_at)
+        class_ = _log_in(platform, deployment, context, user, roles)
+        remember_members_url(class_, members_at)
         return choose_quiz(platform, class_, claims)
     if role == "instructor":
         if held:
             # The class pages refuse every frame: the instructor goes on in a window of their
             # own, where the same login runs again first-party.
             return render_template("lti/framed.html", here=held.new_window)
-        class_ = _log_in(platform, context, user, roles)
-        remember_members_url(platform, context["id"], members_at)
+        class_ = _log_in(platform, deployment, context, user, roles)
+        remember_members_url(class_, members_at)
         return redirect(url_for("teach.class_page", class_id=class_.id), 303)
-    return _learn(platform, context, user, claims)
+    return _learn(platform, deployment, context, user, claims)
 
 
-def _log_in(platform, context, user, roles) -> Class:
+def _log_in(platform, deployment, context, user, roles) -> Class:
     """Log the launching instructor in as their linked account; their course's class, shared
     with them if another teacher of the course made it."""
-    if share_role(roles) == Role.VIEW and course_class(platform, context["id"]) is None:
+    if share_role(roles) == Role.VIEW and course_class(platform, deployment, context["id"]) is None:
         # The first launch makes the class and owns it: an assistant would own more than the
         # LMS gives them (view), so they wait for an instructor as learners do.
         abort(409, description="This course has no Quizwright class yet: an instructor of the "
@@ -183,7 +185,7 @@ def _log_in(platform, context, user, roles) -> Class:
     if not account.is_active:
         audit("lti login refused, account disabled", account.username)
         abort(403, description="Your Quizwright account is disabled. Ask the admin.")
-    class_ = open_course(platform, context, account)
+    class_ = open_course(platform, deployment, context, account)
     framed = session.get(FRAMED_SESSION_KEY)
     session.clear()  # a fresh session at login, as the login form starts one
     login_user(account)
@@ -204,9 +206,9 @@ def _share_with(class_: Class, account: Instructor, role: str) -> None:
         audit(f"lti class {class_.id} shared to {role}", account.username)
 
 
-def _learn(platform, context, user, claims):
+def _learn(platform, deployment, context, user, claims):
     """Start (or continue) the learner's attempt at the linked quiz in the course's class."""
-    class_ = course_class(platform, context["id"])
+    class_ = course_class(platform, deployment, context["id"])
     if class_ is None:
         abort(409, description="This course has no Quizwright class yet: your instructor "
               "opens the activity once first. Try again after that.")  # fmt: skip
