@@ -36,6 +36,11 @@ GRADE_CHANGED: list[Callable[[int, str], None]] = []
 writes its outbox there, so no grade is ever lost."""
 
 
+ATTEMPT_STARTING: list[Callable[[Attempt], None]] = []
+"""Called with a new attempt that came with no `also` of its own (a retake, a start by a roster
+code), before its commit: LTI ties a launched student's every attempt to their launch there."""
+
+
 def grade_changed(attempt_id: int, occasion: str) -> None:
     """Tell the GRADE_CHANGED hooks, inside the caller's transaction."""
     for hook in GRADE_CHANGED:
@@ -111,7 +116,7 @@ def start_attempt(
 ) -> Attempt:
     """Begin a new attempt, fixing the order its choices will be shown in; under a limit of
     attempts it takes a free seat or raises NoAttemptsLeft. `also` adds rows that belong with
-    the attempt (its LTI launch) to the same transaction."""
+    the attempt (its LTI launch) to the same transaction; without it, ATTEMPT_STARTING does."""
     version = record_version(quiz)
 
     def fresh() -> Attempt:
@@ -130,8 +135,8 @@ def start_attempt(
     def add(attempt: Attempt) -> None:
         db.session.add(attempt)
         # Only now: a row added earlier would be flushed, seatless, by the seats' lookup.
-        if also is not None:
-            also(attempt)
+        for hook in [also] if also is not None else ATTEMPT_STARTING:
+            hook(attempt)
 
     allowed = assignment.attempts_allowed if assignment else None
     if allowed is None:

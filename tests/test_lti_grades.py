@@ -22,17 +22,18 @@ from test_lti import (
     page_text,
 )
 
+from app.bank import current_bank
 from app.extensions import db
 from app.lti.grades import MOST_TRIES, send_due
 from app.lti.keys import signing_key
-from app.lti.models import LtiScore
+from app.lti.models import LtiAttempt, LtiScore
 from app.lti.rules import retry_delay
 from app.lti.storage import aware
-from app.models import Assignment, Attempt, FeedbackWhen, now
+from app.models import Assignment, Attempt, FeedbackWhen, RosterStudent, now
 from app.reports import Counting
 from app.rules import ANSWER_GRACE
 
-from helpers import free_port
+from helpers import SLUG, free_port
 
 pytestmark = pytest.mark.postgres
 # The test platform and the tool under gunicorn, as the launch tests use them.
@@ -160,6 +161,57 @@ def test_the_grade_follows_the_assignments_grade_from(world):
         latest = db.session.scalars(db.select(Attempt).order_by(Attempt.id.desc())).first()
     assert latest.points < 7
     assert second.payload["scoreGiven"] == 7
+
+
+def answer_right(world, browser, token) -> None:
+    """Answer every question of an attempt with its right choice."""
+    with world.app.app_context():
+        quiz = current_bank().quizzes[SLUG]
+    for number, question in enumerate(quiz.questions, 1):
+        here = f"{world.tool}/attempts/{token}/questions/{number}"
+        fields = {
+            "csrf_token": csrf_token(browser.get(here).text),
+            "choice": question.right_choice.id,
+        }
+        assert browser.post(here, data=fields, allow_redirects=False).status_code == 303
+
+
+@pytest.mark.parametrize("way", ["Retake quiz", "their sign-in code"])
+def test_every_attempt_of_a_launched_student_reaches_the_lms(world, way):
+    """Attacker repro: a launched student's retake from the results page, or a start by their
+    roster code, carries the launch's user, resource link and line item: graded from the
+    latest attempt, the LMS gets the 8/8 Quizwright shows, not the first attempt's score."""
+    launch(world.platform, requests.Session(), TEACHER)
+    assign(world, grade_from=Counting.LATEST)
+    browser = requests.Session()
+    first = launch(world.platform, browser, STUDENT).response.headers["Location"]
+    answer_all(world, browser, first)
+    token = first.split("/")[2]
+    if way == "Retake quiz":
+        results = browser.get(f"{world.tool}/attempts/{token}/results")
+        retake_at = f"{world.tool}/attempts/{token}/retake"
+        fields = {"csrf_token": csrf_token(results.text)}
+        again = browser.post(retake_at, data=fields, allow_redirects=False)
+    else:
+        with world.app.app_context():
+            code = db.session.scalars(db.select(RosterStudent.sign_in_code)).one()
+        card = browser.get(f"{world.tool}/s/{code}")
+        again = browser.post(f"{world.tool}/s/{code}", data={"csrf_token": csrf_token(card.text),
+                             "quiz": SLUG}, allow_redirects=False)  # fmt: skip
+    assert again.status_code == 303, page_text(again)
+    retake = again.headers["Location"].split("/")[2]
+    assert retake != token
+    answer_right(world, browser, retake)
+    with world.app.app_context():
+        quiz = current_bank().quizzes[SLUG]
+        links = db.session.scalars(db.select(LtiAttempt).order_by(LtiAttempt.attempt_id)).all()
+        assert [(link.resource_link_id, link.line_item_url) for link in links] == [
+            (links[0].resource_link_id, links[0].line_item_url)
+        ] * 2
+    last = scores(world)[-1]
+    assert last.payload["scoreGiven"] == len(quiz.questions)
+    send(world)
+    assert world.platform.site.scores[-1][1]["scoreGiven"] == len(quiz.questions)
 
 
 def test_voiding_and_restoring_an_attempt_sends_the_grade_again(world):

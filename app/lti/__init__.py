@@ -14,15 +14,18 @@ def init_app(app: Flask) -> None:
     """Add the LTI addresses, the admin's LTI page, the `flask lti` commands and the framing
     policy that lets registered platforms show LTI pages."""
     # models: its tables join the metadata; registration and views: their routes join bp.
-    from ..attempts import GRADE_CHANGED
+    from ..attempts import ATTEMPT_STARTING, GRADE_CHANGED
     from . import models, registration, views  # noqa: F401
     from .commands import lti_cli
     from .grades import record_grade
+    from .people import carry_launch
 
     app.register_blueprint(bp)
     app.cli.add_command(lti_cli)
     if record_grade not in GRADE_CHANGED:  # tests make many apps in one process
         GRADE_CHANGED.append(record_grade)
+    if carry_launch not in ATTEMPT_STARTING:
+        ATTEMPT_STARTING.append(carry_launch)
     # First in the list, so it runs last: after Talisman has written the page's policy.
     app.after_request_funcs.setdefault(None, []).insert(0, views.allow_platform_frames)
 

@@ -9,7 +9,7 @@ from sqlalchemy.exc import IntegrityError
 
 from ..bank import Quiz
 from ..extensions import db
-from ..models import Attempt, Class, Instructor, RosterStudent, student_key
+from ..models import Attempt, Class, Instructor, QuizVersion, RosterStudent, student_key
 from ..roster.store import TRIES, new_code
 from ..teach.views import CODE_ALPHABET
 from .config import find_platform
@@ -214,20 +214,48 @@ def unfinished_attempt(user: LtiUser, quiz: Quiz, class_id: int, link: str) -> A
     return None
 
 
-def launched_from(user: LtiUser, link: str, line_item_url: str | None):
+def launched_from(user_id: int, link: str, line_item_url: str | None):
     """What start_attempt adds with a launched attempt: the launch it came from."""
 
     def record(attempt: Attempt) -> None:
         db.session.add(
             LtiAttempt(
                 attempt=attempt,
-                user_id=user.id,
+                user_id=user_id,
                 resource_link_id=link,
                 line_item_url=line_item_url,
             )
         )
 
     return record
+
+
+def carry_launch(attempt: Attempt) -> None:
+    """Tie a launched student's new attempt that came by another way (a retake, their roster
+    code) to their latest launch of the same quiz in its class, so that its grade reaches the
+    LMS gradebook too."""
+    if attempt.roster_student is None or attempt.class_id is None:
+        return
+    # Not flushed by this lookup: the attempt's seat meets its constraint at the commit.
+    with db.session.no_autoflush:
+        latest = _latest_launch(attempt)
+    if latest is not None:
+        launched_from(latest.user_id, latest.resource_link_id, latest.line_item_url)(attempt)
+
+
+def _latest_launch(attempt: Attempt) -> LtiAttempt | None:
+    return db.session.scalars(
+        db.select(LtiAttempt)
+        .join(Attempt, Attempt.id == LtiAttempt.attempt_id)
+        .join(QuizVersion, QuizVersion.id == Attempt.quiz_version_id)
+        .where(
+            Attempt.roster_student_id == attempt.roster_student.id,
+            Attempt.class_id == attempt.class_id,
+            QuizVersion.slug == attempt.quiz_version.slug,
+        )
+        .order_by(Attempt.started_at.desc(), Attempt.id.desc())
+        .limit(1)
+    ).first()
 
 
 def remember_members_url(class_: Class, url: str | None) -> None:

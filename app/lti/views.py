@@ -230,7 +230,7 @@ def _learn(platform, deployment, context, user, claims):
         line_item = (claims.get(AGS_CLAIM) or {}).get("lineitem")
         audit("lti attempt start", user.name)
         return start_in_class(
-            quiz, class_, student.name, student, launched_from(user, link, line_item)
+            quiz, class_, student.name, student, launched_from(user.id, link, line_item)
         )
     # The platform vouches for who this is: their attempt follows them to this browser.
     attempt.browser = this_browser()
