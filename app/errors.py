@@ -37,7 +37,8 @@ def render_error(error: HTTPException):
     title, message = MESSAGES.get(code, (error.name, MESSAGES[400][1]))
     # A view's own explanation wins, as does a rate limit's own message; the limiter's default
     # wording ("10 per 1 minute") is for logs.
-    own_words = code != 429 or getattr(getattr(error, "limit", None), "error_message", None)
+    limit = getattr(error, "limit", None)
+    own_words = code != 429 or limit is None or getattr(limit, "error_message", None)
     if error.description != type(error).description and own_words:
         message = error.description
     page = render_template("errors.html", code=code, title=title, message=message, back=_back(code))

@@ -4,7 +4,6 @@ valid."""
 import re
 import unicodedata
 
-from flask import g
 from flask_wtf import FlaskForm
 from werkzeug.security import check_password_hash
 from wtforms import PasswordField, RadioField, SelectChoice, StringField, SubmitField
@@ -13,6 +12,7 @@ from wtforms.validators import AnyOf, DataRequired, EqualTo, InputRequired, Leng
 from .bank import Choice
 from .extensions import db
 from .models import PASSWORD_LENGTH, Class, Instructor, ignorable
+from .ratelimits import note_code
 
 
 def tidy(value):
@@ -52,8 +52,7 @@ def find_class(code: str) -> Class | None:
     """The class with this join code, however it was typed (case, spaces, dashes)."""
     normal = re.sub(r"[\s-]", "", code).upper()
     found = db.session.scalar(db.select(Class).filter_by(join_code=normal))
-    # Unknown codes are counted against guessing (quiz.UNKNOWN_CODES_PER_ADDRESS).
-    g.unknown_class_code = found is None
+    note_code(found)  # counted against guessing (ratelimits.UNKNOWN_CODES_PER_ADDRESS)
     return found
 
 

@@ -45,6 +45,7 @@ from .extensions import limiter
 from .forms import AnswerForm, StartForm, find_class
 from .grading import grade
 from .models import Assignment, Attempt, Class, RosterStudent, now
+from .ratelimits import charges_code_lookups
 from .roster import has_roster
 from .rules import Ending
 
@@ -60,9 +61,6 @@ def init_app(app: Flask) -> None:
 # few a minute at most; one address may be a whole lecture hall behind a school's NAT.
 STARTS_PER_BROWSER = "10 per minute"
 STARTS_PER_ADDRESS = "300 per minute"
-# Join codes are 6 of 31 characters, about 887 million: counting the unknown codes one address
-# tries makes guessing one take years, while a hall's typing mistakes still fit.
-UNKNOWN_CODES_PER_ADDRESS = "150 per 10 minutes"
 
 
 BROWSER_COOKIE = "browser"
@@ -117,16 +115,6 @@ def _status(form: FlaskForm) -> int:
     return 400 if form.errors else 200
 
 
-def _code_missed(_response) -> bool:
-    return g.get("unknown_class_code", False)
-
-
-def _no_code() -> bool:
-    """Nothing to look up: no code in the join link, the address or the start form."""
-    in_link = (request.view_args or {}).get("code")
-    return not (in_link or request.args.get("code") or request.form.get("class_code"))
-
-
 starts_per_browser = limiter.shared_limit(
     STARTS_PER_BROWSER,
     scope="starts per browser",
@@ -141,14 +129,6 @@ starts_per_address = limiter.shared_limit(
     methods=["POST"],
     error_message="Many quizzes have just been started from your network. Wait a minute, then "
     "try again: your answers so far are saved.",
-)
-unknown_codes = limiter.shared_limit(
-    UNKNOWN_CODES_PER_ADDRESS,
-    scope="unknown class codes per address",
-    deduct_when=_code_missed,
-    exempt_when=_no_code,
-    error_message="Many class codes that match no class have been tried from your network. "
-    "Check the code with your instructor and try again in ten minutes.",
 )
 
 
@@ -169,7 +149,7 @@ def index():
 
 @bp.route("/quizzes/<slug>", methods=["GET", "POST"])
 # Checked from the bottom up: a browser over its own limit then uses none of its address's.
-@unknown_codes
+@charges_code_lookups
 @starts_per_address
 @starts_per_browser
 def start(slug):
@@ -288,7 +268,7 @@ def _needs_personal_code(form: StartForm) -> bool:
 
 
 @bp.get("/join/<code>")
-@unknown_codes
+@charges_code_lookups
 def join(code):
     """A class's join link: straight to the quiz with the class code filled in."""
     joining = find_class(code)

@@ -4,11 +4,14 @@ The limits library finds this storage by its scheme, `database://`, the default
 RATELIMIT_STORAGE_URI; Redis and the library's other storages keep working through theirs.
 """
 
+import functools
 import hashlib
+import logging
 import time
 
 import sqlalchemy as sa
-from flask import Flask, g, has_request_context
+from flask import Flask, abort, after_this_request, g, has_request_context, request
+from limits import parse
 from limits.storage import Storage
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import SQLAlchemyError
@@ -16,6 +19,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from .extensions import db, limiter
 from .models import RateLimitCount
 
+logger = logging.getLogger(__name__)
 COUNTS = RateLimitCount.__table__
 _FRESH, _AMOUNT = sa.bindparam("fresh", type_=sa.Integer), sa.bindparam("amount", type_=sa.Integer)
 _EXPIRES = sa.bindparam("expires", type_=sa.Float)
@@ -56,6 +60,81 @@ def init_app(app: Flask) -> None:
     # One limiter serves every app a process builds (the tests build hundreds), and it remembers
     # a dead storage across init_app: a new app's new storage starts alive, not in memory.
     limiter._storage_dead = False
+
+
+# Join codes are 6 of 31 characters, about 887 million: counting the unknown codes one address
+# tries makes guessing one take years, while a hall's typing mistakes still fit.
+UNKNOWN_CODES_PER_ADDRESS = parse("150 per 10 minutes")
+TOO_MANY_UNKNOWN_CODES = (
+    "Many class codes that match no class have been tried from your network. Check the code "
+    "with your instructor and try again in ten minutes."
+)
+
+
+CODE_LOOKUPS_PER_ADDRESS = "3000 per 10 minutes"
+"""Every code looked up, found or not: ten each for a hall of 300 behind one address. It bounds
+how fast a guesser past the unknown-code allowance, whose hits still work, can go on."""
+
+
+def _count_code(address: str, amount: int) -> bool | None:
+    """Add to an address's count of unknown codes; whether it is within the allowance, None if
+    the count failed (a storage outage must not stop a student starting)."""
+    try:
+        return limiter.limiter.hit(UNKNOWN_CODES_PER_ADDRESS, "unknown codes", address, cost=amount)
+    except Exception:  # noqa: BLE001 - any storage's failure
+        logger.exception("the unknown-code count failed; this code is not counted")
+        return None
+
+
+def _names_a_code() -> bool:
+    """Whether the request carries a code to look up: in its link, its query or its form."""
+    in_link = (request.view_args or {}).get("code")
+    return bool(in_link or request.args.get("code") or request.form.get("class_code"))
+
+
+def charges_code_lookups(view):
+    """Charge a request that looks a code up as one unknown code before the lookup, in one
+    atomic step, so that guesses sent at once cannot pass the allowance together; a request
+    whose codes all matched gives its charge back with its response (see note_code)."""
+
+    @limiter.limit(
+        CODE_LOOKUPS_PER_ADDRESS,
+        scope="code lookups per address",
+        exempt_when=lambda: not _names_a_code(),
+        error_message=TOO_MANY_UNKNOWN_CODES,
+    )
+    @functools.wraps(view)
+    def charged(*args, **kwargs):
+        if limiter.enabled and _names_a_code():
+            address = request.remote_addr or ""
+            g.code_allowance = _count_code(address, 1)
+
+            @after_this_request
+            def give_back(response):
+                if g.get("code_found") and not g.get("code_missed"):
+                    # The view has committed what it saves: its connection goes back to the pool
+                    # first, or a hall's requests, each holding one and waiting for a second
+                    # to count with, would wait on one another.
+                    db.session.close()
+                    _count_code(address, -1)
+                return response
+
+        return view(*args, **kwargs)
+
+    return charged
+
+
+def note_code(found) -> None:
+    """After a code lookup in a view charges_code_lookups guards: past the allowance a code
+    that matched nothing is refused; one that matched is never refused and costs nothing."""
+    if not has_request_context() or "code_allowance" not in g:
+        return
+    if found is not None:
+        g.code_found = True
+        return
+    g.code_missed = True
+    if g.code_allowance is False:
+        abort(429, description=TOO_MANY_UNKNOWN_CODES)
 
 
 _COUNTS_ENGINES: dict[str, sa.Engine] = {}

@@ -20,8 +20,8 @@ from ..quiz import (
     starts_per_browser,
     this_browser,
     unfinished_in_browser,
-    unknown_codes,
 )
+from ..ratelimits import charges_code_lookups
 from . import bp
 from .store import find_student
 
@@ -82,7 +82,7 @@ def _closed(class_: Class) -> str | None:
 
 
 @bp.get("/s")
-@unknown_codes
+@charges_code_lookups
 def sign_in():
     """Type the code from your card; the personal link leads to the same place."""
     form = CodeForm(request.args)
@@ -101,7 +101,7 @@ def sign_in():
 
 @bp.route("/s/<code>", methods=["GET", "POST"])
 # Checked from the bottom up, as on the start form.
-@unknown_codes
+@charges_code_lookups
 @starts_per_address
 @starts_per_browser
 def personal(code):

@@ -4,12 +4,12 @@ and finding a student by code."""
 import re
 import secrets
 
-from flask import g
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import joinedload
 
 from ..extensions import db
 from ..models import CODE_ALPHABET, RosterStudent, now
+from ..ratelimits import note_code
 from .parse import Entry, Listed, RosterError, clashes
 
 # 31^8, about 850 billion codes: guessing one at the unknown-code rate limit takes millennia.
@@ -130,6 +130,5 @@ def find_student(code: str) -> RosterStudent | None:
             .options(joinedload(RosterStudent.class_))
             .where(RosterStudent.sign_in_code == normal, RosterStudent.removed_at.is_(None))
         )
-    # Unknown codes are counted against guessing, as unknown class codes are.
-    g.unknown_class_code = found is None
+    note_code(found)  # counted against guessing, as class codes are
     return found
