@@ -81,6 +81,19 @@ def test_create_instructor_from_the_command_line(tmp_path):
     assert "long enough" not in grace.password_hash
 
 
+def test_the_hash_method_is_a_setting(tmp_path, monkeypatch):
+    """PASSWORD_HASH_METHOD names the method new passwords are hashed with (tests use a cheap
+    one, in their servers too); unset, it is scrypt."""
+    monkeypatch.setenv("PASSWORD_HASH_METHOD", " pbkdf2:sha256:1000 ")
+    app = make_app(
+        tmp_path, PASSWORD_HASH_METHOD=from_environment(str(tmp_path))["PASSWORD_HASH_METHOD"]
+    )
+    with app.app_context():
+        assert create_instructor("grace", "long enough").password_hash.startswith(
+            "pbkdf2:sha256:1000$"
+        )
+
+
 def test_create_instructor_prompts_twice_when_no_password_is_given(app, runner):
     """Without --password the password is asked for twice, and a short one is asked again."""
     typed = "short\nlong enough\nlong enough\n"
