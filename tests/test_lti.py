@@ -1062,6 +1062,24 @@ def test_unknown_kid_refetches_the_key_set_then_refuses(world):
     assert world.platform.site.key_set_fetches == fetches + 2
 
 
+@pytest.mark.parametrize(
+    ("key", "reason", "words"),
+    [
+        ({"kty": "oct", "k": "c2VjcmV0LXdpdGgtbm9ib2R5"}, "bad_key", "cannot check an RSA"),
+        ({"kty": "RSA", "e": "AQAB"}, "bad_key", "cannot check an RSA"),
+        ({"kty": "nonsense"}, "bad_key", "cannot check an RSA"),
+        # Read as some other number: a key, but not the one that signed.
+        ({"kty": "RSA", "n": "not base64url!", "e": "AQAB"}, "signature", "does not match"),
+    ],
+    ids=["symmetric", "no modulus", "unknown type", "bad modulus"],
+)
+def test_any_key_set_content_is_a_refusal(world, key, reason, words):
+    """Attacker repro: the platform's key set holds a symmetric (or broken) key under the kid
+    the token names; jwcrypto's error was a 500. Any key content is a 401 and a log line."""
+    world.platform.site.keys = [*world.platform.site.keys, {**key, "kid": "odd-1"}]
+    refused_launch(world, reason, 401, words, post=forged(private_pem(), "odd-1"))
+
+
 def launch_with_a_made_up_kid(world, who) -> Sent:
     """A launch signed by a key no platform published, under a kid of its own: refused."""
     stranger = private_pem()
@@ -1255,10 +1273,15 @@ def test_a_login_for_another_site_is_refused(world):
 
 
 def test_launch_needs_a_post_from_a_platform(world):
-    """Opening the launch address by hand says what it is for."""
-    response = requests.get(f"{world.tool}/lti/launch")
-    assert response.status_code == 400
-    assert "Open the activity from your course" in page_text(response)
+    """Opening the launch address by hand, or a platform checking it as Moodle does when an
+    activity is saved, gets a plain page that says what it is for, and no refusal is logged."""
+    for ask in (requests.get, requests.head):
+        response = ask(f"{world.tool}/lti/launch")
+        assert response.status_code == 200
+    assert "Open the activity from your course" in page_text(
+        requests.get(f"{world.tool}/lti/launch")
+    )
+    assert "lti launch refused" not in world.log.read_text()
 
 
 # --- Framing and the new-window fallback

@@ -57,6 +57,8 @@ REASONS = {
                 "public keys to check the launch's signature."),
     "unknown_key": (401, "Unknown signing key", "The launch is signed with a key (kid) that "
                     "the platform's key set does not publish."),
+    "bad_key": (401, "Unusable signing key", "The platform's key set gives the launch's key "
+                "(kid) in a form that cannot check an RSA signature."),
     "signature": (401, "Bad signature", "The launch's signature does not match the platform's "
                   "public key: it was not signed by the registered platform."),
     "expired": (401, "Launch expired", "The launch has expired (exp) or was issued in the "
@@ -282,7 +284,7 @@ class Launch(FlaskMessageLaunch):
         since the platform may have rotated its keys since we cached them."""
         cached = self._cached_key_set() is not None
         try:
-            return super().get_public_key()
+            return self._key_from_set()
         except LtiException as error:
             if str(error).startswith(("Error during fetch", "Invalid response")):
                 raise Refusal("key_set", str(error)) from error
@@ -294,11 +296,21 @@ class Launch(FlaskMessageLaunch):
                 raise Refusal("unknown_key", f"{error}; fetched again lately") from error
         self._forget_key_set()
         try:
-            return super().get_public_key()
+            return self._key_from_set()
         except LtiException as error:
             if str(error).startswith(("Error during fetch", "Invalid response")):
                 raise Refusal("key_set", str(error)) from error
             raise Refusal("unknown_key", str(error)) from error
+
+    def _key_from_set(self):
+        """pylti1p3's key lookup; a key it cannot read (a symmetric key, a part missing) is a
+        refusal, whatever the library raised."""
+        try:
+            return super().get_public_key()
+        except (LtiException, Refusal):
+            raise
+        except Exception as error:  # noqa: BLE001 - jwcrypto, PyJWT and json each raise their own
+            raise Refusal("bad_key", f"{type(error).__name__}: {error}") from error
 
     def _may_refetch(self) -> bool:
         """At most one fetch for an unknown kid per REFETCH_SECONDS: launches with made-up kids
