@@ -974,6 +974,32 @@ def test_a_course_stored_before_deployments_were_recorded_is_claimed_by_its_next
         assert claimed.all() == [DEPLOYMENT, "deployment-2"]
 
 
+def test_an_archived_course_class_takes_no_launch_that_would_change_it(world):
+    """Attacker repro: once the course's class is archived, a learner's launch starts nothing
+    (no attempt, no roster place) and a new instructor's launch gets no share; its owner still
+    opens it, read-only."""
+    owner = requests.Session()
+    page = launch(world.platform, owner, TEACHER).response.headers["Location"]
+    with world.app.app_context():
+        db.session.execute(db.update(Class).values(archived_at=now()))
+        db.session.commit()
+    before = counts(world.app)
+    learner = launch(world.platform, requests.Session(), STUDENT).response
+    assert learner.status_code == 403 and "Your class has ended" in page_text(learner)
+    newcomer = Person("t-2", "Edsger Dijkstra", INSTRUCTOR)
+    refused = launch(world.platform, requests.Session(), newcomer).response
+    assert refused.status_code == 403 and "archived in Quizwright" in page_text(refused)
+    after = counts(world.app)
+    # Who launched is known now (a platform user each, the newcomer's account); nothing else.
+    grown = {name: after[name] - before[name] for name in after}
+    assert grown == {**dict.fromkeys(after, 0), "instructors": 1, "lti_users": 2}
+    with world.app.app_context():
+        assert db.session.scalars(db.select(ClassShare)).all() == []
+        assert db.session.scalars(db.select(RosterStudent)).all() == []
+    again = launch(world.platform, owner, TEACHER).response
+    assert again.headers["Location"] == page
+
+
 def test_another_registration_of_the_issuer_has_its_own_accounts(world):
     """Two client ids of one issuer are two platforms, each vouching for its own users: a launch
     through the second with a sub the first knows gets an account of its own, never the

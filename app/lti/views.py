@@ -188,13 +188,19 @@ def _log_in(platform, deployment, context, user, roles) -> Class:
         audit("lti login refused, account disabled", account.username)
         abort(403, description="Your Quizwright account is disabled. Ask the admin.")
     class_ = open_course(platform, deployment, context, account)
+    outsider = class_.instructor_id != account.id and not account.is_admin
+    archived = class_.archived_at is not None
+    if outsider and archived and db.session.get(ClassShare, (class_.id, account.id)) is None:
+        # An archived class changes in nothing, its shares included.
+        abort(403, description=f"{class_.name} is archived in Quizwright, so it is shared "
+              "with nobody new. Its owner can restore it.")  # fmt: skip
     framed = session.get(FRAMED_SESSION_KEY)
     session.clear()  # a fresh session at login, as the login form starts one
     login_user(account)
     session["seen"] = idle_minute()
     session[FRAMED_SESSION_KEY] = framed
     audit("lti login", account.username)
-    if class_.instructor_id != account.id and not account.is_admin:
+    if outsider and not archived:
         _share_with(class_, account, share_role(roles))
     return class_
 
@@ -214,6 +220,8 @@ def _learn(platform, deployment, context, user, claims):
     if class_ is None:
         abort(409, description="This course has no Quizwright class yet: your instructor "
               "opens the activity once first. Try again after that.")  # fmt: skip
+    if class_.archived_at is not None:
+        abort(403, description="Your class has ended, so no new attempts can start.")
     if not class_.is_open:
         abort(403, description="Your class is closed, so no new attempts can start.")
     offered = list(current_bank().quizzes)
