@@ -378,8 +378,10 @@ def question(token, number):
 
 
 def _answers_stopped(attempt: Attempt) -> str | None:
-    """Why an attempt takes no more answers though its time is not up: its class was archived,
-    or its student taken off the roster (from what attempt_or_404 loaded, no query)."""
+    """Why an attempt takes no more answers though its time is not up: it was voided, its class
+    archived, or its student taken off the roster (from what attempt_or_404 loaded, no query)."""
+    if attempt.voided_at is not None:
+        return "Your instructor voided this attempt, so answers are no longer saved in it."
     if attempt.class_ is not None and attempt.class_.archived_at is not None:
         return (
             f"{attempt.class_.name} has ended: its instructor archived it, so answers are no "
@@ -453,7 +455,7 @@ def results(token):
             message="It opens when the instructor releases feedback or the quiz closes.",
         )
         return page, 403
-    return render_template(
+    page = render_template(
         "quiz/results.html",
         attempt=attempt,
         quiz=quiz,
@@ -467,6 +469,10 @@ def results(token):
         offered=quiz.slug in current_bank().quizzes,
         retake=_retake_chance(attempt) if is_owner else None,
     )
+    if as_instructor or not state.open_to_anyone:
+        # Held feedback, or an instructor's view of it: no browser or proxy may keep the page.
+        return page, 200, {"Cache-Control": "no-store"}
+    return page
 
 
 @dataclass(frozen=True)

@@ -494,3 +494,33 @@ def test_saves_racing_to_revive_a_removed_assignment_revive_it_once(app, class_i
     with app.app_context():
         [kept] = db.session.scalars(db.select(Assignment)).all()
         assert (kept.id, kept.removed_at) == (assignment_id, None)
+
+
+# --- Issue 25: what the second attacker review found here -----------------------------------
+
+
+def test_a_held_review_is_kept_by_no_browser(app, class_id, teacher):
+    """The instructor's view of a results page whose feedback is held, and the student's own,
+    say Cache-Control: no-store, as every instructor page does."""
+    assign(app, class_id, feedback=FeedbackWhen.AFTER_CLOSE, closes_at=datetime.now(UTC) + HOUR)
+    ada = student(app)
+    assert ada.start(name="Ada", class_code=CODE).status_code == 303
+    for browser in (teacher, ada.client):
+        page = browser.get(ada.results_url)
+        assert page.status_code == 200 and page.headers["Cache-Control"] == "no-store"
+
+
+def test_a_voided_attempt_takes_no_more_answers(app, class_id):
+    """Voided by the instructor mid-attempt: an answer sent is refused with the reason and
+    nothing is saved."""
+    with app.app_context():
+        quiz = current_bank().quizzes[SLUG]
+    ada = student(app)
+    assert ada.start(name="Ada", class_code=CODE).status_code == 303
+    with app.app_context():
+        db.session.execute(db.update(Attempt).values(voided_at=datetime.now(UTC), seat=None))
+        db.session.commit()
+    refused = ada.answer(1, quiz.questions[0].right_choice.id)
+    assert refused.status_code == 409 and "voided this attempt" in text(refused)
+    with app.app_context():
+        assert db.session.scalars(db.select(Attempt)).one().answered == 0
