@@ -55,6 +55,9 @@ def from_environment(instance_path: str) -> dict:
         # werkzeug's scrypt costs about 90 ms a hash: slow for whoever guesses, and for tests,
         # which set a cheap method here so that their servers' subprocesses hash cheaply too.
         "PASSWORD_HASH_METHOD": _hash_method("PASSWORD_HASH_METHOD"),
+        # Dynamic registration fetches from and posts to what the platform's link names: never
+        # this machine or the private network, but for a test platform on them.
+        "LTI_PRIVATE_PLATFORMS": _flag("LTI_PRIVATE_PLATFORMS"),
     }
 
 

@@ -97,7 +97,7 @@ def postgres():
 # The settings README lists: an admin's shell may hold production values for them.
 SETTINGS = ("SECRET_KEY", "DATABASE_URL", "QUESTIONS_PATH", "RATELIMIT_STORAGE_URI",
             "TRUSTED_PROXIES", "TRUSTED_HOSTS", "SESSION_COOKIE_SECURE", "INSTRUCTOR_IDLE_MINUTES",
-            "PASSWORD_HASH_METHOD", "LOG_LEVEL",
+            "PASSWORD_HASH_METHOD", "LOG_LEVEL", "LTI_PRIVATE_PLATFORMS",
             "HOST", "PORT", "WEB_CONCURRENCY", "FLASK_DEBUG")  # fmt: skip
 
 

@@ -142,6 +142,10 @@ class PlatformSite:
                     self._members()
                 elif self.path == "/.well-known/openid-configuration":
                     self._json(site.openid_configuration())
+                elif self.path == "/moved":  # a configuration that redirects elsewhere
+                    self._json(
+                        {}, 302, [("Location", f"{site.url}/.well-known/openid-configuration")]
+                    )
                 else:
                     self._json({"error": "not found"}, 404)
 
@@ -478,7 +482,10 @@ def tool(request, tmp_path_factory):
         # The production keep-alive, waited out once per module: with a shorter one the
         # platform's kept connections would be closed under concurrent launches.
         database = server_database(folder, schema)
-        with gunicorn(folder, workers=2, keep_alive=5, DATABASE_URL=database) as server:
+        # The test platform is on this machine: dynamic registration may reach it.
+        with gunicorn(
+            folder, workers=2, keep_alive=5, DATABASE_URL=database, LTI_PRIVATE_PLATFORMS="1"
+        ) as server:
             port = server.url.rsplit(":", 1)[1]
             yield Tool(app, server.url, folder / f"gunicorn-{port}.log")
         with app.app_context():
@@ -1391,6 +1398,114 @@ def test_dynamic_registration_registers_the_platform(bare_tool, site):
     assert launch(registered, requests.Session(), TEACHER).response.status_code == 303
 
 
+def test_dynamic_registration_asks_for_grades_roster_and_deep_linking(bare_tool, site):
+    """The registration requests what README promises, as LTI Dynamic Registration writes it:
+    the AGS scopes (line items, scores, results read-only), NRPS, and the deep linking message
+    beside the resource link launch."""
+    done = register(bare_tool.app, bare_tool.url, f"{site.url}/.well-known/openid-configuration")
+    assert done.status_code == 200, page_text(done)
+    sent, _ = site.registrations[-1]
+    assert set(sent["scope"].split()) == {
+        "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem",
+        "https://purl.imsglobal.org/spec/lti-ags/scope/score",
+        "https://purl.imsglobal.org/spec/lti-ags/scope/result.readonly",
+        "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly",
+    }
+    messages = sent["https://purl.imsglobal.org/spec/lti-tool-configuration"]["messages"]
+    launch_url = f"{bare_tool.url}/lti/launch"
+    assert [(m["type"], m["target_link_uri"]) for m in messages] == [
+        ("LtiResourceLinkRequest", launch_url),
+        ("LtiDeepLinkingRequest", launch_url),
+    ]
+
+
+def test_the_registering_platform_alone_may_frame_the_registration_page(bare_tool, site):
+    """Moodle opens the registration link in a frame: the origin of the configuration it names
+    may frame the page, with a valid link only, and no other site."""
+    configuration = f"{site.url}/.well-known/openid-configuration"
+    page = requests.get(f"{registration_link(bare_tool.app, bare_tool.url)}"
+                        f"&openid_configuration={configuration}")  # fmt: skip
+    assert page.status_code == 200
+    assert frame_ancestors(page) == f"frame-ancestors 'self' {site.url}"
+    refused = requests.get(f"{bare_tool.url}/lti/register?code=made-up"
+                           f"&openid_configuration={configuration}")  # fmt: skip
+    assert refused.status_code == 403 and site.url not in frame_ancestors(refused)
+    assert "evil" not in frame_ancestors(
+        requests.get(
+            f"{registration_link(bare_tool.app, bare_tool.url)}"
+            "&openid_configuration=http://a;frame-ancestors%20evil.example/x"
+        )  # fmt: skip
+    )
+
+
+@pytest.mark.parametrize("dots", ["..", "%2e%2E", "./.."])
+def test_dot_segments_cannot_pass_for_the_issuers_path(bare_tool, site, dots):
+    """Attacker repro: …/moodle/../oidc-config passed the issuer-prefix check as text, though it
+    is fetched as /oidc-config; compared as fetched, it registers nothing."""
+    site.openid_configuration = lambda: {
+        **PlatformSite.openid_configuration(site),
+        "issuer": f"{site.url}/moodle",
+    }
+    done = register(bare_tool.app, bare_tool.url,
+                    f"{site.url}/moodle/{dots}/.well-known/openid-configuration")  # fmt: skip
+    assert done.status_code == 400 and "names the issuer" in page_text(done)
+    assert site.registrations == []
+
+
+def test_every_address_of_a_registration_stays_on_its_issuers_origin(bare_tool, site):
+    """A configuration whose key set, token or registration address is on another host is
+    refused before anything is posted."""
+    for name in ("jwks_uri", "token_endpoint", "registration_endpoint"):
+        site.openid_configuration = lambda name=name: {
+            **PlatformSite.openid_configuration(site),
+            name: "http://elsewhere.example/x",
+        }
+        done = register(
+            bare_tool.app, bare_tool.url, f"{site.url}/.well-known/openid-configuration"
+        )
+        assert done.status_code == 400 and f"{name} is not at its issuer" in page_text(done)
+    assert site.registrations == []
+
+
+def test_a_registration_never_stands_beside_a_registered_issuer(world, site):
+    """Attacker repro: a second registration under a registered platform's issuer made that
+    platform's logins fail. Refused before anything is posted; the platform still launches."""
+    done = register(world.app, world.tool, f"{site.url}/.well-known/openid-configuration")
+    assert done.status_code == 400 and "already has a platform with the issuer" in page_text(done)
+    assert site.registrations == []
+    assert launch(world.platform, requests.Session(), TEACHER).response.status_code == 303
+
+
+def test_a_configuration_that_redirects_is_not_followed(bare_tool, site):
+    """No redirect is followed: a registration goes only where the link said."""
+    done = register(bare_tool.app, bare_tool.url, f"{site.url}/moved")
+    assert done.status_code == 400 and "answered 302" in page_text(done)
+    assert ".well-known" not in page_text(done)  # where it pointed stays in the log
+    assert site.registrations == []
+
+
+@pytest.mark.parametrize(
+    "address",
+    ["http://127.0.0.1:9/x", "http://localhost:9/x", "http://[::1]:9/x",
+     "http://169.254.169.254/latest", "http://10.0.0.7/x", "http://192.168.1.1/x"],
+)  # fmt: skip
+def test_registration_reaches_no_internal_address(app, address, caplog):
+    """Attacker repro: the link's configuration address probed this machine ("Connection
+    refused" on the page). Loopback, private and link-local targets are refused before any
+    request, unless LTI_PRIVATE_PLATFORMS allows them."""
+    from app.lti.registration import new_link_code
+
+    with app.app_context():
+        code = new_link_code()
+    client = app.test_client()
+    done = client.post("/lti/register", data={"code": code, "openid_configuration": address})
+    assert done.status_code == 400
+    said = page_text(done)
+    assert "loopback, private or link-local" in said and "Connection refused" not in said
+    with app.app_context():
+        assert db.session.scalar(db.select(db.func.count()).select_from(LtiPlatform)) == 0
+
+
 def test_registration_needs_the_admins_link(bare_tool, site):
     """Without a link the admin made, nothing is sent to the platform and nothing stored."""
     app, tool = bare_tool.app, bare_tool.url
@@ -1408,11 +1523,11 @@ def test_registration_needs_the_admins_link(bare_tool, site):
 
 
 def test_a_refused_registration_says_why_and_stores_nothing(bare_tool, site):
-    """The platform answers 401 to a wrong token: the page says the platform refused."""
+    """The platform answers 401 to a wrong token: the page says what the platform answered."""
     app, tool = bare_tool.app, bare_tool.url
     done = register(app, tool, f"{site.url}/.well-known/openid-configuration", token="bad")
     assert done.status_code == 400
-    assert "The platform refused the registration" in page_text(done)
+    assert "The platform's registration endpoint answered 401" in page_text(done)
     with app.app_context():
         assert db.session.scalar(db.select(db.func.count()).select_from(LtiPlatform)) == 0
 
@@ -1461,7 +1576,9 @@ def test_a_lookalike_address_cannot_claim_an_issuer(bare_tool, site):
         }
         done = register(app, tool, f"{address}/.well-known/openid-configuration")
         assert done.status_code == 400, done.text
-        assert f"names the issuer {issuer}" in page_text(done)
+        # A user in the address is no plain URL; the longer port is another site's.
+        said = "not a plain http(s) URL" if "@" in address else f"names the issuer {issuer}"
+        assert said in page_text(done)
     assert site.registrations == []
     with app.app_context():
         assert db.session.scalar(db.select(db.func.count()).select_from(LtiPlatform)) == 0

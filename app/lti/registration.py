@@ -7,12 +7,15 @@ registration address would let anyone register a platform of their own and launc
 instructor."""
 
 import hashlib
+import ipaddress
+import re
 import secrets
+import socket
 from datetime import timedelta
 from urllib.parse import urlsplit
 
 import requests
-from flask import render_template, request, url_for
+from flask import current_app, g, render_template, request, url_for
 
 from ..audit import audit
 from ..extensions import csrf
@@ -27,8 +30,80 @@ PLATFORM_CONFIGURATION = "https://purl.imsglobal.org/spec/lti-platform-configura
 TOOL_CONFIGURATION = "https://purl.imsglobal.org/spec/lti-tool-configuration"
 
 
+AGS_SCOPES = (
+    "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem",
+    "https://purl.imsglobal.org/spec/lti-ags/scope/score",
+    "https://purl.imsglobal.org/spec/lti-ags/scope/result.readonly",
+)
+NRPS_SCOPE = "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly"
+ENDPOINTS = ("authorization_endpoint", "token_endpoint", "jwks_uri", "registration_endpoint")
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
 class RegistrationError(Exception):
     """The registration could not be made; the message says why, for the platform's admin."""
+
+
+class Unreachable(RegistrationError):
+    """A fetch or post that failed: the page says so plainly, the log has the detail."""
+
+    def __init__(self, what: str, detail: str):
+        super().__init__(f"{what} could not be reached. The server's log says why.")
+        self.detail = detail
+
+
+def normal_url(url: str) -> str | None:
+    """An http(s) URL as it is fetched: scheme and host in lower case, no default port, dot
+    segments resolved (%2e too); None for anything else, a URL with a user or password included."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in DEFAULT_PORTS or not parts.hostname or "@" in parts.netloc:
+        return None
+    host = parts.hostname.lower()
+    # Letters, digits, dots and dashes (punycode for other names), or an IPv6 literal: the
+    # origin goes into a frame-ancestors policy, where a ";" would start a directive.
+    if re.fullmatch(r"[a-z0-9.-]+", host) is None:
+        if re.fullmatch(r"[0-9a-f:.]+", host) is None:
+            return None
+        host = f"[{host}]"
+    if port is not None and port != DEFAULT_PORTS[parts.scheme.lower()]:
+        host += f":{port}"
+    segments = []
+    for segment in re.sub("%2e", ".", parts.path, flags=re.IGNORECASE).split("/")[1:]:
+        if segment == "..":
+            segments = segments[:-1]
+        elif segment != ".":
+            segments.append(segment)
+    path = "/" + "/".join(segments)
+    query = f"?{parts.query}" if parts.query else ""
+    return f"{parts.scheme.lower()}://{host}{path}{query}"
+
+
+def _origin(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}"
+
+
+def check_public(url: str) -> None:
+    """Refuse a URL whose host is this machine or a private, link-local or reserved address,
+    unless LTI_PRIVATE_PLATFORMS allows them."""
+    if current_app.config.get("LTI_PRIVATE_PLATFORMS"):
+        return
+    host = urlsplit(url).hostname or ""
+    try:
+        found = {info[4][0] for info in socket.getaddrinfo(host, None)}
+    except OSError as error:
+        raise Unreachable("The platform", f"{host}: {error}") from error
+    for address in found:
+        ip = ipaddress.ip_address(address.split("%", 1)[0])
+        if not ip.is_global or ip.is_multicast:
+            raise RegistrationError(
+                f"{host} is a loopback, private or link-local address, where Quizwright does "
+                "not register platforms (the admin allows it with LTI_PRIVATE_PLATFORMS)."
+            )
 
 
 def _code_key(code: str) -> str:
@@ -63,48 +138,74 @@ def tool_registration(name: str) -> dict:
         "client_name": name,
         "jwks_uri": url_for("lti.jwks", _external=True),
         "token_endpoint_auth_method": "private_key_jwt",
-        "scope": "",
+        # Grade passback (AGS), the course's roster (NRPS), as README and docs/lti.md promise.
+        "scope": " ".join((*AGS_SCOPES, NRPS_SCOPE)),
         TOOL_CONFIGURATION: {
             "domain": urlsplit(launch).netloc,
             "target_link_uri": launch,
             "claims": ["iss", "sub", "name", "given_name", "family_name"],
-            "messages": [{"type": "LtiResourceLinkRequest", "target_link_uri": launch}],
+            "messages": [
+                {"type": "LtiResourceLinkRequest", "target_link_uri": launch},
+                # The instructor chooses the quiz from the platform's "Select content".
+                {"type": "LtiDeepLinkingRequest", "target_link_uri": launch, "label": name},
+            ],
             "description": "Quizzes that explain every answer.",
         },
     }
 
 
-def fetch_configuration(session: requests.Session, url: str) -> dict:
-    """The platform's OpenID configuration, checked to come from its own issuer."""
+def _answer(session: requests.Session, what: str, method: str, url: str, **how) -> dict:
+    """A JSON answer from the platform, from a public address, with no redirect followed."""
+    check_public(url)
     try:
-        response = session.get(url)
-        response.raise_for_status()
-        configuration = response.json()
-    except (requests.RequestException, ValueError) as error:
-        raise RegistrationError(f"The platform's configuration at {url} could not be read: "
-                                f"{error}") from error  # fmt: skip
-    missing = [
-        field
-        for field in (
-            "issuer",
-            "authorization_endpoint",
-            "token_endpoint",
-            "jwks_uri",
-            "registration_endpoint",
+        response = session.request(method, url, allow_redirects=False, **how)
+    except requests.RequestException as error:
+        raise Unreachable(what, f"{method} {url}: {error}") from error
+    if response.is_redirect or not response.ok:
+        # The status only: a redirect's target or an error page stays in the log.
+        error = RegistrationError(f"{what} answered {response.status_code}, not its JSON.")
+        error.detail = f"{method} {url}: {response.headers.get('Location') or response.text[:200]}"
+        raise error
+    try:
+        answer = response.json()
+    except ValueError:
+        answer = None
+    if not isinstance(answer, dict):
+        raise RegistrationError(f"{what} answered with something other than a JSON object.")
+    return answer
+
+
+def fetch_configuration(session: requests.Session, url: str) -> dict:
+    """The platform's OpenID configuration, checked to come from its own issuer, whose origin
+    every one of its addresses keeps."""
+    found_at = normal_url(url)
+    if found_at is None:
+        raise RegistrationError(
+            "The platform's configuration address is not a plain http(s) URL (no user or "
+            "password in it, a host of letters, digits, dots and dashes)."
         )
-        if not isinstance(configuration.get(field), str)
+    configuration = _answer(session, "The platform's configuration", "GET", found_at)
+    missing = [
+        field for field in ("issuer", *ENDPOINTS) if not isinstance(configuration.get(field), str)
     ]
     if missing:
         raise RegistrationError(f"The platform's configuration lacks {', '.join(missing)}.")
     # The spec: the configuration's address must start with its issuer, or anyone's
-    # configuration could claim to be a trusted platform. At a "/" boundary: a bare prefix lets
-    # https://lms.example.edu.evil.net or https://lms.example.edu@evil.net claim lms.example.edu.
-    issuer = configuration["issuer"].rstrip("/")
-    if url != issuer and not url.startswith(issuer + "/"):
+    # configuration could claim to be a trusted platform. Compared as fetched (…/moodle/../x is
+    # /x), at a "/" boundary: a bare prefix lets https://lms.example.edu.evil.net claim it.
+    issuer = (normal_url(configuration["issuer"]) or "").rstrip("/")
+    if not issuer or (found_at != issuer and not found_at.startswith(issuer + "/")):
         raise RegistrationError(
-            f"The configuration at {url} names the issuer {configuration['issuer']}, "
+            f"The configuration at {found_at} names the issuer {configuration['issuer']}, "
             "which is not where it was found."
         )
+    for field in ENDPOINTS:
+        address = normal_url(configuration[field])
+        if address is None or _origin(address) != _origin(issuer):
+            raise RegistrationError(
+                f"The platform's {field} is not at its issuer's address ({_origin(issuer)})."
+            )
+        configuration[field] = address
     return configuration
 
 
@@ -113,28 +214,27 @@ def register_with(configuration_url: str, token: str | None) -> tuple[str, str]:
     id. Raises RegistrationError."""
     session = TimedSession()
     configuration = fetch_configuration(session, configuration_url)
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    try:
-        response = session.post(
-            configuration["registration_endpoint"],
-            json=tool_registration("Quizwright"),
-            headers=headers,
+    if find_platform(configuration["issuer"], None, any_one=True) is not None:
+        # The link adds a platform; it must neither change the addresses and keys of one whose
+        # launches already log in its instructors, nor stand beside it under its issuer, where
+        # logins that name no client id would find the wrong one.
+        raise RegistrationError(
+            f"Quizwright already has a platform with the issuer {configuration['issuer']}; its "
+            "admin adds or changes its registrations with `flask lti add-platform`."
         )
-        response.raise_for_status()
-        answer = response.json()
-    except (requests.RequestException, ValueError) as error:
-        raise RegistrationError(f"The platform refused the registration: {error}") from error
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    answer = _answer(
+        session,
+        "The platform's registration endpoint",
+        "POST",
+        configuration["registration_endpoint"],
+        json=tool_registration("Quizwright"),
+        headers=headers,
+    )
     deployment = (answer.get(TOOL_CONFIGURATION) or {}).get("deployment_id")
     client_id = answer.get("client_id")
     if not client_id or not deployment:
         raise RegistrationError("The platform's answer has no client id or deployment id.")
-    if find_platform(configuration["issuer"], str(client_id)) is not None:
-        # The link adds a platform; it must not change the addresses and keys of a registration
-        # whose launches already log in its instructors.
-        raise RegistrationError(
-            f"Quizwright already has {configuration['issuer']} with client id {client_id}; "
-            "its admin changes that registration with `flask lti add-platform`."
-        )
     platform_name = (configuration.get(PLATFORM_CONFIGURATION) or {}).get("product_family_code")
     details = PlatformDetails(
         issuer=configuration["issuer"],
@@ -152,6 +252,14 @@ def register_with(configuration_url: str, token: str | None) -> tuple[str, str]:
     return platform.name, platform.client_id
 
 
+def _let_frame(configuration_url: str) -> None:
+    """Let the registering platform frame this page, as Moodle does: the origin its own
+    configuration address names, for a page opened with a valid link (allow_platform_frames)."""
+    address = normal_url(configuration_url)
+    if address is not None:
+        g.lti_frame_origin = _origin(address)
+
+
 @bp.get("/register")
 def register():
     """The page a platform opens from the registration link: what will be registered."""
@@ -162,6 +270,7 @@ def register():
         return render_template("lti/register.html", problem="link"), 403
     if not configuration:
         return render_template("lti/register.html", problem="configuration"), 400
+    _let_frame(configuration)
     return render_template(
         "lti/register.html",
         problem=None,
@@ -177,6 +286,7 @@ def register():
 def register_confirmed():
     """Register with the platform, using up the link's code."""
     code = request.form.get("code", "")
+    _let_frame(request.form.get("openid_configuration", ""))
     if not _take_code(code):
         audit("lti registration refused: link unknown, used or expired")
         return render_template("lti/register.html", problem="link"), 403
@@ -186,7 +296,7 @@ def register_confirmed():
             request.form.get("registration_token") or None,
         )
     except RegistrationError as error:
-        audit(f"lti registration failed: {str(error)!r}")
+        audit(f"lti registration failed: {str(error)!r} {getattr(error, 'detail', '')!r}")
         return render_template("lti/register.html", problem="failed", error=str(error)), 400
     audit(f"lti platform registered: {name!r} client id {client_id!r}")
     return render_template("lti/registered.html", name=name, client_id=client_id)

@@ -310,7 +310,9 @@ def allow_platform_frames(response):
     policy = response.headers.get("Content-Security-Policy")
     if not framed or not policy:
         return response
-    origins = " ".join(["'self'", *frame_ancestors()])
+    # The platform registering itself (lti.register) frames the page before it is registered.
+    registering = [g.lti_frame_origin] if "lti_frame_origin" in g else []
+    origins = " ".join(["'self'", *frame_ancestors(), *registering])
     response.headers["Content-Security-Policy"] = policy.replace(
         "frame-ancestors 'none'", f"frame-ancestors {origins}"
     )
