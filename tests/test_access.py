@@ -89,12 +89,13 @@ ACCESS = {
     "auth.logout":                           "L L D D D D D D",
     "auth.change_password":                  "L L P P P P P P",
     "lti.admin":                             "L L N N N N N P",
+    "lti.new_registration_link":             "L L N N N N N D",
 }  # fmt: skip
 
 OUTCOMES = {"L": "login", "P": "page", "N": "missing", "R": "refused", "D": "done"}
 
-WALKED = ("teach.", "auth.logout", "auth.change_password", "lti.admin")
-"""Endpoints the walk covers: every instructor page, the account pages and the LTI admin page."""
+WALKED = ("teach.", "auth.logout", "auth.change_password", "lti.admin", "lti.new_registration_link")
+"""Endpoints the walk covers: every instructor page, the account pages and the LTI admin pages."""
 
 
 @dataclass(frozen=True)
@@ -145,6 +146,7 @@ ACTIONS = {
     "teach.void": Action(REVIEW),
     "teach.restore": Action(REVIEW, prepare=lambda world, defaults: world.void_attempts()),
     "auth.logout": Action("/login"),
+    "lti.new_registration_link": Action("/lti/admin"),
 }
 
 

@@ -1398,6 +1398,33 @@ def test_dynamic_registration_registers_the_platform(bare_tool, site):
     assert launch(registered, requests.Session(), TEACHER).response.status_code == 303
 
 
+def test_the_admin_makes_a_registration_link_on_the_lti_page(bare_tool, site):
+    """No shell: the admin presses the button (a CSRF-protected POST), the page shows the link
+    once with its expiry, and the platform registers with it."""
+    app, tool = bare_tool.app, bare_tool.url
+    with app.app_context():
+        create_instructor("boss", "boss password", is_admin=True)
+    admin = requests.Session()
+    token = csrf_token(admin.get(f"{tool}/login").text)
+    admin.post(f"{tool}/login", data={"username": "boss", "password": "boss password",
+               "csrf_token": token})  # fmt: skip
+    page = admin.get(f"{tool}/lti/admin").text
+    forged = admin.post(f"{tool}/lti/admin/registration-link", allow_redirects=False)
+    assert forged.status_code == 400  # no CSRF token
+    made = admin.post(f"{tool}/lti/admin/registration-link", data={"csrf_token": csrf_token(page)})
+    shown = page_text(made)
+    link = re.search(r"(http://\S+/lti/register\?code=[\w-]+)", shown)[1]
+    assert "It works once, until" in shown
+    assert link not in page_text(admin.get(f"{tool}/lti/admin"))  # shown once
+    opened = f"{link}&openid_configuration={site.url}/.well-known/openid-configuration"
+    browser = requests.Session()
+    form = browser.get(opened + "&registration_token=reg-token-1").text
+    fields = dict(re.findall(r'name="(\w+)" value="([^"]*)"', form))
+    assert browser.post(f"{tool}/lti/register", data=fields).status_code == 200
+    with app.app_context():
+        assert db.session.scalars(db.select(LtiPlatform.issuer)).all() == [site.url]
+
+
 def test_dynamic_registration_asks_for_grades_roster_and_deep_linking(bare_tool, site):
     """The registration requests what README promises, as LTI Dynamic Registration writes it:
     the AGS scopes (line items, scores, results read-only), NRPS, and the deep linking message
@@ -1692,8 +1719,10 @@ def test_admin_page_lists_addresses_platforms_and_keys(app, client):
         )
     assert login(client, "boss", "boss password").status_code == 303
     page = " ".join(client.get("/lti/admin").get_data(as_text=True).split())
-    for address in ("/lti/login", "/lti/launch", "/lti/jwks.json", "/lti/register"):
+    for address in ("/lti/login", "/lti/launch", "/lti/jwks.json"):
         assert f"http://localhost{address}" in page
+    # The bare registration address, which answers 403 without a link's code, is not shown.
+    assert "http://localhost/lti/register" not in page and "Make a registration link" in page
     assert "Example Moodle" in page and "abc123" in page and "<code>7</code>" in page
     with app.app_context():
         assert f"<code>{signing_key().kid}</code>: signs now" in page

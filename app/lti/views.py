@@ -3,6 +3,7 @@ the admin's LTI page. LTI's POSTs come from the platform, so those alone skip th
 the state, nonce and signature protect them instead."""
 
 import re
+from datetime import UTC, datetime
 from urllib.parse import urlencode, urlsplit
 
 from flask import (
@@ -22,7 +23,7 @@ from ..audit import audit
 from ..auth import idle_minute, require_admin, share_class
 from ..bank import current_bank
 from ..extensions import csrf, db, limiter
-from ..models import Class, ClassShare, Instructor, Role
+from ..models import Class, ClassShare, Instructor, Role, now
 from ..quiz import start_in_class, this_browser
 from . import (
     bp,
@@ -55,6 +56,7 @@ from .people import (
     unfinished_attempt,
     user_for,
 )
+from .registration import LINK_LIFETIME, new_link_code
 from .rules import chosen_quiz, display_name, quizwright_role, share_role
 from .storage import purge_expired
 
@@ -275,14 +277,33 @@ def admin():
         .order_by(LtiUser.name, LtiUser.id)
     ).all()
     signing = signing_key()
+    made = session.pop(MADE_LINK, None)
     return render_template(
         "lti/admin.html",
+        made=(made[0], datetime.fromtimestamp(made[1], UTC)) if made else None,
+        link_hours=int(LINK_LIFETIME.total_seconds() // 3600),
         addresses=addresses(),
         platforms=platforms,
         teachers=teachers,
         keys=published_keys(),
         signing_kid=signing.kid,
     )
+
+
+MADE_LINK = "lti_registration_link"
+"""Under which the session carries a link the admin just made to the LTI page, shown once."""
+
+
+@bp.post("/admin/registration-link")
+@login_required
+def new_registration_link():
+    """Make a dynamic registration link, which works once within a day, and show it on the LTI
+    page: what `flask lti registration-link` prints, without a shell."""
+    require_admin()
+    link = url_for("lti.register", code=new_link_code(), _external=True)
+    session[MADE_LINK] = (link, (now() + LINK_LIFETIME).timestamp())
+    audit("lti registration link made")
+    return redirect(url_for(".admin"), 303)
 
 
 def frame_ancestors() -> list[str]:
@@ -305,7 +326,10 @@ def allow_platform_frames(response):
         # The deep linking answer posts its form to the platform's return address.
         policy = policy.replace("form-action 'self'", f"form-action 'self' {form_action}")
         response.headers["Content-Security-Policy"] = policy
-    framed = endpoint.startswith("lti.") and endpoint != "lti.admin"
+    framed = endpoint.startswith("lti.") and endpoint not in (
+        "lti.admin",
+        "lti.new_registration_link",
+    )
     framed = framed or (endpoint.startswith("quiz.") and FRAMED_SESSION_KEY in session)
     policy = response.headers.get("Content-Security-Policy")
     if not framed or not policy:
