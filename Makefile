@@ -47,6 +47,7 @@ test: $(VENV)/.installed-test
 	$(BIN)/pytest
 
 bench: $(VENV)/.installed-test
+	$(BIN)/python bench/importers.py
 	@command -v wrk >/dev/null || { echo "make bench needs wrk: sudo apt-get install wrk"; exit 1; }
 	$(BIN)/python bench/run.py
 

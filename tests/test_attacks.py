@@ -917,6 +917,8 @@ def _request_for(scene, rule):
             _void(scene)
         url = rule.replace("<token>", student.token)
         return scene.teacher, url, {}, url.rsplit("/", 1)[0]
+    if rule == "/lti/admin/registration-link":
+        return instructor(scene.app, "boss", is_admin=True), rule, {}, "/lti/admin"
     if rule == "/s/<code>":
         with scene.app.app_context():
             code = db.session.get(RosterStudent, scene.roster_student_id).sign_in_code

@@ -2,8 +2,11 @@
 zip bombs, huge and non-UTF-8 files, and random bytes. Each gets a located error, reads nothing
 from the network or the disk it was not given, and writes nothing."""
 
+import contextlib
+import importlib.util
 import io
 import shutil
+import time
 import zipfile
 
 import pytest
@@ -308,3 +311,37 @@ def test_deeply_nested_xml_is_refused_or_read_without_crashing():
     except FormatError as error:
         assert error.errors[0].startswith("deep.xml")
     parses_or_refuses(moodle_xml, nested)
+
+
+def _load_worst_cases():
+    """bench/worst_imports.py, which `make bench` measures too."""
+    spec = importlib.util.spec_from_file_location(
+        "worst_imports", PROJECT_ROOT / "bench" / "worst_imports.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.CASES
+
+
+WORST = _load_worst_cases()
+
+
+def _cpu_seconds(format_name: str, data: bytes) -> float:
+    """This process's CPU time for the best of two parses: other processes do not count."""
+    best = float("inf")
+    for _ in range(2):
+        started = time.process_time()
+        with contextlib.suppress(FormatError):  # a refusal is an answer too
+            FORMATS[format_name].parse(data, "crafted")
+        best = min(best, time.process_time() - started)
+    return max(best, 1e-4)
+
+
+@pytest.mark.parametrize("case", [name for name in WORST if name != "QTI 1.2, the seed"])
+def test_a_crafted_file_twice_as_big_costs_about_twice_as_much(case):
+    """Attacker repro: a 200 KB GIFT file ran past a minute; 16,000 nested <not> took 10.8 s.
+    Every importer reads each crafted file in time linear in its size: doubling the file at
+    most about doubles the work (a quadratic reader would quadruple it)."""
+    format_name, make = WORST[case]
+    small, large = _cpu_seconds(format_name, make(60_000)), _cpu_seconds(format_name, make(120_000))
+    assert large / small < 3.0, f"{case}: {small:.3f}s, then {large:.3f}s at twice the size"
