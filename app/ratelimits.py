@@ -10,7 +10,7 @@ import logging
 import time
 
 import sqlalchemy as sa
-from flask import Flask, abort, after_this_request, g, has_request_context, request
+from flask import Flask, abort, after_this_request, current_app, g, has_request_context, request
 from limits import parse
 from limits.storage import Storage
 from sqlalchemy.dialects import postgresql, sqlite
@@ -73,7 +73,8 @@ TOO_MANY_UNKNOWN_CODES = (
 
 CODE_LOOKUPS_PER_ADDRESS = "3000 per 10 minutes"
 """Every code looked up, found or not: ten each for a hall of 300 behind one address. It bounds
-how fast a guesser past the unknown-code allowance, whose hits still work, can go on."""
+how fast a guesser past the unknown-code allowance, whose hits still work, can go on. An app's
+CODE_LOOKUPS_PER_ADDRESS overrides it (the tests set a smaller one)."""
 
 
 def _count_code(address: str, amount: int) -> bool | None:
@@ -98,7 +99,7 @@ def charges_code_lookups(view):
     whose codes all matched gives its charge back with its response (see note_code)."""
 
     @limiter.limit(
-        CODE_LOOKUPS_PER_ADDRESS,
+        lambda: current_app.config.get("CODE_LOOKUPS_PER_ADDRESS", CODE_LOOKUPS_PER_ADDRESS),
         scope="code lookups per address",
         exempt_when=lambda: not _names_a_code(),
         error_message=TOO_MANY_UNKNOWN_CODES,
