@@ -102,7 +102,8 @@ def charges_code_lookups(view):
         lambda: current_app.config.get("CODE_LOOKUPS_PER_ADDRESS", CODE_LOOKUPS_PER_ADDRESS),
         scope="code lookups per address",
         exempt_when=lambda: not _names_a_code(),
-        error_message=TOO_MANY_UNKNOWN_CODES,
+        error_message="Very many codes have been looked up from your network. Try again in ten "
+        "minutes: your answers so far are saved.",
     )
     @functools.wraps(view)
     def charged(*args, **kwargs):

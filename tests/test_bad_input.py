@@ -383,5 +383,5 @@ def test_lookups_past_the_allowance_are_bounded_too(tmp_path):
     hits = {client.get("/join/ABCDEF").status_code for _ in range(50)}
     assert (misses, hits) == ({404}, {302})
     refused = client.get("/join/ABCDEF")
-    assert refused.status_code == 429
+    assert refused.status_code == 429 and "Very many codes have been looked up" in text(refused)
     assert other_browser(app, "198.51.100.7").client.get("/join/ABCDEF").status_code == 302
