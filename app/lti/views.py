@@ -93,7 +93,6 @@ def addresses() -> dict[str, str]:
         "login": url_for("lti.login", _external=True),
         "launch": url_for("lti.launch", _external=True),
         "jwks": url_for("lti.jwks", _external=True),
-        "register": url_for("lti.register", _external=True),
     }
 
 
