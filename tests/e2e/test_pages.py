@@ -37,6 +37,9 @@ class Inspector:
 
     def check(self, page, name, budget=PAGE_BUDGET):
         self.checked.append(name)
+        # After a form's submit the next page may still be loading its stylesheet: axe then
+        # measured the header's contrast against unstyled colours (seen once in dark mode).
+        page.wait_for_load_state()
         violations = axe.run(page).response["violations"]
         for violation in violations:
             if violation["impact"] in ("serious", "critical"):
