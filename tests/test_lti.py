@@ -103,6 +103,8 @@ class PlatformSite:
         self.members_status = 200
         self.endless_members = False
         self.member_pages = 0
+        self.deep_links: list[list[dict]] = []
+        """The items of each deep linking answer the return address accepted."""
         site = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -130,9 +132,9 @@ class PlatformSite:
             def do_GET(self):
                 path, _, query = self.path.partition("?")
                 params = dict(urllib.parse.parse_qsl(query))
-                if path == "/course":
+                if path in ("/course", "/select"):
                     who = site.people[params["member"]]
-                    self._html(site.course_page(who, storage="storage" in params))
+                    self._html(site.course_page(who, "storage" in params, path == "/select"))
                 elif path == "/auth":
                     self._html(*site.authorization_page(params))
                 elif self.path == "/jwks.json":
@@ -158,6 +160,10 @@ class PlatformSite:
                     return
                 if self.path.endswith("/scores"):
                     self._score(json.loads(data))
+                    return
+                if self.path == "/deep-link-return":
+                    form = dict(urllib.parse.parse_qsl(data.decode()))
+                    self._html(site.deep_link_return(form))
                     return
                 body = json.loads(data)
                 site.registrations.append((body, self.headers.get("Authorization")))
@@ -206,22 +212,37 @@ class PlatformSite:
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
 
-    def course_page(self, who: "Person", storage: bool = False) -> str:
+    def course_page(self, who: "Person", storage: bool = False, select: bool = False) -> str:
         """The course as `who` sees it: the activity in an iframe whose address is the tool's
         login initiation, as platforms embed a tool; with `storage`, the page offers the tool
-        LTI client-side storage (itself as lti_storage_target) and answers its messages."""
-        start = self.platform.login_url(who.sub, f"{self.platform.tool}/lti/launch")
+        LTI client-side storage (itself as lti_storage_target) and answers its messages. With
+        `select`, it is the activity form's "Select content" dialog instead, as Moodle's: a deep
+        linking launch in the frame, whose return page hands the chosen item to this page."""
+        hint = f"deep-link-for-{who.sub}" if select else None
+        start = self.platform.login_url(who.sub, f"{self.platform.tool}/lti/launch", hint)
         if storage:
             start += "&" + urllib.parse.urlencode({"lti_storage_target": "_parent"})
+        scripts = STORAGE_FRAME % json.dumps(self.platform.tool) if storage else ""
+        if select:
+            scripts += SELECTED
         return (
             f"<!doctype html><title>{COURSE['title']}</title><h1>{COURSE['title']}</h1>"
-            f'<iframe id="activity" title="Quiz activity" src="{html.escape(start)}" '
+            + ('<p>Chosen: <output id="chosen"></output></p>' if select else "")
+            + f'<iframe id="activity" title="Quiz activity" src="{html.escape(start)}" '
             'width="900" height="500"></iframe>'
-            + (
-                f"<script>{STORAGE_FRAME % json.dumps(self.platform.tool)}</script>"
-                if storage
-                else ""
-            )
+            + (f"<script>{scripts}</script>" if scripts else "")
+        )
+
+    def deep_link_return(self, form: dict) -> str:
+        """The deep linking return address: the tool's signed answer checked, and its items
+        handed to the parent frame only, as Moodle's return page does (a window of its own has
+        none, so nothing arrives there)."""
+        items = self.platform.config().validate_deeplinking_resp(form)
+        self.deep_links.append(items)
+        return (
+            "<!doctype html><title>Content chosen</title><script>"
+            f"if (window !== top) parent.processContentItemReturnData({json.dumps(items)});"
+            "</script>"
         )
 
     def authorization_page(self, query: dict) -> tuple[str, int]:
@@ -231,7 +252,9 @@ class PlatformSite:
         if query.get("redirect_uri") != launch_url:
             # A platform sends the id_token only to the launch URL registered for the tool.
             return f"redirect_uri {query.get('redirect_uri')!r} is not registered", 400
-        form = self.platform.authorize(query, launch_url, self.people[query["login_hint"]])
+        deep_link = query.get("lti_message_hint", "").startswith("deep-link-for-")
+        who = self.people[query["login_hint"]]
+        form = self.platform.authorize(query, launch_url, who, deep_link=deep_link)
         fields = "".join(
             f'<input type="hidden" name="{name}" value="{html.escape(form[name])}">'
             for name in ("id_token", "state")
@@ -282,6 +305,13 @@ window.addEventListener("message", (event) => {
 """
 """The platform's side of LTI client-side storage, written from 1EdTech's specification: values
 kept per key for the tool's origin only, each answer sent to the asking window and origin."""
+SELECTED = """
+window.processContentItemReturnData = (items) => {
+  document.getElementById("chosen").textContent = items.map((item) => item.title).join(", ");
+};
+"""
+"""The activity form's side of "Select content": the return page in its dialog frame calls
+this with the chosen items, as Moodle's mod_lti/contentitem_return module calls its parent."""
 
 
 class CoursePlatformConfig(LTI1P3PlatformConfAbstract):
@@ -363,11 +393,12 @@ class Platform:
             .set_deeplink_launch_url(target)
         )
 
-    def login_url(self, sub: str, target: str) -> str:
-        """Where the platform sends a browser to start a launch (third-party login)."""
+    def login_url(self, sub: str, target: str, hint: str | None = None) -> str:
+        """Where the platform sends a browser to start a launch (third-party login); its
+        lti_message_hint, which the platform's authorization endpoint reads back, is `hint`."""
         config = CoursePlatformConfig(registration=self.registration(target))
         login = PlatformLogin(None, config)
-        login.set_lti_message_hint(hint=f"link-for-{sub}")
+        login.set_lti_message_hint(hint=hint or f"link-for-{sub}")
         return login.initiate_login(sub)
 
     def authorize(self, query: dict, target: str, who: "Person", tamper=None, deep_link=False):
@@ -1338,23 +1369,6 @@ def test_registered_platforms_may_frame_lti_pages_only(world):
     for page in ("/", "/login"):
         assert frame_ancestors(requests.get(world.tool + page)) == "frame-ancestors 'none'"
     assert requests.get(world.tool + "/").headers["X-Frame-Options"] == "DENY"
-
-
-def test_a_login_inside_a_frame_offers_a_new_window(world):
-    """In an iframe (Sec-Fetch-Dest), where the quiz's cookies are not sent, the login offers a
-    new window carrying every login parameter; following it runs the login as usual."""
-    url = world.platform.login_url(STUDENT.sub, f"{world.tool}/lti/launch")
-    framed = requests.get(url, headers={"Sec-Fetch-Dest": "iframe"}, allow_redirects=False)
-    assert framed.status_code == 200
-    assert "Open in a new window" in framed.text
-    new_window = re.search(r'id="lti-new-window" href="([^"]+)" target="_blank"', framed.text)
-    href = new_window.group(1).replace("&amp;", "&")
-    sent = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(url).query))
-    carried = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(href).query))
-    assert carried == {**sent, "lti1p3_new_window": "1"}
-    onward = requests.get(world.tool + href, allow_redirects=False)
-    assert onward.status_code == 302
-    assert onward.headers["Location"].startswith(f"{world.platform.issuer}/auth?")
 
 
 # --- Dynamic registration

@@ -29,7 +29,7 @@ from app.lti.models import LtiLaunchData
 from app.lti.platforms import PlatformDetails, save_platform
 from app.models import Attempt
 
-from helpers import make_app
+from helpers import SLUG, csrf_token, make_app
 
 pytestmark = pytest.mark.any_database
 # The test platform and the tool under gunicorn, as the launch tests use them.
@@ -38,7 +38,19 @@ site, tool, bare_tool, world = test_lti.site, test_lti.tool, test_lti.bare_tool,
 FRAMED = {"Sec-Fetch-Dest": "iframe", "Sec-Fetch-Site": "cross-site"}
 """What Chromium sends with a request for a page inside another site's frame."""
 CHECK_PAGE = {"Sec-Fetch-Dest": "iframe", "Sec-Fetch-Site": "same-origin"}
-"""What it sends with the check page's form, posted from the tool's own page in that frame."""
+"""What it sends with the tool's own pages and forms in that frame (the check page's form too)."""
+
+
+class FramedBrowser(requests.Session):
+    """A browser inside the platform's frame. Chromium counts a loopback address (where these
+    tools serve) as a secure context and sends Secure cookies to it over plain HTTP; the
+    standard jar does so over HTTPS only, so here they are kept without the flag."""
+
+    def send(self, request, **kwargs):
+        response = super().send(request, **kwargs)
+        for cookie in self.cookies:
+            cookie.secure = False
+        return response
 
 
 def held_login(world, browser, who=STUDENT) -> dict:
@@ -52,10 +64,10 @@ def held_login(world, browser, who=STUDENT) -> dict:
     }
 
 
-def authorized(world, held, who=STUDENT) -> dict:
+def authorized(world, held, who=STUDENT, deep_link=False) -> dict:
     """The platform's answer to the login, as its authorization endpoint posts it."""
     query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(held["next"]).query))
-    form = world.platform.authorize(query, f"{world.tool}/lti/launch", who)
+    form = world.platform.authorize(query, f"{world.tool}/lti/launch", who, deep_link=deep_link)
     return {"id_token": form["id_token"], "state": form["state"]}
 
 
@@ -78,13 +90,70 @@ def test_a_framed_login_puts_its_state_in_the_platforms_frame_not_a_cookie(world
         assert db.session.get(LtiLaunchData, f"lti1p3-nonce-{held['nonce']}") is not None
 
 
-def test_a_framed_login_without_storage_offers_a_new_window(world):
-    """No lti_storage_target: the framed page offers a window of the quiz's own."""
+def framed_cookie_login(world, browser, who=STUDENT, deep_link=False) -> dict:
+    """A framed login without storage: its redirect to the platform, answered by the platform
+    as its authorization endpoint posts it."""
+    start = world.platform.login_url(who.sub, f"{world.tool}/lti/launch")
+    sent = browser.get(start, headers=FRAMED, allow_redirects=False)
+    assert sent.status_code == 302, sent.text
+    return authorized(world, {"next": sent.headers["Location"]}, who, deep_link)
+
+
+def framed_launch(world, browser, who, path, deep_link=False):
+    """A whole launch inside the platform's frame, its state kept by `path`: the platform's
+    storage frame (read back by the check page) or a partitioned cookie."""
+    if path == "storage":
+        return read_back(world, browser, authorized(world, held_login(world, browser, who),
+                                                    who, deep_link))  # fmt: skip
+    fields = framed_cookie_login(world, browser, who, deep_link)
+    return browser.post(f"{world.tool}/lti/launch", data=fields, headers=FRAMED,
+                        allow_redirects=False)  # fmt: skip
+
+
+def test_a_framed_login_without_storage_keeps_its_state_in_a_partitioned_cookie(world):
+    """No lti_storage_target: the login's state and session-id cookies go out partitioned,
+    the one kind Chromium keeps in a cross-site frame with third-party cookies blocked, and the
+    launch that carries them back starts the attempt inside the frame."""
+    launch(world.platform, requests.Session(), TEACHER)
+    browser = FramedBrowser()
     start = world.platform.login_url(STUDENT.sub, f"{world.tool}/lti/launch")
-    page = requests.get(start, headers=FRAMED)
-    assert page.status_code == 200
+    sent = browser.get(start, headers=FRAMED, allow_redirects=False)
+    assert sent.status_code == 302
+    assert sent.headers["Location"].startswith(f"{world.platform.issuer}/auth?")
+    set_cookies = sent.raw.headers.getlist("Set-Cookie")
+    assert [line for line in set_cookies if line.startswith("lti1p3-state-")]
+    for line in set_cookies:
+        assert {"Secure", "SameSite=None", "Partitioned"} <= set(line.split("; ")), line
+    fields = authorized(world, {"next": sent.headers["Location"]})
+    landed = browser.post(f"{world.tool}/lti/launch", data=fields, headers=FRAMED,
+                          allow_redirects=False)  # fmt: skip
+    assert landed.status_code == 303, page_text(landed)
+    assert re.search(r"/attempts/[\w-]+/questions/1$", landed.headers["Location"])
+
+
+def test_a_framed_launch_whose_cookie_was_lost_offers_a_new_window(world):
+    """A browser that kept not even the partitioned cookie: the launch offers the same login in
+    a window of its own, carrying every login parameter; following it runs the login as usual.
+    Nothing is started in the frame."""
+    launch(world.platform, requests.Session(), TEACHER)
+    before = counts(world.app)
+    fields = framed_cookie_login(world, requests.Session())
+    page = requests.post(f"{world.tool}/lti/launch", data=fields, headers=FRAMED)
+    assert page.status_code == 200, page_text(page)
     assert "Open in a new window" in page.text
-    assert 'id="lti-storage"' not in page.text
+    href = re.search(r'id="lti-new-window" href="([^"]+)"', page.text)[1].replace("&amp;", "&")
+    start = world.platform.login_url(STUDENT.sub, f"{world.tool}/lti/launch")
+    asked = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(start).query))
+    carried = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(href).query))
+    assert carried == {**asked, "lti1p3_new_window": "1"}
+    onward = requests.get(world.tool + href, allow_redirects=False)
+    assert onward.status_code == 302
+    assert onward.headers["Location"].startswith(f"{world.platform.issuer}/auth?")
+    assert counts(world.app) == before
+    # A first-party launch without its cookie is refused as before: no window to offer.
+    first_party = launch(world.platform, requests.Session(), STUDENT)
+    lost = requests.post(f"{world.tool}/lti/launch", data=first_party.form)
+    assert lost.status_code == 401
 
 
 def test_the_launch_reads_the_state_back_before_signing_in(world):
@@ -216,13 +285,15 @@ def test_a_read_back_state_vouches_only_for_its_own_registration(world):
 
 def test_a_storage_target_is_a_frame_name(world):
     """A target that is no frame name (here 60,000 characters) is not stored: the framed login
-    offers a new window instead."""
+    keeps its state in a partitioned cookie instead."""
     start = world.platform.login_url(STUDENT.sub, f"{world.tool}/lti/launch")
     fields = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(start).query))
-    page = requests.post(
-        start.split("?")[0], data={**fields, "lti_storage_target": "x" * 60_000}, headers=FRAMED
-    )
-    assert "Open in a new window" in page.text and 'id="lti-storage"' not in page.text
+    sent = requests.post(
+        start.split("?")[0], data={**fields, "lti_storage_target": "x" * 60_000}, headers=FRAMED,
+        allow_redirects=False,
+    )  # fmt: skip
+    assert sent.status_code == 302 and 'id="lti-storage"' not in sent.text
+    assert "Partitioned" in sent.headers["Set-Cookie"]
     with world.app.app_context():
         stored = db.session.scalars(db.select(LtiLaunchData.value)).all()
     assert not any("x" * 100 in json.dumps(value) for value in stored)
@@ -243,18 +314,45 @@ def test_the_platforms_origin_is_written_as_a_browser_reports_it(url, expected):
     assert origin(url) == expected
 
 
-def test_an_instructors_framed_launch_goes_on_in_a_new_window(world):
+@pytest.mark.parametrize("path", ["storage", "cookie"])
+def test_an_instructors_framed_launch_goes_on_in_a_new_window(world, path):
     """The class pages refuse every frame: a framed instructor is offered the same login in a
     window of its own, and not signed in inside the frame."""
-    browser = requests.Session()
-    held = held_login(world, browser, TEACHER)
-    answer = read_back(world, browser, authorized(world, held, TEACHER))
-    assert answer.status_code == 200
+    browser = FramedBrowser()
+    answer = framed_launch(world, browser, TEACHER, path)
+    assert answer.status_code == 200, page_text(answer)
     link = re.search(r'id="lti-new-window" href="([^"]*)"', answer.text)
     assert link and html.unescape(link[1]).startswith("/lti/login?")
     assert "lti1p3_new_window=1" in link[1]
     dashboard = browser.get(f"{world.tool}/teach", allow_redirects=False)
     assert dashboard.status_code == 302 and "/login" in dashboard.headers["Location"]
+
+
+@pytest.mark.parametrize("path", ["storage", "cookie"])
+def test_deep_linking_completes_inside_the_platforms_frame(world, path):
+    """Moodle's "Select content" opens the tool in a dialog frame and takes the answer only
+    from that frame: the choice is made there, on partitioned cookies, and the signed answer is
+    posted from there to the platform's return address."""
+    browser = FramedBrowser()
+    sent = framed_launch(world, browser, TEACHER, path, deep_link=True)
+    assert sent.status_code == 303 and sent.headers["Location"] == "/lti/deep-link"
+    assert "Partitioned" in sent.headers["Set-Cookie"]
+    choice = browser.get(f"{world.tool}/lti/deep-link", headers=CHECK_PAGE)
+    assert choice.status_code == 200, page_text(choice)
+    assert (
+        f"frame-ancestors 'self' {world.platform.issuer}"
+        in choice.headers["Content-Security-Policy"]
+    )
+    fields = {
+        "csrf_token": csrf_token(choice.text), "quiz": SLUG, "time_zone": "UTC",
+        "attempts_allowed": "1", "grade_from": "best", "feedback": "after-attempt",
+    }  # fmt: skip
+    answer = browser.post(f"{world.tool}/lti/deep-link", data=fields, headers=CHECK_PAGE)
+    assert answer.status_code == 200, page_text(answer)
+    assert f'action="{world.platform.issuer}/deep-link-return"' in answer.text
+    token = html.unescape(re.search(r'name="JWT" value="([^"]+)"', answer.text)[1])
+    [item] = world.platform.config().validate_deeplinking_resp({"JWT": token})
+    assert item["custom"] == {"quiz": SLUG}
 
 
 def test_a_cookie_login_cannot_skip_its_cookie_by_claiming_a_read_back(world):

@@ -9,6 +9,7 @@ import jwt
 import requests
 from flask import g, request
 from pylti1p3.contrib.flask import (
+    FlaskCookieService,
     FlaskMessageLaunch,
     FlaskOIDCLogin,
     FlaskRequest,
@@ -16,6 +17,7 @@ from pylti1p3.contrib.flask import (
 )
 from pylti1p3.exception import LtiException, OIDCException
 
+from ..cookies import attributes, in_frame
 from .config import DatabaseToolConf, find_platform
 from .storage import DatabaseStorage
 
@@ -33,6 +35,9 @@ ALGORITHMS = ("RS256", "RS384", "RS512")
 """What the Security Framework allows a platform to sign with: RSA, never 'none' or a secret."""
 STORAGE_PARAMS = "platform_storage"
 """Under which a login's state parameters record that the platform's frame keeps its state."""
+FRAMED_PARAMS = "framed_new_window"
+"""Under which a framed login that set partitioned cookies keeps the same login in a window of
+its own, for a browser that kept not even those."""
 STORAGE_CHECKED = "lti_storage_checked"
 """The field the tool's check page adds when it re-posts a launch whose state it read back."""
 CLOCK_SKEW = 60
@@ -115,20 +120,61 @@ def _login_session(browser_bound: bool = True) -> FlaskSessionService:
     return session
 
 
+class FrameCookies(FlaskCookieService):
+    """pylti1p3's state and session-id cookies, inside a platform's frame sent partitioned as
+    the quiz's own cookies are; first-party as pylti1p3 sends them (the platform's cross-site
+    form post must carry them back)."""
+
+    def update_response(self, response):
+        if not in_frame():
+            return super().update_response(response)
+        for key, cookie in self._cookie_data_to_set.items():
+            response.set_cookie(
+                key, cookie["value"], max_age=cookie["exp"], path="/", httponly=True,
+                **attributes(),
+            )  # fmt: skip
+        return None
+
+
 def _oidc_login(session: FlaskSessionService, browser_bound: bool = True) -> FlaskOIDCLogin:
     storage = _storage(browser_bound)
     return FlaskOIDCLogin(
-        FlaskRequest(), DatabaseToolConf(), session_service=session, launch_data_storage=storage
+        FlaskRequest(),
+        DatabaseToolConf(),
+        session_service=session,
+        cookie_service=FrameCookies(FlaskRequest()),
+        launch_data_storage=storage,
     )
 
 
-def login_redirect(launch_url: str):
+def login_redirect(launch_url: str, new_window: str | None = None):
     """Answer an OIDC login initiation: remember a state (cookie) and a nonce, then send the
-    browser to the platform's authorization endpoint."""
+    browser to the platform's authorization endpoint. A login inside a platform's frame names
+    `new_window`, the same login in a window of its own, for a launch whose cookie is lost."""
     try:
-        return _oidc_login(_login_session()).redirect(launch_url)
+        answer = _oidc_login(_login_session()).redirect(launch_url)
     except OIDCException as error:
         raise Refusal("platform", str(error)) from error
+    if new_window:
+        state = dict(parse_qsl(urlsplit(answer.headers["Location"]).query))["state"]
+        # Kept outside pylti1p3's browser-bound keys: the launch that needs it has no cookie.
+        _login_session(browser_bound=False).save_state_params(state, {FRAMED_PARAMS: new_window})
+    return answer
+
+
+def _unbound_params(state: str | None) -> dict:
+    """The state parameters a login kept for its launch outside any browser's cookie."""
+    params = _login_session(browser_bound=False).get_state_params(state) if state else None
+    return params if isinstance(params, dict) else {}
+
+
+def framed_new_window() -> str | None:
+    """For a launch whose login ran inside the platform's frame, the same login in a window of
+    its own; None for a first-party login."""
+    held = held_state()
+    if held is not None:
+        return held.new_window
+    return _unbound_params(request.form.get("state")).get(FRAMED_PARAMS)
 
 
 @dataclass
@@ -188,9 +234,7 @@ def held_state() -> HeldState | None:
     """The launch's state as its login left it in the platform's frame; None when the login
     set the state cookie instead (or never issued this state)."""
     if "lti_held_state" not in g:
-        state = request.form.get("state")
-        params = _login_session(browser_bound=False).get_state_params(state) if state else None
-        held = params.get(STORAGE_PARAMS) if isinstance(params, dict) else None
+        held = _unbound_params(request.form.get("state")).get(STORAGE_PARAMS)
         g.lti_held_state = HeldState(**held) if held else None
     return g.lti_held_state
 

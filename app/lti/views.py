@@ -22,6 +22,7 @@ from sqlalchemy.orm import joinedload, selectinload
 from ..audit import audit
 from ..auth import idle_minute, require_admin, share_class
 from ..bank import current_bank
+from ..cookies import in_frame
 from ..extensions import csrf, db, limiter
 from ..models import Class, ClassShare, Instructor, Role, now
 from ..quiz import start_in_class, this_browser
@@ -38,6 +39,7 @@ from .launch import (
     REASONS,
     STORAGE_CHECKED,
     Refusal,
+    framed_new_window,
     held_state,
     login_redirect,
     read_back,
@@ -111,14 +113,17 @@ def login():
     if request.headers.get("Sec-Fetch-Dest") != "iframe" or request.values.get(NEW_WINDOW):
         return login_redirect(launch_url)
     # Inside another site's frame the browser may keep no cookie of the quiz's: the state goes
-    # to the platform's frame where it offers client-side storage, and in any case the page
-    # offers a window of the quiz's own.
+    # to the platform's frame where it offers client-side storage, else into a partitioned
+    # cookie (which Chromium keeps with third-party cookies blocked). Where neither can hold,
+    # the page offers the same login in a window of the quiz's own.
     passed = {name: request.values[name] for name in LOGIN_PARAMETERS if name in request.values}
     here = url_for("lti.login") + "?" + urlencode({**passed, NEW_WINDOW: "1"})
     target = request.values.get("lti_storage_target", "")
     if STORAGE_TARGET.fullmatch(target):
         held = storage_login(launch_url, target, here)
         return render_template("lti/storage_put.html", held=held, here=here)
+    if in_frame():
+        return login_redirect(launch_url, new_window=here)
     return render_template("lti/framed.html", here=here)
 
 
@@ -140,7 +145,16 @@ def launch():
         return render_template(
             "lti/storage_get.html", held=held, form=request.form, checked=STORAGE_CHECKED
         )
-    claims = validated_launch().claims()
+    try:
+        claims = validated_launch().claims()
+    except Refusal as refusal:
+        new_window = framed_new_window()
+        if refusal.reason != "state" or new_window is None or held:
+            raise
+        # The login's partitioned cookie did not come back: this browser keeps no cookie in
+        # the platform's frame, so the same login goes on in a window of its own.
+        audit("lti framed launch without its cookie: offered a new window")
+        return render_template("lti/framed.html", here=new_window)
     platform = platform_of(claims)
     role = quizwright_role(claims.get(CLAIM + "roles", []))
     context = claims.get(CLAIM + "context")
@@ -166,10 +180,11 @@ def launch():
         remember_members_url(class_, members_at)
         return choose_quiz(platform, class_, claims)
     if role == "instructor":
-        if held:
+        new_window = framed_new_window()
+        if new_window and request.headers.get("Sec-Fetch-Dest") == "iframe":
             # The class pages refuse every frame: the instructor goes on in a window of their
             # own, where the same login runs again first-party.
-            return render_template("lti/framed.html", here=held.new_window)
+            return render_template("lti/framed.html", here=new_window)
         class_ = _log_in(platform, deployment, context, user, roles)
         remember_members_url(class_, members_at)
         return redirect(url_for("teach.class_page", class_id=class_.id), 303)

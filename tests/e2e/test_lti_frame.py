@@ -2,15 +2,15 @@
 tool on 127.0.0.1), in Chromium with third-party cookies blocked, as a student may set it."""
 
 import json
-import re
 
 import pytest
 import requests
 from playwright.sync_api import expect
 from test_lti import STUDENT, TEACHER, PlatformSite, launch, tool_for
 
+from app.bank import current_bank
 from app.extensions import db
-from app.models import Answer, Attempt
+from app.models import Answer, Assignment, Attempt
 
 from conftest import CHROMIUM, CHROMIUM_ARGS, DESKTOP
 from helpers import SLUG
@@ -38,6 +38,7 @@ def course(tmp_path):
     course's instructor having opened the activity once, so that its class exists."""
     site = PlatformSite(host="localhost")
     site.people[STUDENT.sub] = STUDENT
+    site.people[TEACHER.sub] = TEACHER
     try:
         with tool_for(tmp_path, site) as world:
             assert launch(world.platform, requests.Session(), TEACHER).response.status_code == 303
@@ -59,42 +60,60 @@ def cookieless(chromium, tmp_path):
     context.close()
 
 
-def test_a_launch_in_the_course_page_continues_in_a_new_window(course, cookieless):
-    """Framed by the course page, the login offers a new window, where the launch completes and
-    the student answers under their LMS name; the tool's other pages refuse the frame."""
+def test_a_launch_in_the_course_page_answers_in_the_frame_on_partitioned_cookies(
+    course, cookieless
+):
+    """A course page without client-side storage: the login keeps its state in a partitioned
+    cookie, the one kind Chromium keeps in a cross-site frame with third-party cookies blocked,
+    and the student answers inside the frame under their LMS name; the tool's other pages
+    refuse the frame."""
     page = cookieless.new_page()
     page.goto(f"{course.platform.issuer}/course?member={STUDENT.sub}")
     activity = page.frame_locator("#activity")
-    new_window = activity.get_by_role("link", name="Open in a new window")
-    expect(new_window).to_be_visible()
+    expect(activity.get_by_role("heading", name="Question 1 of 8")).to_be_visible()
     framed = next(frame for frame in page.frames if frame.url.startswith(course.tool))
-    # Third-party cookies are blocked: the framed tool cannot keep a cookie meant for it.
+    # Third-party cookies are blocked: the framed tool cannot keep an unpartitioned cookie.
     assert "probe=1" not in framed.evaluate(PROBE).split("; ")
+    kept = {cookie["name"]: cookie for cookie in cookieless.cookies(course.tool)}
+    assert kept["session"]["sameSite"] == "None" and kept["session"]["secure"]
 
-    with page.expect_popup() as opened:
-        new_window.click()
-    popup = opened.value
-    expect(popup.get_by_role("heading", name="Question 1 of 8")).to_be_visible()
-    assert re.search(r"/attempts/[\w-]+/questions/1$", popup.url)
-    # First-party, the same cookie is kept: it was the frame, not the cookie, that was blocked.
-    assert "probe=1" in popup.evaluate(PROBE).split("; ")
-
-    popup.get_by_role("radio").first.check()
-    popup.get_by_role("button", name="Check answer").click()
-    expect(popup.get_by_role("status")).to_be_visible()
-    popup.goto(f"{course.tool}/quizzes/{SLUG}")
-    expect(popup.get_by_text(f"as {STUDENT.name}: 1 of 8 answered")).to_be_visible()
+    activity.get_by_role("radio").first.check()
+    activity.get_by_role("button", name="Check answer").click()
+    expect(activity.get_by_role("status")).to_be_visible()
+    expect(activity.get_by_text("Question 1 of 8")).to_be_visible()
+    assert [open.url for open in cookieless.pages if open.url != "about:blank"] == [page.url]
     with course.app.app_context():
         attempt = db.session.scalars(db.select(Attempt)).one()
         assert attempt.student_name == STUDENT.name
         assert db.session.scalar(db.select(db.func.count()).select_from(Answer)) == 1
 
-    # A page that is not an LTI page keeps frame-ancestors 'none', even for the platform:
-    # Chromium shows its error page in the frame instead.
-    with page.expect_response(f"{course.tool}/") as home:
-        page.evaluate(FRAME, f"{course.tool}/")
-    assert "frame-ancestors 'none'" in home.value.header_value("Content-Security-Policy")
+    # A page that is neither an LTI nor a student page keeps frame-ancestors 'none', even for
+    # the platform: Chromium shows its error page in the frame instead.
+    with page.expect_response(f"{course.tool}/login") as login:
+        page.evaluate(FRAME, f"{course.tool}/login")
+    assert "frame-ancestors 'none'" in login.value.header_value("Content-Security-Policy")
     assert page.locator("#elsewhere").element_handle().content_frame().url == BLOCKED
+
+
+@pytest.mark.parametrize("storage", [False, True], ids=["partitioned cookie", "storage"])
+def test_select_content_adds_the_quiz_without_leaving_the_course(course, cookieless, storage):
+    """Moodle's "Select content": the deep linking launch opens in the activity form's dialog
+    frame, the instructor chooses the quiz there, and the return page hands the chosen item to
+    the form through its parent frame, with no window of its own."""
+    page = cookieless.new_page()
+    page.goto(f"{course.platform.issuer}/select?member={TEACHER.sub}" + "&storage=1" * storage)
+    dialog = page.frame_locator("#activity")
+    expect(dialog.get_by_role("heading", name="Choose a quiz for this activity")).to_be_visible()
+    with course.app.app_context():
+        title = current_bank().quizzes[SLUG].title
+    dialog.get_by_label("Quiz", exact=True).select_option(SLUG)
+    dialog.get_by_role("button", name="Add to the course").click()
+    expect(page.locator("#chosen")).to_have_text(title)
+    assert [open.url for open in cookieless.pages if open.url != "about:blank"] == [page.url]
+    [[item]] = course.platform.site.deep_links
+    assert item["custom"] == {"quiz": SLUG}
+    with course.app.app_context():
+        assert db.session.scalars(db.select(Assignment.quiz_slug)).all() == [SLUG]
 
 
 def test_a_launch_keeps_its_state_in_the_platforms_frame(course, cookieless):
