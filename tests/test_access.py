@@ -90,12 +90,18 @@ ACCESS = {
     "auth.change_password":                  "L L P P P P P P",
     "lti.admin":                             "L L N N N N N P",
     "lti.new_registration_link":             "L L N N N N N D",
+    "lti.window":                            "N N N N N N N N",
 }  # fmt: skip
 
 OUTCOMES = {"L": "login", "P": "page", "N": "missing", "R": "refused", "D": "done"}
 
-WALKED = ("teach.", "auth.logout", "auth.change_password", "lti.admin", "lti.new_registration_link")
-"""Endpoints the walk covers: every instructor page, the account pages and the LTI admin pages."""
+WALKED = (
+    "teach.", "auth.logout", "auth.change_password", "lti.admin", "lti.new_registration_link",
+    "lti.window",
+)  # fmt: skip
+"""Endpoints the walk covers: every instructor page, the account pages, the LTI admin pages and
+the window an instructor's framed launch hands over to (with a code nobody was handed: the
+codes that were are tested in test_lti_storage.py)."""
 
 
 @dataclass(frozen=True)
@@ -157,6 +163,7 @@ FILL: dict[str, Callable[["World", "Route"], object]] = {
     "student_id": lambda world, route: world.roster_student_id,
     "slug": lambda world, route: SLUG,
     "format_name": lambda world, route: "qti",
+    "code": lambda world, route: "never-handed-out",
 }
 """How the walk fills each variable of a rule; a route with a new one (a roster student's id)
 adds a line here that makes what it names in the world."""

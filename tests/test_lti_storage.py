@@ -7,6 +7,7 @@ import html
 import json
 import re
 import urllib.parse
+from datetime import timedelta
 
 import pytest
 import requests
@@ -27,7 +28,7 @@ from app.extensions import db
 from app.lti.launch import origin
 from app.lti.models import LtiLaunchData
 from app.lti.platforms import PlatformDetails, save_platform
-from app.models import Attempt
+from app.models import Attempt, now
 
 from helpers import SLUG, csrf_token, make_app
 
@@ -316,16 +317,36 @@ def test_the_platforms_origin_is_written_as_a_browser_reports_it(url, expected):
 
 @pytest.mark.parametrize("path", ["storage", "cookie"])
 def test_an_instructors_framed_launch_goes_on_in_a_new_window(world, path):
-    """The class pages refuse every frame: a framed instructor is offered the same login in a
-    window of its own, and not signed in inside the frame."""
+    """The class pages refuse every frame, and Moodle's login hint works once, so a framed
+    instructor's checked launch is handed to a window of their own: its link signs them in
+    there, first-party, once and within two minutes. Nobody is signed in inside the frame."""
     browser = FramedBrowser()
     answer = framed_launch(world, browser, TEACHER, path)
     assert answer.status_code == 200, page_text(answer)
-    link = re.search(r'id="lti-new-window" href="([^"]*)"', answer.text)
-    assert link and html.unescape(link[1]).startswith("/lti/login?")
-    assert "lti1p3_new_window=1" in link[1]
+    assert "Your class pages open in a window of their own" in page_text(answer)
+    link = html.unescape(re.search(r'id="lti-new-window" href="([^"]*)"', answer.text)[1])
+    assert link.startswith("/lti/window/")
     dashboard = browser.get(f"{world.tool}/teach", allow_redirects=False)
     assert dashboard.status_code == 302 and "/login" in dashboard.headers["Location"]
+
+    window = requests.Session()  # first-party: no cookie of the frame's
+    opened = window.get(world.tool + link, allow_redirects=False)
+    assert opened.status_code == 303
+    assert re.fullmatch(r"/teach/classes/\d+", opened.headers["Location"])
+    assert window.get(world.tool + opened.headers["Location"]).status_code == 200
+    again = requests.get(world.tool + link, allow_redirects=False)
+    assert again.status_code == 404
+
+
+def test_a_handed_over_launch_expires(world):
+    """A hand-over link left for more than two minutes signs nobody in."""
+    answer = framed_launch(world, FramedBrowser(), TEACHER, "cookie")
+    link = html.unescape(re.search(r'id="lti-new-window" href="([^"]*)"', answer.text)[1])
+    with world.app.app_context():
+        kept = db.session.get(LtiLaunchData, "lti1p3-hand-off-" + link.rsplit("/", 1)[1])
+        kept.expires_at = now() - timedelta(seconds=1)
+        db.session.commit()
+    assert requests.get(world.tool + link, allow_redirects=False).status_code == 404
 
 
 @pytest.mark.parametrize("path", ["storage", "cookie"])

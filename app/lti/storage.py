@@ -1,6 +1,7 @@
 """pylti1p3's launch data storage kept in the database: the login may reach one app server and
 the launch another, so nonces, states and launches cannot live in one process's memory."""
 
+import secrets
 from datetime import timedelta
 
 from pylti1p3.launch_data_storage.base import LaunchDataStorage
@@ -69,6 +70,26 @@ class DatabaseStorage(LaunchDataStorage):
         """Drop a value, so that the next read finds nothing (a stale platform key set)."""
         db.session.execute(db.delete(LtiLaunchData).where(LtiLaunchData.key == key))
         db.session.commit()
+
+
+HAND_OFF_SECONDS = 120
+"""How long an instructor's launch, handed from the platform's frame to a window, waits."""
+
+
+def hand_off(launched: dict) -> str:
+    """Keep a checked launch for a window of its own; the code that takes it, once."""
+    code = secrets.token_urlsafe(32)
+    DatabaseStorage(browser_bound=False).set_value(f"hand-off-{code}", launched, HAND_OFF_SECONDS)
+    return code
+
+
+def take_hand_off(code: str) -> dict | None:
+    """The launch kept under `code`, taken: of two requests with one code, only one gets it."""
+    storage = DatabaseStorage(browser_bound=False)
+    launched = storage.get_value(f"hand-off-{code}")
+    if launched is None or not storage.check_value(f"hand-off-{code}"):
+        return None
+    return launched
 
 
 def purge_expired() -> int:

@@ -60,7 +60,7 @@ from .people import (
 )
 from .registration import LINK_LIFETIME, new_link_code
 from .rules import chosen_quiz, display_name, quizwright_role, share_role
-from .storage import purge_expired
+from .storage import hand_off, purge_expired, take_hand_off
 
 LOGIN_PARAMETERS = (
     "iss",
@@ -180,15 +180,39 @@ def launch():
         remember_members_url(class_, members_at)
         return choose_quiz(platform, class_, claims)
     if role == "instructor":
-        new_window = framed_new_window()
-        if new_window and request.headers.get("Sec-Fetch-Dest") == "iframe":
-            # The class pages refuse every frame: the instructor goes on in a window of their
-            # own, where the same login runs again first-party.
-            return render_template("lti/framed.html", here=new_window)
-        class_ = _log_in(platform, deployment, context, user, roles)
-        remember_members_url(class_, members_at)
-        return redirect(url_for("teach.class_page", class_id=class_.id), 303)
+        if request.headers.get("Sec-Fetch-Dest") == "iframe":
+            # The class pages refuse every frame, and running the login again in a new window
+            # fails where the platform's login hint works once (Moodle's): the checked launch
+            # is handed to a window of the instructor's own, once, for a short while.
+            launched = {"platform": platform.id, "deployment": deployment, "context": context,
+                        "user": user.id, "roles": roles, "members_at": members_at}  # fmt: skip
+            window = url_for("lti.window", code=hand_off(launched))
+            return render_template("lti/framed.html", here=window, class_pages=True)
+        return _teach(platform, deployment, context, user, roles, members_at)
     return _learn(platform, deployment, context, user, claims)
+
+
+@bp.get("/window/<code>")
+def window(code: str):
+    """The instructor's launch handed over from the platform's frame: logged in here, first-
+    party, on the course's class page. A code works once, within HAND_OFF_SECONDS."""
+    launched = take_hand_off(code)
+    if launched is None:
+        abort(404, description="This link has been used or is more than two minutes old. "
+              "Open the activity again from your course.")  # fmt: skip
+    platform = db.session.get(LtiPlatform, launched["platform"])
+    user = db.session.get(LtiUser, launched["user"])
+    if platform is None or user is None:
+        abort(410, description="The platform that launched you has been removed from Quizwright.")
+    return _teach(platform, launched["deployment"], launched["context"], user,
+                  launched["roles"], launched["members_at"])  # fmt: skip
+
+
+def _teach(platform, deployment, context, user, roles, members_at):
+    """Log the instructor in and open their course's class page."""
+    class_ = _log_in(platform, deployment, context, user, roles)
+    remember_members_url(class_, members_at)
+    return redirect(url_for("teach.class_page", class_id=class_.id), 303)
 
 
 def _log_in(platform, deployment, context, user, roles) -> Class:
