@@ -1,11 +1,16 @@
 """The measurement behind the evidence panels, on small layers: what each strategy keeps."""
 
+import functools
 import importlib.util
 import math
+import re
 
 import pytest
 
+from app.bank import load_bank
 from app.config import PROJECT_ROOT
+
+from helpers import SLUG
 
 torch = pytest.importorskip(
     "torch", reason="needs PyTorch: pip install -e '.[evidence]' (CI installs it)"
@@ -155,3 +160,34 @@ def test_every_strategy_gives_bit_for_bit_the_same_gradients(runs):
     """Checkpointing changes what is kept, never what is learned: torch.equal on CPU."""
     assert all(run["gradients_equal"] for run in runs.values())
     assert all(run["largest_difference"] == 0 for run in runs.values())
+
+
+def test_the_selective_checkpointing_call_in_the_explanation_runs():
+    """Q8 writes the context_fn argument out: copied into a non-reentrant checkpoint as it
+    stands, it runs, and the policy it names is asked about the region's operations."""
+    from torch.utils.checkpoint import (
+        CheckpointPolicy,
+        checkpoint,
+        create_selective_checkpoint_contexts,
+    )
+
+    quiz = load_bank(PROJECT_ROOT / "questions.json").quizzes[SLUG]
+    general = next(q for q in quiz.questions if q.id == "selective-checkpointing").explanation
+    call = re.search(r"context_fn=functools\.partial\([^)]*\)", general).group(0)
+    asked = []
+
+    def policy_fn(ctx, op, *args, **kwargs):
+        asked.append(op)
+        return CheckpointPolicy.PREFER_RECOMPUTE
+
+    namespace = {
+        "functools": functools,
+        "policy_fn": policy_fn,
+        "create_selective_checkpoint_contexts": create_selective_checkpoint_contexts,
+    }
+    context_fn = eval(call.removeprefix("context_fn="), namespace)  # noqa: S307 - the quiz's own text
+    weight = torch.randn(WIDTH, WIDTH, requires_grad=True)
+    out = checkpoint(lambda x: torch.relu(x @ weight), torch.randn(ROWS, WIDTH),
+                     use_reentrant=False, context_fn=context_fn)  # fmt: skip
+    out.sum().backward()
+    assert asked and weight.grad is not None
