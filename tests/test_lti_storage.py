@@ -17,6 +17,8 @@ from test_lti import (
     DEPLOYMENT,
     STUDENT,
     TEACHER,
+    TEACHING_ASSISTANT,
+    Person,
     Platform,
     counts,
     launch,
@@ -28,7 +30,7 @@ from app.extensions import db
 from app.lti.launch import origin
 from app.lti.models import LtiLaunchData
 from app.lti.platforms import PlatformDetails, save_platform
-from app.models import Attempt, now
+from app.models import Assignment, Attempt, now
 
 from helpers import SLUG, csrf_token, make_app
 
@@ -336,6 +338,20 @@ def test_an_instructors_framed_launch_goes_on_in_a_new_window(world, path):
     assert window.get(world.tool + opened.headers["Location"]).status_code == 200
     again = requests.get(world.tool + link, allow_redirects=False)
     assert again.status_code == 404
+
+
+def test_a_framed_launch_that_may_not_teach_is_refused_in_the_frame(world):
+    """A teaching assistant before any instructor (409), or choosing an activity's quiz (403),
+    is refused where they launched, not after following a hand-over link."""
+    assistant = Person("ta-3", "Barbara", TEACHING_ASSISTANT)
+    first = framed_launch(world, FramedBrowser(), assistant, "cookie")
+    assert first.status_code == 409 and "/lti/window/" not in first.text
+    launch(world.platform, requests.Session(), TEACHER)
+    choosing = framed_launch(world, FramedBrowser(), assistant, "cookie", deep_link=True)
+    assert choosing.status_code == 403
+    assert "Only the course's instructors choose" in page_text(choosing)
+    with world.app.app_context():
+        assert db.session.scalar(db.select(db.func.count()).select_from(Assignment)) == 0
 
 
 def test_a_handed_over_launch_expires(world):

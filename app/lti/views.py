@@ -173,7 +173,8 @@ def launch():
     # pylti1p3 checked that the deployment is registered; a context id is unique only in it.
     deployment = claims[CLAIM + "deployment_id"]
     if claims.get(CLAIM + "message_type") == "LtiDeepLinkingRequest":
-        if role != "instructor":
+        if role != "instructor" or share_role(roles) == Role.VIEW:
+            # An assistant's share views the class: choosing its quiz would change it.
             abort(403, description="Only the course's instructors choose which quiz an "
                   "activity opens.")  # fmt: skip
         class_ = _log_in(platform, deployment, context, user, roles)
@@ -184,6 +185,7 @@ def launch():
             # The class pages refuse every frame, and running the login again in a new window
             # fails where the platform's login hint works once (Moodle's): the checked launch
             # is handed to a window of the instructor's own, once, for a short while.
+            _refuse_teacher(platform, deployment, context, user, roles)
             launched = {"platform": platform.id, "deployment": deployment, "context": context,
                         "user": user.id, "roles": roles, "members_at": members_at}  # fmt: skip
             window = url_for("lti.window", code=hand_off(launched))
@@ -215,25 +217,36 @@ def _teach(platform, deployment, context, user, roles, members_at):
     return redirect(url_for("teach.class_page", class_id=class_.id), 303)
 
 
-def _log_in(platform, deployment, context, user, roles) -> Class:
-    """Log the launching instructor in as their linked account; their course's class, shared
-    with them if another teacher of the course made it."""
-    if share_role(roles) == Role.VIEW and course_class(platform, deployment, context["id"]) is None:
+def _refuse_teacher(platform, deployment, context, user, roles) -> None:
+    """Abort, changing nothing, if this teaching launch may not log in: checked before a
+    framed launch is handed to a window too, so that the refusal shows where it happened."""
+    found = course_class(platform, deployment, context["id"])
+    if share_role(roles) == Role.VIEW and found is None:
         # The first launch makes the class and owns it: an assistant would own more than the
         # LMS gives them (view), so they wait for an instructor as learners do.
         abort(409, description="This course has no Quizwright class yet: an instructor of the "
               "course opens the activity once first. Try again after that.")  # fmt: skip
-    account = instructor_for(user)
-    if not account.is_active:
+    account = db.session.get(Instructor, user.instructor_id) if user.instructor_id else None
+    if account is not None and not account.is_active:
         audit("lti login refused, account disabled", account.username)
         abort(403, description="Your Quizwright account is disabled. Ask the admin.")
+    if found is not None and found.archived_at is not None:
+        # An archived class changes in nothing, its shares included.
+        owner = account is not None and (found.instructor_id == account.id or account.is_admin)
+        shared = account is not None and db.session.get(ClassShare, (found.id, account.id))
+        if not (owner or shared):
+            abort(403, description=f"{found.name} is archived in Quizwright, so it is shared "
+              "with nobody new. Its owner can restore it.")  # fmt: skip
+
+
+def _log_in(platform, deployment, context, user, roles) -> Class:
+    """Log the launching instructor in as their linked account; their course's class, shared
+    with them if another teacher of the course made it."""
+    _refuse_teacher(platform, deployment, context, user, roles)
+    account = instructor_for(user)
     class_ = open_course(platform, deployment, context, account)
     outsider = class_.instructor_id != account.id and not account.is_admin
     archived = class_.archived_at is not None
-    if outsider and archived and db.session.get(ClassShare, (class_.id, account.id)) is None:
-        # An archived class changes in nothing, its shares included.
-        abort(403, description=f"{class_.name} is archived in Quizwright, so it is shared "
-              "with nobody new. Its owner can restore it.")  # fmt: skip
     framed = session.get(FRAMED_SESSION_KEY)
     session.clear()  # a fresh session at login, as the login form starts one
     login_user(account)
