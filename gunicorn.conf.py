@@ -33,15 +33,16 @@ control_socket_disable = True
 preload_app = False
 
 
-# A personal sign-in link or code is a student's identity: whoever reads the access log could
-# answer as them. Logs keep the path's shape, not the code.
-SIGN_IN_LINK = re.compile(r"/s/[^/?#\s\"]+")
+# A personal sign-in link or code is a student's identity, and an LTI hand-over link an
+# instructor's: whoever reads the access log could sign in as them. Logs keep the path's
+# shape, not the code.
+SIGN_IN_LINK = re.compile(r"(/s/|/lti/window/)[^/?#\s\"]+")
 CODE_VALUE = re.compile(r"(?<=[?&]code=)[^&#\s\"]*|(?<=^code=)[^&#\s\"]*")
 
 
 def redacted(text: str) -> str:
     """A request line, path, query or referrer with sign-in codes replaced by [code]."""
-    return CODE_VALUE.sub("[code]", SIGN_IN_LINK.sub("/s/[code]", text))
+    return CODE_VALUE.sub("[code]", SIGN_IN_LINK.sub(r"\1[code]", text))
 
 
 class RedactingLogger(Logger):

@@ -90,7 +90,7 @@ ACCESS = {
     "auth.change_password":                  "L L P P P P P P",
     "lti.admin":                             "L L N N N N N P",
     "lti.new_registration_link":             "L L N N N N N D",
-    "lti.window":                            "N N N N N N N N",
+    "lti.window":                            "R R R R R R R R",
 }  # fmt: skip
 
 OUTCOMES = {"L": "login", "P": "page", "N": "missing", "R": "refused", "D": "done"}
@@ -100,8 +100,8 @@ WALKED = (
     "lti.window",
 )  # fmt: skip
 """Endpoints the walk covers: every instructor page, the account pages, the LTI admin pages and
-the window an instructor's framed launch hands over to (with a code nobody was handed: the
-codes that were are tested in test_lti_storage.py)."""
+the window an instructor's framed launch hands over to (refused to every link not followed
+from the tool's own page; the codes themselves are tested in test_lti_storage.py)."""
 
 
 @dataclass(frozen=True)

@@ -56,6 +56,10 @@ class FramedBrowser(requests.Session):
         return response
 
 
+FROM_THE_FRAME = {"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "navigate"}
+"""What Chromium sends with a window the tool's own page in the frame opened."""
+
+
 def held_login(world, browser, who=STUDENT) -> dict:
     """A framed login offered client-side storage: the page's data for the storage frame."""
     start = world.platform.login_url(who.sub, f"{world.tool}/lti/launch")
@@ -157,6 +161,26 @@ def test_a_framed_launch_whose_cookie_was_lost_offers_a_new_window(world):
     first_party = launch(world.platform, requests.Session(), STUDENT)
     lost = requests.post(f"{world.tool}/lti/launch", data=first_party.form)
     assert lost.status_code == 401
+    # Nor is a framed login's window offered outside a frame (another site posting its state).
+    fields = framed_cookie_login(world, requests.Session())
+    top_level = requests.post(f"{world.tool}/lti/launch", data=fields)
+    assert top_level.status_code == 401 and "lti-new-window" not in top_level.text
+
+
+def test_a_login_parameter_is_refused_past_four_thousand_characters(world):
+    """Attacker repro: each framed login kept a 60 kB login_hint for ten minutes, 600 a minute
+    from one address. A parameter that long is refused, and nothing is kept."""
+    start = world.platform.login_url(STUDENT.sub, f"{world.tool}/lti/launch")
+    fields = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(start).query))
+    with world.app.app_context():
+        before = db.session.scalar(db.select(db.func.count()).select_from(LtiLaunchData))
+    for name in ("login_hint", "lti_message_hint", "lti_deployment_id"):
+        sent = requests.post(start.split("?")[0], data={**fields, name: "x" * 60_000},
+                             headers=FRAMED, allow_redirects=False)  # fmt: skip
+        assert sent.status_code == 400, name
+    with world.app.app_context():
+        after = db.session.scalar(db.select(db.func.count()).select_from(LtiLaunchData))
+    assert after == before
 
 
 def test_the_launch_reads_the_state_back_before_signing_in(world):
@@ -332,12 +356,35 @@ def test_an_instructors_framed_launch_goes_on_in_a_new_window(world, path):
     assert dashboard.status_code == 302 and "/login" in dashboard.headers["Location"]
 
     window = requests.Session()  # first-party: no cookie of the frame's
-    opened = window.get(world.tool + link, allow_redirects=False)
+    opened = window.get(world.tool + link, headers=FROM_THE_FRAME, allow_redirects=False)
     assert opened.status_code == 303
     assert re.fullmatch(r"/teach/classes/\d+", opened.headers["Location"])
     assert window.get(world.tool + opened.headers["Location"]).status_code == 200
-    again = requests.get(world.tool + link, allow_redirects=False)
+    again = requests.get(world.tool + link, headers=FROM_THE_FRAME, allow_redirects=False)
     assert again.status_code == 404
+    code = link.rsplit("/", 1)[1]
+    assert code not in world.log.read_text() and "path=/lti/window/[code]" in world.log.read_text()
+
+
+def test_a_hand_over_link_works_only_from_the_tools_own_page(world):
+    """Attacker repro: a teacher's own framed launch gave a code that, sent to a victim by a
+    redirect, logged the victim's browser into the attacker's account (login CSRF). A link not
+    followed from the tool's page in the frame (another site's, a preview's HEAD) is refused
+    and stays unused."""
+    victim = requests.Session()
+    launch(world.platform, victim, TEACHER)
+    theirs = page_text(victim.get(f"{world.tool}/teach"))
+    mallory = Person("mallory-9", "Mallory Attacker", TEACHER.roles)
+    answer = framed_launch(world, FramedBrowser(), mallory, "cookie")
+    link = html.unescape(re.search(r'id="lti-new-window" href="([^"]*)"', answer.text)[1])
+    elsewhere = {"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Mode": "navigate"}
+    for headers in (elsewhere, {}):
+        forged = victim.get(world.tool + link, headers=headers, allow_redirects=False)
+        assert forged.status_code == 403
+    assert victim.head(world.tool + link, allow_redirects=False).status_code == 403
+    assert page_text(victim.get(f"{world.tool}/teach")) == theirs  # still their own account
+    opened = requests.get(world.tool + link, headers=FROM_THE_FRAME, allow_redirects=False)
+    assert opened.status_code == 303  # unused by the forgeries
 
 
 def test_a_framed_launch_that_may_not_teach_is_refused_in_the_frame(world):
@@ -362,7 +409,7 @@ def test_a_handed_over_launch_expires(world):
         kept = db.session.get(LtiLaunchData, "lti1p3-hand-off-" + link.rsplit("/", 1)[1])
         kept.expires_at = now() - timedelta(seconds=1)
         db.session.commit()
-    assert requests.get(world.tool + link, allow_redirects=False).status_code == 404
+    assert requests.get(world.tool + link, headers=FROM_THE_FRAME).status_code == 404
 
 
 @pytest.mark.parametrize("path", ["storage", "cookie"])

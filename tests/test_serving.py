@@ -251,12 +251,12 @@ def test_listening_on_loopback_says_how_to_let_phones_in(tmp_path):
 
 
 def test_the_access_log_keeps_sign_in_codes_out(tmp_path):
-    """A personal link, a typed code and the Referer a personal link leaves are logged with the
-    code replaced: whoever reads the log cannot sign in as a student."""
+    """A personal link, a typed code, an LTI hand-over link and the Referer a personal link
+    leaves are logged with the code replaced: whoever reads the log cannot sign in with it."""
     make_app(tmp_path)
     code = "QWER2345"
     with gunicorn(tmp_path, workers=1) as server:
-        for path in (f"/s/{code}", f"/s?code={code}&class=ABCDEF", "/livez"):
+        for path in (f"/s/{code}", f"/s?code={code}&class=ABCDEF", f"/lti/window/{code}"):
             request = urllib.request.Request(
                 server.url + path, headers={"Referer": f"{server.url}/s/{code}"}
             )
@@ -267,5 +267,6 @@ def test_the_access_log_keeps_sign_in_codes_out(tmp_path):
         log = next(tmp_path.glob(f"gunicorn-{port}.log")).read_text()
     assert '"GET /s/[code] HTTP/1.1" 404' in log
     assert '"GET /s?code=[code]&class=ABCDEF HTTP/1.1"' in log
+    assert '"GET /lti/window/[code] HTTP/1.1" 403' in log
     assert f'"{server.url}/s/[code]"' in log
     assert code not in log

@@ -71,6 +71,8 @@ LOGIN_PARAMETERS = (
     "client_id",
 )
 """What an OIDC login initiation carries, passed on unchanged when it moves to a new window."""
+MAX_PARAMETER = 4096
+"""Characters a login parameter may have: hints are ids or signed tokens of a few hundred."""
 STORAGE_TARGET = re.compile(r"_parent|[A-Za-z0-9_.-]{1,64}")
 """The frame names a platform's lti_storage_target may give: _parent, or a plain name."""
 NEW_WINDOW = "lti1p3_new_window"
@@ -106,6 +108,9 @@ def addresses() -> dict[str, str]:
 def login():
     """OIDC third-party login initiation: check the platform, then send the browser to it."""
     purge_expired()
+    if any(len(request.values.get(name, "")) > MAX_PARAMETER for name in LOGIN_PARAMETERS):
+        # Each is kept with the login for minutes: a flood of huge ones would fill the table.
+        raise Refusal("no_launch", f"a login parameter is over {MAX_PARAMETER} characters")
     target = request.values.get("target_link_uri", "")
     if not target or urlsplit(target).netloc != request.host:
         raise Refusal("no_launch", f"target_link_uri {target!r} is not on {request.host}")
@@ -149,7 +154,8 @@ def launch():
         claims = validated_launch().claims()
     except Refusal as refusal:
         new_window = framed_new_window()
-        if refusal.reason != "state" or new_window is None or held:
+        framed = request.headers.get("Sec-Fetch-Dest") == "iframe"
+        if refusal.reason != "state" or new_window is None or held or not framed:
             raise
         # The login's partitioned cookie did not come back: this browser keeps no cookie in
         # the platform's frame, so the same login goes on in a window of its own.
@@ -198,6 +204,11 @@ def launch():
 def window(code: str):
     """The instructor's launch handed over from the platform's frame: logged in here, first-
     party, on the course's class page. A code works once, within HAND_OFF_SECONDS."""
+    if request.headers.get("Sec-Fetch-Site") != "same-origin":
+        # The link is followed from the tool's own page in the platform's frame. From anywhere
+        # else it could log a victim's browser into someone else's account (login CSRF), and a
+        # link preview would use it up; it stays unused.
+        abort(403, description="Open this link from Quizwright's page inside your course.")
     launched = take_hand_off(code)
     if launched is None:
         abort(404, description="This link has been used or is more than two minutes old. "
