@@ -17,10 +17,16 @@ Each chain runs under these strategies, all with use_reentrant=False:
 - selective (blocks only): every block checkpointed with a policy that saves the up-projection's
   output, which GELU's backward reads, and recomputes GELU; nothing else is kept.
 
+The blocks are only a transformer layer's MLP half: no attention, no normalisation.
+
 For each run it records the activation bytes alive when the forward pass ends and their peak
-during backward, the matrix FLOPs of forward plus backward, the best processor time of several runs,
-and how the gradients compare with those without checkpointing. On the blocks it also tries
-every segment count at one length, to find the split that needs least memory.
+during backward, the matrix FLOPs of forward plus backward, the processor time of each of
+several runs as a ratio to no checkpointing's in the same round, and how the gradients compare
+with those without checkpointing. On the blocks it also tries every segment count at one
+length, to find the split that needs least memory; times the selective machinery alone (a
+policy that recomputes everything, as checkpointing every block does) and counts its policy's
+calls; and checks dropout: each block with dropout after GELU, checkpointed with PyTorch's
+random-number state restored before recomputing (the default) and without.
 
 Activation bytes are counted by watching storages: a TorchDispatchMode notes every tensor that
 the forward pass or a recomputation creates (backward runs its gradient formulas with grad mode
@@ -61,6 +67,9 @@ STRATEGIES = {
 }
 DEPTHS = {"layers": (4, 16, 64, 256), "blocks": (4, 16, 36, 64, 100, 144)}
 SWEEP_BLOCKS = 64
+BEST_OF = 3
+"""Runs of a strategy within a timed round, of which the quickest counts."""
+DROPOUT_BLOCKS = 16
 MATRIX_OPS = {torch.ops.aten.mm.default, torch.ops.aten.addmm.default}
 
 
@@ -151,13 +160,29 @@ def forward(model: nn.Sequential, x, strategy: str, segments: int | None = None)
     if strategy == "sqrt(N) segments":
         segments = segments or round(math.sqrt(len(blocks)))
         return checkpoint_sequential(model, segments, x, use_reentrant=False)
-    if strategy == "selective":
+    if strategy in ("selective", "policy recomputing all"):
         width = x.shape[-1]
-        contexts = functools.partial(create_selective_checkpoint_contexts, selective_policy(width))
+        policy = selective_policy(width) if strategy == "selective" else recompute_all
+        contexts = functools.partial(create_selective_checkpoint_contexts, policy)
         for block in blocks:
             x = checkpoint(block, x, use_reentrant=False, context_fn=contexts)
         return x
     raise ValueError(f"unknown strategy {strategy!r}")
+
+
+class Counted:
+    """A policy that counts its calls: one per operation of the forward pass and recompute."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self, context, op, *args, **kwargs):
+        self.calls += 1
+        return CheckpointPolicy.PREFER_RECOMPUTE
+
+
+recompute_all = Counted()
+"""The selective machinery with nothing to select: checkpointing every block, plus a policy."""
 
 
 def activations(model: nn.Sequential, x, strategy: str, segments: int | None = None):
@@ -205,13 +230,19 @@ def once(model: nn.Sequential, x, strategy: str) -> float:
     return time.process_time() - start
 
 
-def best_times(model: nn.Sequential, x, strategies, repeats: int) -> dict[str, float]:
-    """Each strategy's best time; the strategies take turns, so none runs on a warmer machine."""
-    times = {strategy: [] for strategy in strategies}
+def time_ratios(model: nn.Sequential, x, strategies, repeats: int) -> dict[str, list[float]]:
+    """Each strategy's processor time in each round, as a ratio to no checkpointing's in that
+    round. The strategies take turns, so a round's ratios share the machine's state; within a
+    round each time is the best of BEST_OF, which leaves out a stray interruption; a first
+    round untimed warms the caches."""
+    for strategy in ("none", *strategies):
+        once(model, x, strategy)
+    ratios = {strategy: [] for strategy in strategies}
     for _ in range(repeats):
+        best = {s: min(once(model, x, s) for _ in range(BEST_OF)) for s in ("none", *strategies)}
         for strategy in strategies:
-            times[strategy].append(once(model, x, strategy))
-    return {strategy: min(seconds) for strategy, seconds in times.items()}
+            ratios[strategy].append(best[strategy] / best["none"])
+    return ratios
 
 
 def chain(workload: str, depth: int, width: int, seed: int) -> nn.Sequential:
@@ -230,7 +261,7 @@ def measure(workload: str, depths, width: int, rows: int, repeats: int, seed: in
         kept = {strategy: activations(model, x, strategy) for strategy in strategies}
         plain = kept["none"][2]
         one_forward = forward_flops(model, x)
-        seconds = best_times(model, x, strategies, repeats)
+        ratios = time_ratios(model, x, strategies, repeats)
         for strategy, (held, peak, gradients) in kept.items():
             segments = round(math.sqrt(depth)) if strategy == "sqrt(N) segments" else None
             checkpointed, last = segment_split(depth, segments) if segments else (None, None)
@@ -244,8 +275,7 @@ def measure(workload: str, depths, width: int, rows: int, repeats: int, seed: in
                 "peak_bytes": peak,
                 "flops": flops(model, x, strategy),
                 "forward_flops": one_forward,
-                "seconds": seconds[strategy],
-                "time_ratio": seconds[strategy] / seconds["none"],
+                "time_ratios": [round(ratio, 4) for ratio in ratios[strategy]],
                 "gradients_equal": all(
                     torch.equal(a, b) for a, b in zip(gradients, plain, strict=True)
                 ),
@@ -266,11 +296,66 @@ def sweep(depth: int, width: int, rows: int, seed: int = 0) -> list[dict]:
     ]
 
 
+def policy_cost(depth: int, width: int, rows: int, repeats: int, seed: int = 0) -> dict:
+    """The selective machinery's own cost on the blocks: checkpointing every block with and
+    without a policy that recomputes everything, and the policy's calls in one step."""
+    model = chain("blocks", depth, width, seed)
+    x = torch.randn(rows, width)
+    ratios = time_ratios(model, x, ("every block", "policy recomputing all"), repeats)
+    recompute_all.calls = 0
+    once(model, x, "policy recomputing all")
+    return {
+        "blocks": depth,
+        "policy_calls": recompute_all.calls,
+        "every_block_ratios": [round(ratio, 4) for ratio in ratios["every block"]],
+        "with_policy_ratios": [round(ratio, 4) for ratio in ratios["policy recomputing all"]],
+    }
+
+
+class DropoutBlock(Block):
+    """A block with dropout after GELU, whose recomputation must draw the same mask."""
+
+    def __init__(self, width: int, p: float):
+        super().__init__(width)
+        self.mlp.insert(2, nn.Dropout(p))
+
+
+def dropout_gradients(model: nn.Sequential, x, preserve: bool | None, seed: int) -> list:
+    """Gradients of one step with the random numbers seeded alike; every block checkpointed
+    (preserve_rng_state=`preserve`), or none when `preserve` is None."""
+    model.zero_grad(set_to_none=True)
+    inputs = x.detach().requires_grad_()
+    torch.manual_seed(seed)
+    out = inputs
+    for block in model:
+        out = block(out) if preserve is None else checkpoint(
+            block, out, use_reentrant=False, preserve_rng_state=preserve
+        )  # fmt: skip
+    out.sum().backward()
+    return [inputs.grad] + [p.grad for p in model.parameters()]
+
+
+def dropout_check(depth: int, width: int, rows: int, p: float = 0.1, seed: int = 0) -> dict:
+    """Checkpointing every block with dropout: the gradients next to no checkpointing's, with
+    the random-number state restored before recomputing and without."""
+    torch.manual_seed(seed)
+    model = nn.Sequential(*(DropoutBlock(width, p) for _ in range(depth))).train()
+    x = torch.randn(rows, width)
+    plain = dropout_gradients(model, x, None, seed + 1)
+    found = {"blocks": depth, "p": p}
+    for name, preserve in (("restored", True), ("not_restored", False)):
+        grads = dropout_gradients(model, x, preserve, seed + 1)
+        pairs = list(zip(grads, plain, strict=True))
+        found[f"{name}_equal"] = all(torch.equal(a, b) for a, b in pairs)
+        found[f"{name}_largest_difference"] = max((a - b).abs().max().item() for a, b in pairs)
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--width", type=int, default=256, help="d, the layers' width")
     parser.add_argument("--rows", type=int, default=32, help="rows in the batch (tokens)")
-    parser.add_argument("--repeats", type=int, default=3, help="timed runs; the best counts")
+    parser.add_argument("--repeats", type=int, default=5, help="timed rounds of each strategy")
     parser.add_argument("--threads", type=int, default=1, help="PyTorch's CPU threads")
     parser.add_argument("--output", type=Path, default=OUTPUT)
     options = parser.parse_args()
@@ -297,6 +382,8 @@ def main() -> None:
             for run in measure(workload, depths, width, rows, options.repeats)
         ],
         "sweep": {"blocks": SWEEP_BLOCKS, "peaks": sweep(SWEEP_BLOCKS, width, rows)},
+        "policy_cost": policy_cost(SWEEP_BLOCKS, width, rows, options.repeats),
+        "dropout": dropout_check(DROPOUT_BLOCKS, width, rows),
     }
     options.output.write_text(json.dumps(document, indent=2) + "\n")
     runs = len(document["runs"])
