@@ -7,6 +7,7 @@ the app never imports PyTorch.
 
 import json
 import math
+import statistics
 from dataclasses import dataclass
 from functools import cache, cached_property
 from pathlib import Path
@@ -51,8 +52,8 @@ class Run:
     peak_bytes: int
     flops: int
     forward_flops: int
-    seconds: float
-    time_ratio: float
+    time_ratios: tuple[float, ...]
+    """Processor time over no checkpointing's, in each timed round."""
     gradients_equal: bool
     largest_difference: float
 
@@ -63,6 +64,69 @@ class Run:
     @property
     def split(self) -> str:
         return _split(self.checkpointed_segments, self.last_segment, self.unit)
+
+    @property
+    def time(self) -> "Spread":
+        return Spread(self.time_ratios)
+
+
+@dataclass(frozen=True)
+class Spread:
+    """One ratio measured in several rounds: shown as their median and range, with no more
+    digits than the rounds agree on."""
+
+    values: tuple[float, ...]
+
+    @property
+    def low(self) -> float:
+        return min(self.values)
+
+    @property
+    def high(self) -> float:
+        return max(self.values)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.values)
+
+    @property
+    def digits(self) -> int:
+        """Decimals up to the first one the rounds disagree on (two at most)."""
+        width = self.high - self.low
+        return 2 if width <= 0 else max(0, min(2, -math.floor(math.log10(width))))
+
+    def __str__(self) -> str:
+        d = self.digits
+        low, high = f"{self.low:.{d}f}", f"{self.high:.{d}f}"
+        return f"{self.median:.{d}f}×" if low == high else f"{self.median:.{d}f}× ({low}–{high})"
+
+    def above(self, other: "Spread") -> bool:
+        """Every round of this one took longer than every round of `other`."""
+        return self.low > other.high
+
+
+@dataclass(frozen=True)
+class PolicyCost:
+    """The selective machinery alone: every block checkpointed, with and without a policy
+    that recomputes everything, and how often that policy is asked in one step."""
+
+    blocks: int
+    policy_calls: int
+    every_block: Spread
+    with_policy: Spread
+
+
+@dataclass(frozen=True)
+class Dropout:
+    """Every block checkpointed with dropout, next to no checkpointing: the gradients with the
+    random-number state restored before recomputing, and without."""
+
+    blocks: int
+    p: float
+    restored_equal: bool
+    restored_largest_difference: float
+    not_restored_equal: bool
+    not_restored_largest_difference: float
 
 
 @dataclass(frozen=True)
@@ -106,7 +170,7 @@ class Split:
 
 
 def _unit(workload: str) -> str:
-    return "layer" if workload == "layers" else "block"
+    return "layer" if workload == "layers" else "MLP block"
 
 
 def _split(sizes: tuple[int, ...], last: int, unit: str) -> str:
@@ -156,6 +220,8 @@ class Evidence:
     repeats: int
     runs: tuple[Run, ...]
     sweep: tuple[Split, ...]
+    policy_cost: PolicyCost
+    dropout: Dropout
 
     # Cached: the measurements never change while the app runs, and feedback pages read them.
     @cached_property
@@ -229,6 +295,16 @@ class Evidence:
     @property
     def largest_difference(self) -> float:
         return max(run.largest_difference for run in self.runs)
+
+    def undrawn(self, workload: str) -> tuple[int, float, float] | None:
+        """No checkpointing where a chart leaves it out: at the longest chain, its peak in MB
+        and how many times the highest line drawn; None where it is drawn."""
+        lines = self.charts[workload].lines
+        if any(line.strategy == "none" for line in lines):
+            return None
+        deepest = self.deepest(workload)
+        plain = self.run(workload, "none", deepest).peak_bytes / 1e6
+        return deepest, plain, plain / max(mb for line in lines for _, mb in line.values)
 
     @cached_property
     def charts(self) -> dict[str, Chart]:
@@ -305,15 +381,32 @@ def load_evidence(name: str, folder: Path | None = None) -> Evidence:
         errors = [f"{path}: {problem}" for problem in problems]
     if errors:
         raise EvidenceError(errors)
-    fields = {key: value for key, value in data.items() if key not in ("runs", "sweep")}
+    parts = ("runs", "sweep", "policy_cost", "dropout")
+    fields = {key: value for key, value in data.items() if key not in parts}
     runs = []
     for run in data["runs"]:
         sizes = run["checkpointed_segments"]
-        runs.append(Run(**{**run, "checkpointed_segments": sizes and tuple(sizes)}))
+        runs.append(
+            Run(
+                **{
+                    **run,
+                    "checkpointed_segments": sizes and tuple(sizes),
+                    "time_ratios": tuple(run["time_ratios"]),
+                }
+            )  # fmt: skip
+        )
+    cost = data["policy_cost"]
     return Evidence(
         name,
         runs=tuple(runs),
         sweep=tuple(Split(data["sweep"]["blocks"], **split) for split in data["sweep"]["peaks"]),
+        policy_cost=PolicyCost(
+            cost["blocks"],
+            cost["policy_calls"],
+            Spread(tuple(cost["every_block_ratios"])),
+            Spread(tuple(cost["with_policy_ratios"])),
+        ),  # fmt: skip
+        dropout=Dropout(**data["dropout"]),
         **fields,
     )
 

@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from app.bank import current_bank, load_bank
 from app.cli import quiz_cli
-from app.evidence import FOLDER, EvidenceError, evidence_for, load_evidence
+from app.evidence import FOLDER, EvidenceError, Spread, evidence_for, load_evidence
 
 from helpers import SLUG, Student, make_app, text
 
@@ -68,7 +68,8 @@ def test_feedback_shows_the_files_numbers(app, quiz, data):
     for run in table.values():
         assert f"{run['held_bytes'] / 1e6:.1f} MB" in page
         assert f"{run['peak_bytes'] / 1e6:.1f} MB" in page
-        assert f"{run['time_ratio']:.2f}×" in page
+        if run is not plain:  # each time a ratio to no checkpointing's, with its spread
+            assert str(Spread(tuple(run["time_ratios"]))) in page
         if run is not plain:
             assert f"({plain['peak_bytes'] / run['peak_bytes']:.1f}× less)" in page
         extra = (run["flops"] - plain["flops"]) / run["forward_flops"]
@@ -101,7 +102,7 @@ def test_the_sqrt_n_panel_shows_sqrt_n_winning_where_chen_assumes_and_says_where
     sqrt_lower = min(b for b in depths if not lower(b))
     assert (every_lower, sqrt_lower) == (64, 100)
     assert (
-        f"peaked lower up to {every_lower} blocks; √N segments peaked lower from {sqrt_lower}"
+        f"peaked lower up to {every_lower} MLP blocks; √N segments peaked lower from {sqrt_lower}"
         in page
     )
     best = min(data["sweep"]["peaks"], key=lambda split: (split["peak_bytes"], split["segments"]))
@@ -123,12 +124,12 @@ def test_the_charts_are_drawn_from_the_file_and_described_in_words(app, quiz, da
     charts = re.findall(r'<svg class="chart".*?</svg>', page, re.S)
     assert len(charts) == 2
     # Blocks leave out no checkpointing: its height would flatten where the other two cross.
-    drawn = (("layers", "none", 1), ("blocks", "every block", 2))
-    for (workload, strategy, number), chart in zip(drawn, charts, strict=True):
+    drawn = (("layers", "none", 1, "layers"), ("blocks", "every block", 2, "MLP blocks"))
+    for (workload, strategy, number, noun), chart in zip(drawn, charts, strict=True):
         assert 'role="img"' in chart and "<title" in chart
         runs = [r for r in data["runs"] if (r["workload"], r["strategy"]) == (workload, strategy)]
         for run in runs:
-            assert f"{run['blocks']} {workload} {run['peak_bytes'] / 1e6:.1f} MB" in chart
+            assert f"{run['blocks']} {noun} {run['peak_bytes'] / 1e6:.1f} MB" in chart
         # The line ends where the axis says its bytes are: y = 0 is the top tick.
         top_tick = max(float(t) for t in re.findall(r'text-anchor="end">([\d.]+)<', chart))
         line = re.search(rf'class="line line-{number}" points="([^"]+)"', chart)
@@ -138,6 +139,11 @@ def test_the_charts_are_drawn_from_the_file_and_described_in_words(app, quiz, da
         expected = 180 * (1 - runs[-1]["peak_bytes"] / 1e6 / top_tick)
         assert last == pytest.approx(expected, abs=0.1)
     assert "No checkpointing" in charts[0] and "No checkpointing" not in charts[1]
+    # ... and says so, with the figure it left out.
+    plain = runs_of(data, "blocks", 144)["none"]["peak_bytes"] / 1e6
+    assert f"No checkpointing is not drawn: at 144 MLP blocks it peaked at {plain:.1f} MB" in text(
+        feedback(app, quiz, "the-trade")
+    )
     # 4 and 16 layers would overlap at the left of a 256-layer axis: 16 keeps its label.
     x_ticks = re.findall(r'y="198" text-anchor="middle">(\d+)<', charts[0])
     assert x_ticks == ["16", "64", "256"]
@@ -154,7 +160,64 @@ def test_gradients_that_differ_are_reported_with_the_largest_difference(
     monkeypatch.setattr("app.evidence.FOLDER", broken(tmp_path, one_differs))
     page = text(feedback(make_app(tmp_path), quiz, "the-trade"))
     assert "the largest difference from no checkpointing was 3.0e-07" in page
-    assert "bit for bit equal" not in page
+    assert "Every run above gave gradients bit for bit equal" not in page
+
+
+@pytest.mark.parametrize(
+    "values, shown",
+    [
+        ((1.21, 1.25, 1.23), "1.23× (1.21–1.25)"),
+        ((1.1, 1.6, 1.3), "1.3× (1.1–1.6)"),
+        ((1.0, 2.4, 1.3), "1× (1–2)"),
+        ((1.2, 1.2), "1.20×"),
+        ((1.201, 1.204), "1.20×"),
+    ],
+)
+def test_a_time_shows_the_spread_of_its_rounds_and_no_more_digits(values, shown):
+    """A rerun gave 1.50× where the panel said 1.62×: each time is the median of its rounds
+    with their range, to the digit where the rounds start to disagree."""
+    assert str(Spread(values)) == shown
+
+
+def test_the_panel_says_why_selective_checkpointing_takes_time_it_saves_no_work_for(
+    tmp_path, monkeypatch, quiz, data
+):
+    """The policy's calls are counted and the machinery timed alone: the reason is said where
+    every round shows it, and the noise is owned where the rounds overlap."""
+    page = text(feedback(make_app(tmp_path), quiz, "selective-checkpointing"))
+    cost = data["policy_cost"]
+    assert f"{cost['policy_calls']} times a step at {cost['blocks']} MLP blocks" in page
+    assert str(Spread(tuple(cost["with_policy_ratios"]))) in page
+
+    def separated(document):
+        document["policy_cost"].update(every_block_ratios=[1.1, 1.2], with_policy_ratios=[1.5, 1.6])
+
+    def overlapping(document):
+        document["policy_cost"].update(every_block_ratios=[1.1, 1.4], with_policy_ratios=[1.3, 1.6])
+
+    for change, said in ((separated, "slower in every round"), (overlapping, "cannot tell")):
+        folder = tmp_path / change.__name__
+        folder.mkdir()
+        monkeypatch.setattr("app.evidence.FOLDER", broken(folder, change))
+        page = text(feedback(make_app(folder), quiz, "selective-checkpointing"))
+        assert said in page
+
+
+def test_the_panel_reports_the_dropout_run_whatever_it_found(tmp_path, monkeypatch, quiz, data):
+    """Dropout exercises the random-number state the quiz describes: restored, the gradients
+    match bit for bit; not restored, they differ; and a failure would be said as plainly."""
+    page = text(feedback(make_app(tmp_path), quiz, "backward-recomputation"))
+    drop = data["dropout"]
+    assert drop["restored_equal"] and not drop["not_restored_equal"]
+    assert "the gradients were bit for bit equal to no checkpointing’s" in page
+    assert f"differed by up to {drop['not_restored_largest_difference']:.2g}" in page
+
+    def restore_failed(document):
+        document["dropout"].update(restored_equal=False, restored_largest_difference=2e-3)
+
+    monkeypatch.setattr("app.evidence.FOLDER", broken(tmp_path, restore_failed))
+    page = text(feedback(make_app(tmp_path), quiz, "backward-recomputation"))
+    assert "differed from no checkpointing’s by up to 2.0e-03" in page
 
 
 def test_other_questions_show_no_panel(app, quiz):
@@ -239,6 +302,12 @@ def broken(tmp_path, change) -> str:
             "runs[2].segments: None is not of type 'integer'",
         ),
         (lambda d: d["sweep"].pop("peaks"), "sweep: 'peaks' is a required property"),
+        (
+            lambda d: d["runs"][1].update(time_ratios=[]),
+            "runs[1].time_ratios: [] should be non-empty",
+        ),
+        (lambda d: d.pop("dropout"), "'dropout' is a required property"),
+        (lambda d: d["policy_cost"].update(policy_calls=0), "policy_calls: 0 is less than"),
         (lambda d: d["sweep"].update(blocks=65), "sweep: 65 blocks, a length runs lack"),
         (
             lambda d: d["runs"][0].update(strategy="magic"),

@@ -191,3 +191,19 @@ def test_the_selective_checkpointing_call_in_the_explanation_runs():
                      use_reentrant=False, context_fn=context_fn)  # fmt: skip
     out.sum().backward()
     assert asked and weight.grad is not None
+
+
+def test_dropout_matches_only_with_the_random_number_state_restored():
+    """The RNG restore the quiz describes, exercised: with dropout in every block, checkpointing
+    with the state restored gives bit-for-bit equal gradients; without it, other masks."""
+    found = script.dropout_check(4, WIDTH, ROWS)
+    assert found["restored_equal"] and found["restored_largest_difference"] == 0
+    assert not found["not_restored_equal"] and found["not_restored_largest_difference"] > 0
+
+
+def test_the_policy_is_asked_about_every_operation_of_forward_and_recompute():
+    """The selective machinery's calls grow with the chain: the same number per block."""
+    short = script.policy_cost(4, WIDTH, ROWS, repeats=1)
+    long = script.policy_cost(8, WIDTH, ROWS, repeats=1)
+    assert short["policy_calls"] > 0 and long["policy_calls"] == 2 * short["policy_calls"]
+    assert len(short["every_block_ratios"]) == len(short["with_policy_ratios"]) == 1
