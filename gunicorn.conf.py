@@ -104,6 +104,7 @@ def post_worker_init(worker):
     """Read each request's body in time before the app sees it, then freeze what the worker
     has loaded: the app lives as long as the worker, so the garbage collector need not walk it
     again on every collection (a tenth of the class page's time)."""
+    worker.quizwright_app = worker.wsgi  # worker_exit closes its connections
     worker.wsgi = body_in_time(worker.wsgi)
     gc.collect()  # first free what loading left behind: frozen garbage would stay for good
     gc.freeze()
@@ -140,8 +141,8 @@ def body_in_time(app):
 def worker_exit(server, worker):
     """Close the worker's database connections: the last one closed folds SQLite's write-ahead
     log into the database file, so that the file alone holds every answer."""
-    app = getattr(worker, "wsgi", None)
-    if hasattr(app, "app_context"):  # None when the worker failed to load the app
+    app = getattr(worker, "quizwright_app", None)
+    if app is not None:  # None when the worker failed to load the app
         from app.extensions import db
 
         with app.app_context():

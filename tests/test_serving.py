@@ -1,12 +1,14 @@
 """Real gunicorn servers under load: nothing lost, and two servers acting as one."""
 
 import http.cookiejar
+import importlib.util
 import os
 import random
 import re
 import signal
 import socket
 import time
+import types
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -18,6 +20,7 @@ import pytest
 
 from app.auth import create_instructor
 from app.bank import current_bank
+from app.config import PROJECT_ROOT
 from app.extensions import db
 from app.grading import grade
 from app.models import Answer, Attempt
@@ -270,3 +273,22 @@ def test_the_access_log_keeps_sign_in_codes_out(tmp_path):
     assert '"GET /lti/window/[code] HTTP/1.1" 403' in log
     assert f'"{server.url}/s/[code]"' in log
     assert code not in log
+
+
+def test_a_stopping_worker_closes_its_database_connections(tmp_path, monkeypatch):
+    """gunicorn.conf.py's worker_exit disposes the app's engine, which post_worker_init had
+    hidden behind the body wrapper: it looked for the app on the wrapper and never found it."""
+    path = PROJECT_ROOT / "gunicorn.conf.py"
+    spec = importlib.util.spec_from_file_location("gunicorn_conf", path)
+    conf = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(conf)
+    app = make_app(tmp_path)
+    worker = types.SimpleNamespace(wsgi=app)
+    monkeypatch.setattr(conf.gc, "freeze", lambda: None)  # the test process is not a worker
+    conf.post_worker_init(worker)
+    assert worker.wsgi is not app  # wrapped, as in a real worker
+    disposed = []
+    with app.app_context():
+        monkeypatch.setattr(type(db.engine), "dispose", lambda engine: disposed.append(engine))
+    conf.worker_exit(None, worker)
+    assert len(disposed) == 1
