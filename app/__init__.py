@@ -109,6 +109,15 @@ def create_app(config: dict | None = None, *, migrations: bool = True) -> Flask:
     return app
 
 
+def read_every_template(app: Flask) -> None:
+    """Compile every template now. Templates are never read again once compiled (they do not
+    reload outside debugging), so a worker keeps rendering its own release's pages while an
+    upgrade replaces the files under it: new templates naming routes the old code lacks would
+    otherwise fail as they are first read."""
+    for name in app.jinja_env.list_templates(extensions=["html"]):
+        app.jinja_env.get_template(name)
+
+
 def _drop_read_only_connection(context):
     """SQLite opens a file it cannot write read-only, and the connection stays so after the
     disk or file is writable again: treat "readonly database" like a lost connection, so the

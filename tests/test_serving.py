@@ -5,6 +5,7 @@ import importlib.util
 import os
 import random
 import re
+import shutil
 import signal
 import socket
 import time
@@ -17,7 +18,9 @@ from contextlib import suppress
 
 import psutil
 import pytest
+from werkzeug.routing import BuildError
 
+from app import read_every_template
 from app.auth import create_instructor
 from app.bank import current_bank
 from app.config import PROJECT_ROOT
@@ -292,3 +295,21 @@ def test_a_stopping_worker_closes_its_database_connections(tmp_path, monkeypatch
         monkeypatch.setattr(type(db.engine), "dispose", lambda engine: disposed.append(engine))
     conf.worker_exit(None, worker)
     assert len(disposed) == 1
+
+
+def test_a_worker_keeps_its_own_templates_while_an_upgrade_replaces_them(tmp_path):
+    """Sysadmin repro: between `git pull` and the restart, a running worker read the new class
+    page template, which names a route the old code lacks, and answered 500. A worker compiles
+    every template as it starts (gunicorn's post_worker_init) and never reads them again."""
+    apps = {}
+    for name in ("running", "unprepared"):
+        shutil.copytree(PROJECT_ROOT / "app" / "templates", tmp_path / name / "templates")
+        apps[name] = make_app(tmp_path / name)
+        apps[name].jinja_loader.searchpath = [str(tmp_path / name / "templates")]
+    read_every_template(apps["running"])
+    for name in apps:  # git pull, under the workers: every template names a newer route
+        for template in (tmp_path / name / "templates").rglob("*.html"):
+            template.write_text("{{ url_for('teach.a_page_of_the_next_release') }}")
+    assert apps["running"].test_client().get("/").status_code == 200
+    with pytest.raises(BuildError):  # a 500 in production; the test app raises it
+        apps["unprepared"].test_client().get("/")
