@@ -101,14 +101,20 @@ def post_fork(server, worker):
 
 
 def post_worker_init(worker):
-    """Compile every template (an upgrade may replace them before this worker stops), read
-    each request's body in time before the app sees it, then freeze what the worker has
-    loaded: the app lives as long as the worker, so the garbage collector need not walk it
-    again on every collection (a tenth of the class page's time)."""
+    """Compile every template (an upgrade may replace them before this worker stops), say
+    if the database's schema is behind this release, read each request's body in time
+    before the app sees it, then freeze what the worker has loaded: the app lives as long as
+    the worker, so the garbage collector need not walk it again on every collection (a tenth
+    of the class page's time)."""
     from app import read_every_template
+    from app.health import schema_behind
 
     worker.quizwright_app = worker.wsgi  # worker_exit closes its connections
     read_every_template(worker.wsgi)
+    with worker.wsgi.app_context():
+        behind = schema_behind()
+    if behind:  # pages that read what the schema lacks answer "being upgraded" until it is
+        worker.log.error("The database is behind this release: %s", behind)
     worker.wsgi = body_in_time(worker.wsgi)
     gc.collect()  # first free what loading left behind: frozen garbage would stay for good
     gc.freeze()

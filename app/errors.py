@@ -2,7 +2,7 @@
 
 from flask import current_app, render_template, request, url_for
 from flask_wtf.csrf import CSRFError
-from sqlalchemy.exc import InterfaceError, OperationalError, SQLAlchemyError
+from sqlalchemy.exc import InterfaceError, OperationalError, ProgrammingError, SQLAlchemyError
 from werkzeug.exceptions import (
     BadHost,
     HTTPException,
@@ -12,6 +12,7 @@ from werkzeug.exceptions import (
 )
 
 from .extensions import db
+from .health import schema_behind
 
 # What a student needs to hear, in place of werkzeug's wording for developers.
 MESSAGES = {
@@ -67,11 +68,37 @@ def render_crash(error: InternalServerError):
 
 
 def render_outage(error: SQLAlchemyError):
-    """The database went away: say so with a 503 that proxies and monitors understand."""
+    """The database went away, or its schema is behind the code (a restored old dump, an
+    upgrade not yet migrated): say so with a 503 that proxies and monitors understand."""
     db.session.rollback()
+    behind = schema_behind() if _names_what_the_schema_lacks(error) else None
+    if behind:
+        current_app.logger.error("schema behind the code: %s", behind)
+        page, code = render_error(ServiceUnavailable(description=UPGRADING))
+        return page, code, {"Retry-After": "120"}
+    if isinstance(error, ProgrammingError):  # a bug in a query, not an outage
+        current_app.logger.error("database error", exc_info=error)
+        return render_crash(InternalServerError())
     current_app.logger.error("database unavailable: %s", error.__class__.__name__)
     page, code = render_error(ServiceUnavailable())
     return page, code, {"Retry-After": "30"}
+
+
+UPGRADING = ("Quizwright is being upgraded: its database is being brought up to date. Your saved "
+             "answers are safe; try again in a few minutes.")  # fmt: skip
+
+
+MISSING = ("42703", "42P01")
+"""PostgreSQL's SQLSTATEs for an undefined column and an undefined table."""
+
+
+def _names_what_the_schema_lacks(error: SQLAlchemyError) -> bool:
+    """The database answered that a column or table is missing: only then is the schema worth
+    asking about (an outage is not, and a probe would keep a read-only connection pooled)."""
+    cause = getattr(error, "orig", None)
+    if getattr(cause, "sqlstate", None) in MISSING:
+        return True
+    return str(cause).startswith(("no such column", "no such table"))
 
 
 def refuse_host(error: SecurityError | BadHost):
@@ -89,3 +116,5 @@ def init_app(app):
     # Lost or refused connections; integrity errors are bugs, not outages, and stay 500s.
     app.register_error_handler(OperationalError, render_outage)
     app.register_error_handler(InterfaceError, render_outage)
+    # A column or table the code expects and the database lacks: a schema behind the code.
+    app.register_error_handler(ProgrammingError, render_outage)

@@ -251,9 +251,8 @@ def test_restore_refuses_what_is_not_a_backup(tmp_path, make, message):
         app.test_cli_runner().invoke(args=["backup", str(candidate)])
         head = ScriptDirectory(str(PROJECT_ROOT / "migrations")).get_current_head()
         with closing(sqlite3.connect(candidate)) as connection, connection:
-            connection.execute("CREATE TABLE alembic_version (version_num VARCHAR(32))")
             revision = "f00000000000" if make == "future" else head
-            connection.execute("INSERT INTO alembic_version VALUES (?)", (revision,))
+            connection.execute("UPDATE alembic_version SET version_num = ?", (revision,))
             if make == "trigger":
                 connection.execute(
                     "CREATE TRIGGER persist AFTER INSERT ON attempts BEGIN DELETE FROM answers; END"

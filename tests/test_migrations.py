@@ -4,10 +4,12 @@ import flask_migrate
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import inspect, text
 
 from app import create_app
 from app.extensions import db
+from app.health import SCHEMA_REVISION, schema_behind
 
 pytestmark = pytest.mark.postgres
 
@@ -28,6 +30,19 @@ def test_migrations_match_the_models(blank_app):
         flask_migrate.upgrade()
         with db.engine.connect() as connection:
             assert compare_metadata(MigrationContext.configure(connection), db.metadata) == []
+
+
+def test_the_code_knows_the_migration_it_needs(blank_app):
+    """app/health.py names the head of migrations/versions, which app servers never load:
+    a new migration must move it, or /healthz would call the upgraded schema behind. An
+    upgraded database is healthy."""
+    with blank_app.app_context():
+        head = ScriptDirectory.from_config(flask_migrate.Migrate().get_config()).get_current_head()
+        assert head == SCHEMA_REVISION
+        flask_migrate.upgrade()
+        assert schema_behind() is None
+        flask_migrate.downgrade(revision="-1")
+        assert "run `flask db upgrade`" in schema_behind()
 
 
 def test_migrations_downgrade_to_empty(blank_app):

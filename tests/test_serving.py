@@ -18,6 +18,7 @@ from contextlib import suppress
 
 import psutil
 import pytest
+from sqlalchemy import text
 from werkzeug.routing import BuildError
 
 from app import read_every_template
@@ -313,3 +314,20 @@ def test_a_worker_keeps_its_own_templates_while_an_upgrade_replaces_them(tmp_pat
     assert apps["running"].test_client().get("/").status_code == 200
     with pytest.raises(BuildError):  # a 500 in production; the test app raises it
         apps["unprepared"].test_client().get("/")
+
+
+def test_a_worker_on_a_schema_behind_its_release_says_so(tmp_path):
+    """Sysadmin repro: after restoring a pre-upgrade dump, the servers started and looked
+    healthy. Each worker now logs that the schema is behind, and /healthz answers 503."""
+    app = make_app(tmp_path)
+    with app.app_context():
+        db.session.execute(text("UPDATE alembic_version SET version_num = 'old1'"))
+        db.session.commit()
+    with gunicorn(tmp_path, workers=1) as server:
+        with pytest.raises(urllib.error.HTTPError) as health:
+            urllib.request.urlopen(server.url + "/healthz", timeout=5)
+        port = server.url.rsplit(":", 1)[1]
+        log = next(tmp_path.glob(f"gunicorn-{port}.log")).read_text()
+    assert health.value.code == 503
+    health.value.close()
+    assert "The database is behind this release: the database's schema is at old1" in log
