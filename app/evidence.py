@@ -72,8 +72,8 @@ class Run:
 
 @dataclass(frozen=True)
 class Spread:
-    """One ratio measured in several rounds: shown as their median and range, with no more
-    digits than the rounds agree on."""
+    """One ratio measured in several rounds: shown as their median and range, rounded to the
+    decimal the range allows."""
 
     values: tuple[float, ...]
 
@@ -100,20 +100,27 @@ class Spread:
         low, high = f"{self.low:.{d}f}", f"{self.high:.{d}f}"
         return f"{self.median:.{d}f}×" if low == high else f"{self.median:.{d}f}× ({low}–{high})"
 
-    def above(self, other: "Spread") -> bool:
-        """Every round of this one took longer than every round of `other`."""
-        return self.low > other.high
-
 
 @dataclass(frozen=True)
 class PolicyCost:
     """The selective machinery alone: every block checkpointed, with and without a policy
-    that recomputes everything, and how often that policy is asked in one step."""
+    that recomputes everything (timed in the same rounds, so paired), and how often that
+    policy is asked in one step."""
 
     blocks: int
     policy_calls: int
     every_block: Spread
     with_policy: Spread
+
+    @property
+    def rounds(self) -> int:
+        return len(self.with_policy.values)
+
+    @property
+    def slower_rounds(self) -> int:
+        """Rounds in which the policy's run took longer than the one without, timed beside it."""
+        pairs = zip(self.with_policy.values, self.every_block.values, strict=True)
+        return sum(with_policy > every for with_policy, every in pairs)
 
 
 @dataclass(frozen=True)

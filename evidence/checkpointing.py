@@ -171,7 +171,7 @@ def forward(model: nn.Sequential, x, strategy: str, segments: int | None = None)
 
 
 class Counted:
-    """A policy that counts its calls: one per operation of the forward pass and recompute."""
+    """A policy that counts its calls: PyTorch asks it once per operation of the forward pass."""
 
     def __init__(self):
         self.calls = 0

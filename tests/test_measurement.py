@@ -201,7 +201,7 @@ def test_dropout_matches_only_with_the_random_number_state_restored():
     assert not found["not_restored_equal"] and found["not_restored_largest_difference"] > 0
 
 
-def test_the_policy_is_asked_about_every_operation_of_forward_and_recompute():
+def test_the_policy_is_asked_about_every_operation_of_the_forward_pass():
     """The selective machinery's calls grow with the chain: the same number per block."""
     short = script.policy_cost(4, WIDTH, ROWS, repeats=1)
     long = script.policy_cost(8, WIDTH, ROWS, repeats=1)
