@@ -39,6 +39,7 @@ from app.lti.models import (
 )
 from app.lti.people import instructor_for, user_for
 from app.lti.platforms import PlatformDetails, save_platform
+from app.lti.registration import platform_name
 from app.lti.storage import DatabaseStorage, aware, purge_expired
 from app.models import (
     Answer,
@@ -1382,6 +1383,25 @@ def registration_link(app, tool) -> str:
     return result.output.strip().splitlines()[-1]
 
 
+@pytest.mark.parametrize(
+    "code, named",
+    [
+        ("moodle", "Moodle"),
+        ("canvas", "Canvas"),
+        ("desire2learn", "Brightspace"),
+        ("", "The platform"),
+    ],
+)
+def test_a_registered_platform_is_named_as_people_call_it(code, named):
+    """The admin saw "moodle can launch Quizwright now": the product as its users name it,
+    and its site."""
+    configuration = {
+        "issuer": "https://lms.example.edu",
+        "https://purl.imsglobal.org/spec/lti-platform-configuration": {"product_family_code": code},
+    }
+    assert platform_name(configuration) == f"{named} at lms.example.edu"
+
+
 def test_dynamic_registration_registers_the_platform(bare_tool, site):
     """The platform opens the admin's link with its configuration and token; the tool registers
     itself there and stores the platform and deployment, and a launch then works."""
@@ -1395,6 +1415,8 @@ def test_dynamic_registration_registers_the_platform(bare_tool, site):
     done = browser.post(f"{tool}/lti/register", data=fields)
     assert done.status_code == 200, done.text
     assert "Quizwright is registered" in done.text
+    # Named as people call the product, with its site, not by its raw product code.
+    assert f"testplatform at {urllib.parse.urlsplit(site.url).netloc} can launch" in page_text(done)
 
     sent, authorization = site.registrations[-1]
     assert authorization == "Bearer reg-token-1"

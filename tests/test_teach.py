@@ -436,6 +436,17 @@ def test_unassigned_attempts_show_to_admins_as_no_class(app):
     assert rows(admin.get("/teach/no-class/responses.csv"))[0]["class"] == "No class"
 
 
+def test_only_admins_get_a_way_to_the_lms_page_in_the_header(app, teacher):
+    """Admins found /lti/admin only by its address: the header now leads there, for them."""
+    with app.app_context():
+        create_instructor("boss", "boss password", is_admin=True)
+    admin = app.test_client()
+    login(admin, "boss", "boss password")
+    link = '<a href="/lti/admin">LMS connections</a>'
+    assert link in text(admin.get("/teach"))
+    assert link not in text(teacher.get("/teach"))
+
+
 def test_exports_have_the_promised_columns(app, teacher):
     """Gradebook, responses and item statistics have the columns a gradebook import needs."""
     class_id, code = create_class(teacher)

@@ -209,6 +209,26 @@ def fetch_configuration(session: requests.Session, url: str) -> dict:
     return configuration
 
 
+PRODUCTS = {
+    "moodle": "Moodle",
+    "canvas": "Canvas",
+    "desire2learn": "Brightspace",
+    "d2l": "Brightspace",
+    "blackboard": "Blackboard Learn",
+    "sakai": "Sakai",
+    "schoology": "Schoology",
+}
+"""Platforms by the product_family_code they send, as their users call them."""
+
+
+def platform_name(configuration: dict) -> str:
+    """What the admin page and the registration's last page call a platform: its product as
+    people name it, and its site ("Moodle at lms.example.edu"), not the raw product code."""
+    code = str((configuration.get(PLATFORM_CONFIGURATION) or {}).get("product_family_code") or "")
+    product = PRODUCTS.get(code.strip().lower(), code.strip()[:40] or "The platform")
+    return f"{product} at {urlsplit(configuration['issuer']).netloc}"
+
+
 def register_with(configuration_url: str, token: str | None) -> tuple[str, str]:
     """Register the tool with the platform and store it; returns the platform's name and client
     id. Raises RegistrationError."""
@@ -235,7 +255,6 @@ def register_with(configuration_url: str, token: str | None) -> tuple[str, str]:
     client_id = answer.get("client_id")
     if not client_id or not deployment:
         raise RegistrationError("The platform's answer has no client id or deployment id.")
-    platform_name = (configuration.get(PLATFORM_CONFIGURATION) or {}).get("product_family_code")
     details = PlatformDetails(
         issuer=configuration["issuer"],
         client_id=str(client_id),
@@ -243,7 +262,7 @@ def register_with(configuration_url: str, token: str | None) -> tuple[str, str]:
         auth_token_url=configuration["token_endpoint"],
         key_set_url=configuration["jwks_uri"],
         deployment_ids=(str(deployment),),
-        name=platform_name,
+        name=platform_name(configuration),
     )
     try:
         platform, _ = save_platform(details)
