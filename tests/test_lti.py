@@ -1359,6 +1359,18 @@ def frame_ancestors(response) -> str:
     return next(part.strip() for part in policy.split(";") if "frame-ancestors" in part)
 
 
+def test_lms_pages_offer_no_instructor_log_in(world):
+    """A launched learner's pages and the LTI pages leave out the footer's "Instructor log in":
+    their instructors come in through the LMS. The home page keeps it."""
+    launch(world.platform, requests.Session(), TEACHER)
+    browser = requests.Session()
+    sent = launch(world.platform, browser, STUDENT)
+    question = browser.get(world.tool + sent.response.headers["Location"])
+    assert question.status_code == 200 and "Instructor log in" not in question.text
+    assert "Instructor log in" not in requests.get(f"{world.tool}/lti/launch").text
+    assert "Instructor log in" in requests.get(f"{world.tool}/").text
+
+
 def test_registered_platforms_may_frame_lti_pages_only(world):
     """LTI pages, and a launched student's pages, name the platform in frame-ancestors; other
     pages keep 'none'."""
