@@ -149,7 +149,7 @@ ACTIONS = {
     "teach.restore_student": Action(
         ROSTER_STUDENT, prepare=lambda world, defaults: world.remove_roster_student()
     ),
-    "teach.void": Action(REVIEW),
+    "teach.void": Action(REVIEW, form=lambda world: {"confirm": "yes"}),
     "teach.restore": Action(REVIEW, prepare=lambda world, defaults: world.void_attempts()),
     "auth.logout": Action("/login"),
     "lti.new_registration_link": Action("/lti/admin"),

@@ -163,7 +163,7 @@ def test_archived_class_is_hidden_read_only_and_closed_to_students(app, owner, c
     refused = post(owner, f"/teach/classes/{class_id}/rename", name="Renamed")
     assert refused.status_code == 409
     assert "Physics 101 is archived, so it is read-only" in text(refused)
-    assert post(owner, f"/teach/attempts/{ada.token}/void").status_code == 409
+    assert post(owner, f"/teach/attempts/{ada.token}/void", confirm="yes").status_code == 409
     assert snapshot(app) == before
 
     student = Student(app.test_client())
@@ -241,7 +241,12 @@ def test_a_voided_attempt_leaves_every_number_and_can_be_restored(app, owner, cl
     page = text(owner.get(f"/teach/classes/{class_id}"))
     assert "<dt>Students</dt><dd>2</dd>" in page
 
-    response = post(owner, f"/teach/attempts/{junk.token}/void")
+    # The first press asks, and changes nothing; the confirmation voids.
+    before = snapshot(app)
+    asked = post(owner, f"/teach/attempts/{junk.token}/void")
+    assert asked.status_code == 200 and "Void asdf’s attempt?" in text(asked)
+    assert snapshot(app) == before
+    response = post(owner, f"/teach/attempts/{junk.token}/void", confirm="yes")
     assert (response.status_code, response.location) == (303, f"/teach/attempts/{junk.token}")
     review = text(owner.get(response.location))
     assert "Voided by owner" in review and "Restore attempt" in review
@@ -293,7 +298,7 @@ def test_voiding_frees_the_seat_and_restore_is_refused_when_none_is_left(app, ow
     """With one attempt allowed, a voided attempt's seat goes to the retake; restoring the
     voided one is then refused with a message, and it stays voided."""
     [first] = seated(app, class_id, 1, ["Ada"])
-    assert post(owner, f"/teach/attempts/{first}/void").status_code == 303
+    assert post(owner, f"/teach/attempts/{first}/void", confirm="yes").status_code == 303
     assert seats(app)[first] == (None, True)
     with app.app_context():
         assignment = db.session.scalar(db.select(Assignment))
@@ -312,7 +317,7 @@ def test_voiding_frees_the_seat_and_restore_is_refused_when_none_is_left(app, ow
     assert "Ada has used every attempt this assignment allows" in text(refused)
     assert snapshot(app) == before
 
-    assert post(owner, f"/teach/attempts/{retake_token}/void").status_code == 303
+    assert post(owner, f"/teach/attempts/{retake_token}/void", confirm="yes").status_code == 303
     assert post(owner, f"/teach/attempts/{first}/restore").status_code == 303
     assert seats(app) == {first: (1, False), retake_token: (None, True)}
 

@@ -1,7 +1,7 @@
 """Managing a class: rename, new join code, merge students, share, archive, restore and delete;
 and voiding attempts. Every change here is a logged POST that redirects."""
 
-from flask import abort, flash, redirect, render_template, url_for
+from flask import abort, flash, redirect, render_template, request, url_for
 from flask_login import current_user
 from sqlalchemy.exc import IntegrityError
 
@@ -177,8 +177,11 @@ def _attempt_to_change(token: str) -> Attempt:
 
 @bp.post("/attempts/<token>/void")
 def void(token):
-    """Take a junk attempt or an accidental retake out of the class's numbers."""
+    """Take a junk attempt or an accidental retake out of the class's numbers, once the
+    instructor has confirmed it: the first press asks, as removing and deleting do."""
     attempt = _attempt_to_change(token)
+    if attempt.voided_at is None and request.form.get("confirm") != "yes":
+        return render_template("teach/confirm_void.html", attempt=attempt)
     if attempt.voided_at is None:
         void_attempt(attempt, current_user)
         audit(f"attempt {attempt.id} of {attempt.student_name!r} voided")
