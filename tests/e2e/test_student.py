@@ -167,7 +167,7 @@ def test_measurements_fold_where_they_repeat_and_read_on_a_phone(browse, quiz):
                 "key => getComputedStyle(key, '::before').borderTopStyle"
             )
             assert dashed != "none" and key == "dashed"
-            region = page.get_by_role("region", name="64 transformer blocks")
+            region = page.get_by_role("region", name="64 MLP blocks")
             assert region.get_attribute("tabindex") == "0"
             region.focus()
             expect(region).to_be_focused()
