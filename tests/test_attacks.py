@@ -916,7 +916,8 @@ def _request_for(scene, rule):
         if rule.endswith("/restore"):
             _void(scene)
         url = rule.replace("<token>", student.token)
-        return scene.teacher, url, {}, url.rsplit("/", 1)[0]
+        fields = {"confirm": "yes"} if rule.endswith("/void") else {}  # past the question
+        return scene.teacher, url, fields, url.rsplit("/", 1)[0]
     if rule == "/lti/admin/registration-link":
         return instructor(scene.app, "boss", is_admin=True), rule, {}, "/lti/admin"
     if rule == "/s/<code>":

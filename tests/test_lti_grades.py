@@ -232,7 +232,8 @@ def test_voiding_and_restoring_an_attempt_sends_the_grade_again(world):
         review = teacher.get(f"{world.tool}/teach/attempts/{token}")
         token_field = csrf_token(review.text)
         changed = teacher.post(f"{world.tool}/teach/attempts/{token}/{action}",
-                               data={"csrf_token": token_field}, allow_redirects=False)  # fmt: skip
+                               data={"csrf_token": token_field, "confirm": "yes"},
+                               allow_redirects=False)  # fmt: skip
         assert changed.status_code == 303, page_text(changed)
 
     change(best, "void")
