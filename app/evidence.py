@@ -132,8 +132,11 @@ class Dropout:
     p: float
     restored_equal: bool
     restored_largest_difference: float
+    restored_relative_difference: float
+    """The difference of all gradients from no checkpointing's, over their norm."""
     not_restored_equal: bool
     not_restored_largest_difference: float
+    not_restored_relative_difference: float
 
 
 @dataclass(frozen=True)

@@ -348,6 +348,11 @@ def dropout_check(depth: int, width: int, rows: int, p: float = 0.1, seed: int =
         pairs = list(zip(grads, plain, strict=True))
         found[f"{name}_equal"] = all(torch.equal(a, b) for a, b in pairs)
         found[f"{name}_largest_difference"] = max((a - b).abs().max().item() for a, b in pairs)
+        # Against the gradients' own size: the difference of all of them over their norm.
+        apart = math.sqrt(sum(((a - b) ** 2).sum().item() for a, b in pairs))
+        found[f"{name}_relative_difference"] = apart / math.sqrt(
+            sum((b**2).sum().item() for b in plain)
+        )
     return found
 
 

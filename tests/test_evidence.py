@@ -218,11 +218,13 @@ def test_the_panel_reports_the_dropout_run_whatever_it_found(tmp_path, monkeypat
     drop = data["dropout"]
     assert drop["restored_equal"] and not drop["not_restored_equal"]
     assert "the gradients were bit for bit equal to no checkpointing’s" in page
-    difference = f"{drop['not_restored_largest_difference']:.2g}"
-    assert f"the largest absolute difference in any gradient element was {difference}" in page
+    relative = f"{100 * drop['not_restored_relative_difference']:.0f}% of their norm"
+    assert f"differed from no checkpointing’s by {relative}" in page
+    assert f"by up to {drop['not_restored_largest_difference']:.2g} in a single element" in page
 
     def restore_failed(document):
-        document["dropout"].update(restored_equal=False, restored_largest_difference=2e-3)
+        failed = {"restored_largest_difference": 2e-3, "restored_relative_difference": 1e-4}
+        document["dropout"].update(restored_equal=False, **failed)
 
     monkeypatch.setattr("app.evidence.FOLDER", broken(tmp_path, restore_failed))
     page = text(feedback(make_app(tmp_path), quiz, "backward-recomputation"))

@@ -199,6 +199,7 @@ def test_dropout_matches_only_with_the_random_number_state_restored():
     found = script.dropout_check(4, WIDTH, ROWS)
     assert found["restored_equal"] and found["restored_largest_difference"] == 0
     assert not found["not_restored_equal"] and found["not_restored_largest_difference"] > 0
+    assert found["restored_relative_difference"] == 0 < found["not_restored_relative_difference"]
 
 
 def test_the_policy_is_asked_about_every_operation_of_the_forward_pass():
