@@ -169,11 +169,8 @@ def _unbound_params(state: str | None) -> dict:
 
 
 def framed_new_window() -> str | None:
-    """For a launch whose login ran inside the platform's frame, the same login in a window of
-    its own; None for a first-party login."""
-    held = held_state()
-    if held is not None:
-        return held.new_window
+    """For a launch whose login set partitioned cookies inside the platform's frame, the same
+    login in a window of its own; None for any other login."""
     return _unbound_params(request.form.get("state")).get(FRAMED_PARAMS)
 
 

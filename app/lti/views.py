@@ -155,7 +155,7 @@ def launch():
     except Refusal as refusal:
         new_window = framed_new_window()
         framed = request.headers.get("Sec-Fetch-Dest") == "iframe"
-        if refusal.reason != "state" or new_window is None or held or not framed:
+        if refusal.reason != "state" or new_window is None or not framed:
             raise
         # The login's partitioned cookie did not come back: this browser keeps no cookie in
         # the platform's frame, so the same login goes on in a window of its own.
