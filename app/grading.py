@@ -28,9 +28,16 @@ class Score:
     out_of: int
 
     @property
-    def percent(self) -> int:
-        """Whole percent, rounded half up as a gradebook would."""
-        return int(half_up(100 * self.points / self.out_of)) if self.out_of else 0
+    def percent(self) -> float:
+        """Percent to one decimal, as every page and export gives it."""
+        return percent(self.points, self.out_of)
+
+
+def percent(points: float, out_of: float) -> float:
+    """A share as a percent to one decimal, rounded half up as a gradebook would; whole
+    percents come out whole (75, not 75.0), so that a page and a CSV read the same."""
+    value = half_up(100 * points / out_of, 1) if out_of else 0
+    return int(value) if value == int(value) else value
 
 
 def half_up(value: float, digits: int = 0) -> float:

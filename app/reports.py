@@ -16,7 +16,7 @@ from sqlalchemy.orm import undefer
 from . import rules, stats
 from .bank import Question, Quiz, quiz_from_snapshot
 from .extensions import db
-from .grading import Score, half_up
+from .grading import Score, percent
 from .models import (
     Answer,
     Assignment,
@@ -153,7 +153,7 @@ class GradebookRow:
 
     @property
     def percent(self) -> float | None:
-        return None if self.score is None else half_up(100 * self.score / self.max_score, 1)
+        return None if self.score is None else percent(self.score, self.max_score)
 
 
 @dataclass(frozen=True)

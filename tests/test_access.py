@@ -54,6 +54,7 @@ ACCESS = {
     "teach.join_screen":                     "L L N P P P P P",
     "teach.gradebook":                       "L L N P P P P P",
     "teach.gradebook without a class":       "L L N N N N N P",
+    "teach.lms_gradebook":                   "L L N P P P P P",
     "teach.responses":                       "L L N P P P P P",
     "teach.responses without a class":       "L L N N N N N P",
     "teach.item_statistics":                 "L L N P P P P P",

@@ -56,7 +56,7 @@ def test_whole_quiz_with_right_and_wrong_answers(app, student, quiz):
         assert ("Next question" if number < 8 else "See results") in feedback
 
     results = text(student.client.get(student.results_url))
-    assert "You scored <strong>5 out of 8</strong> (63%)" in results
+    assert "You scored <strong>5 out of 8</strong> (62.5%)" in results
     assert "Time taken:" in results
     assert results.count('class="verdict') == 8
     with app.app_context():

@@ -55,13 +55,12 @@ def take(app, name, code, right, slug=SLUG):
 
 
 def rows(response):
-    """A CSV download read back as a spreadsheet would, byte-order mark and all; a first
-    comment row ("# ...") is skipped, as importers told to skip it do."""
+    """A CSV download read back as a spreadsheet would, byte-order mark and all; its first row
+    must be the header."""
     assert response.mimetype == "text/csv"
-    lines = response.get_data().decode("utf-8-sig").splitlines(keepends=True)
-    if lines and lines[0].startswith(("#", '"#')):
-        lines = lines[1:]
-    return list(csv.DictReader(io.StringIO("".join(lines))))
+    data = response.get_data().decode("utf-8-sig")
+    assert not data.startswith(("#", '"#')), data[:80]
+    return list(csv.DictReader(io.StringIO(data)))
 
 
 def test_create_instructor_from_the_command_line(tmp_path):
@@ -335,11 +334,15 @@ def test_students_are_names_whatever_the_case(app, teacher):
     assert rows(teacher.get(f"/teach/classes/{class_id}/gradebook.csv?count=latest")) == [
         {
             "student": "Ada",
+            "student_id": "",
+            "email": "",
+            "state": "finished",
             "attempts": "2",
             "unfinished": "0",
             "score": "2",
             "max_score": "8",
             "percent": "25",
+            "counted": "latest-attempt",
         }  # fmt: skip
     ]
 
@@ -353,11 +356,15 @@ def test_students_are_names_whatever_invisible_characters_they_hold(app, teacher
     assert rows(teacher.get(f"/teach/classes/{class_id}/gradebook.csv?count=latest")) == [
         {
             "student": "Ada",
+            "student_id": "",
+            "email": "",
+            "state": "finished",
             "attempts": "3",
             "unfinished": "0",
             "score": "3",
             "max_score": "8",
             "percent": "37.5",
+            "counted": "latest-attempt",
         }  # fmt: skip
     ]
 
@@ -393,10 +400,11 @@ def test_in_progress_students_are_listed_without_a_score(app, teacher, count):
     page = text(teacher.get(f"/teach/classes/{class_id}?count={count}"))
     assert "Not finished (1/8 answered)" in page
     assert "No completed attempts yet" in page
-    assert rows(teacher.get(f"/teach/classes/{class_id}/gradebook.csv?count={count}")) == [
-        {"student": "Slow", "attempts": "0", "unfinished": "1", "score": "Not finished",
-         "max_score": "8", "percent": ""}
-    ]  # fmt: skip
+    [row] = rows(teacher.get(f"/teach/classes/{class_id}/gradebook.csv?count={count}"))
+    assert {k: row[k] for k in ("student", "state", "attempts", "unfinished", "score")} == {
+        "student": "Slow", "state": "not finished", "attempts": "0", "unfinished": "1",
+        "score": "",
+    }  # fmt: skip
 
 
 def test_attempt_review_shows_answers_in_the_order_shown(app, teacher):
@@ -453,9 +461,11 @@ def test_exports_have_the_promised_columns(app, teacher):
     take(app, "Ada", code, right={1, 2, 3})
     base = f"/teach/classes/{class_id}"
     gradebook = rows(teacher.get(f"{base}/gradebook.csv"))
+    # The header comes first, as every gradebook import and spreadsheet expects.
     assert gradebook == [
-        {"student": "Ada", "attempts": "1", "unfinished": "0", "score": "3", "max_score": "8",
-         "percent": "37.5"}
+        {"student": "Ada", "student_id": "", "email": "", "state": "finished", "attempts": "1",
+         "unfinished": "0", "score": "3", "max_score": "8", "percent": "37.5",
+         "counted": "first-attempt"}
     ]  # fmt: skip
     responses = rows(teacher.get(f"{base}/responses.csv"))
     assert len(responses) == 8
@@ -464,12 +474,18 @@ def test_exports_have_the_promised_columns(app, teacher):
         "student": "Ada", "class": "Physics 101", "attempt": "1", "question": "the-trade",
         "correct": "true",
     }  # fmt: skip
-    answered = datetime.strptime(first["answered_at"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    # The form spreadsheets read as a date and time, in UTC as the column says.
+    answered = datetime.strptime(first["answered_at_utc"], "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC)
     assert abs(datetime.now(UTC) - answered) < timedelta(minutes=5)
     items = rows(teacher.get(f"{base}/items.csv"))
     assert [item["question"] for item in items][:2] == ["the-trade", "why-activations-are-stored"]
     assert items[0]["n"] == "1" and items[0]["facility"] == "1"
-    assert items[0]["choice_1"] == "recompute" and items[0]["choice_1_count"] == "1"
+    # Choices by their text, as the instructor wrote them, not their ids.
+    assert (
+        items[0]["choice_1"] == "Extra compute (recomputation) for lower memory use"
+        and items[0]["choice_1_count"] == "1"
+    )
+    assert items[0]["right_choice"] == items[0]["choice_1"]
     response = teacher.get(f"{base}/gradebook.csv")
     assert response.headers["Content-Disposition"] == (
         'attachment; filename="Physics-101-gradient-checkpointing-gradebook-first-attempt.csv"; '

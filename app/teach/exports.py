@@ -19,8 +19,14 @@ Table = tuple[list[str], Iterable[list]]
 """A header and its rows."""
 
 
+class Formula(str):
+    """A cell this module wrote as a formula on purpose, from digits only: left as it is."""
+
+
 def cell(value):
     """Neutralise text a spreadsheet would run as a formula (OWASP's CSV injection advice)."""
+    if isinstance(value, Formula):
+        return value
     if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
         return "'" + value
     return value
@@ -35,43 +41,93 @@ def number(value: float | None, digits: int) -> float | int | str:
 
 
 def utc(moment: datetime | None) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ") if moment else ""
+    """A UTC time as spreadsheets read a date and time (ISO 8601's space form)."""
+    return moment.strftime("%Y-%m-%d %H:%M:%S") if moment else ""
 
 
-# What each way of counting makes of a student's grade: for the file's name and first row.
+def identifiers(student_number: str | None) -> tuple[str, str]:
+    """The roster's student id or email, as the id column and the email column."""
+    if not student_number:
+        return "", ""
+    return ("", student_number) if "@" in student_number else (student_number, "")
+
+
+def kept_as_text(student_id: str) -> str:
+    """An id a spreadsheet would turn into a number (losing "007"'s zeros, or a long id's last
+    digits), written as the text formula Excel, LibreOffice and Google Sheets keep as text."""
+    digits = student_id.isascii() and student_id.isdigit()
+    if digits and (len(student_id) > 1 and student_id[0] == "0" or len(student_id) > 15):
+        return Formula(f'="{student_id}"')
+    return student_id
+
+
+# What each way of counting makes of a student's grade: for the file's name and its column.
 GRADE_RULES = {
-    Counting.FIRST: ("first-attempt", "each student's first finished attempt"),
-    Counting.BEST: ("best-attempt", "each student's best finished attempt"),
-    Counting.LATEST: ("latest-attempt", "each student's latest finished attempt"),
-    Counting.ALL: ("average-of-attempts", "the average of each student's finished attempts"),
+    Counting.FIRST: "first-attempt",
+    Counting.BEST: "best-attempt",
+    Counting.LATEST: "latest-attempt",
+    Counting.ALL: "average-of-attempts",
 }
 
 
-def gradebook_rule(roster: Roster) -> tuple[str, str]:
-    """The gradebook's file kind, naming its rule, and the comment row that explains it."""
-    kind, rule = GRADE_RULES[roster.counting]
-    return f"gradebook-{kind}", f"# {roster.quiz.title}: score from {rule}."
+def gradebook_kind(roster: Roster, lms: str = "") -> str:
+    """The gradebook's file kind, naming the LMS it is for and which attempts counted."""
+    return f"gradebook-{lms + '-' if lms else ''}{GRADE_RULES[roster.counting]}"
+
+
+STATES = {None: "finished", "Not finished": "not finished", "Not started": "not started"}
 
 
 def gradebook(roster: Roster) -> Table:
-    """One row per student: the counted attempt's score, or the mean when all count; roster
-    students who have not started or finished say so where the score would be."""
-    header = ["student", "attempts", "unfinished", "score", "max_score", "percent"]
-    if roster.with_ids:
-        header.insert(1, "student_id")
+    """One row per student: the counted attempt's score, or the mean when all count; a score
+    only when there is one, the state in its own column."""
+    header = [
+        "student", "student_id", "email", "state", "attempts", "unfinished", "score",
+        "max_score", "percent", "counted",
+    ]  # fmt: skip
     rows = []
     for row in reports.gradebook(roster.quiz, roster.students):
-        found = [
-            f"{row.student} (removed)" if row.removed else row.student,
-            row.attempts,
-            row.unfinished,
-            row.status or number(row.score, 2),
-            row.max_score,
-            number(row.percent, 1),
-        ]
-        if roster.with_ids:
-            found.insert(1, row.student_number or "")
-        rows.append(found)
+        student_id, email = identifiers(row.student_number)
+        rows.append(
+            [
+                f"{row.student} (removed)" if row.removed else row.student,
+                kept_as_text(student_id),
+                email,
+                STATES[row.status],
+                row.attempts,
+                row.unfinished,
+                number(row.score, 2),
+                row.max_score,
+                number(row.percent, 1),
+                GRADE_RULES[roster.counting],
+            ]
+        )
+    return header, rows
+
+
+def moodle_gradebook(roster: Roster) -> Table:
+    """Moodle's "Import grades, CSV file": a header row, then one row per student it can
+    identify (by ID number or email address), the grade in points, empty for no grade."""
+    header = ["Full name", "ID number", "Email address", roster.quiz.title]
+    rows = []
+    for row in reports.gradebook(roster.quiz, roster.students):
+        student_id, email = identifiers(row.student_number)
+        # A row Moodle cannot match to a user stops its whole import.
+        if not row.removed and (student_id or email):
+            rows.append([row.student, student_id, email, number(row.score, 2)])
+    return header, rows
+
+
+def canvas_gradebook(roster: Roster) -> Table:
+    """Canvas's gradebook import: Student, ID, SIS User ID, SIS Login ID and Section, then the
+    assignment's column; a "Points Possible" row gives a new assignment its points."""
+    header = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", roster.quiz.title]
+    rows: list[list] = [["Points Possible", "", "", "", "", len(roster.quiz.questions)]]
+    for row in reports.gradebook(roster.quiz, roster.students):
+        student_id, email = identifiers(row.student_number)
+        # Canvas finds a student by an id and cannot use a row without one.
+        if not row.removed and (student_id or email):
+            rows.append([row.student, "", student_id, email, "", number(row.score, 2)])
     return header, rows
 
 
@@ -93,7 +149,7 @@ def responses(class_name: str, versions: dict[int, Quiz], answers: Iterable[tupl
         "choice",
         "choice_text",
         "correct",
-        "answered_at",
+        "answered_at_utc",
     ]
     rows = (
         [
@@ -113,7 +169,8 @@ def responses(class_name: str, versions: dict[int, Quiz], answers: Iterable[tupl
 
 
 def item_statistics(report: ClassReport) -> Table:
-    """One row per question: facility, discrimination and how many chose each choice."""
+    """One row per question: facility, discrimination and how many chose each choice, the
+    choices named by their text."""
     most = max(len(item.question.choices) for item in report.items)
     header = [
         "question", "question_text", "n", "not_answered", "facility", "discrimination",
@@ -130,25 +187,21 @@ def item_statistics(report: ClassReport) -> Table:
             item.not_answered,
             number(item.facility, 3),
             number(item.discrimination, 3),
-            item.question.right_choice.id,
+            item.question.right_choice.text,
         ]
         for choice in item.question.choices:
-            row += [choice.id, item.counts[choice.id]]
+            row += [choice.text, item.counts[choice.id]]
         rows.append(row)
     return header, rows
 
 
-def csv_chunks(
-    header: list[str], rows: Iterable[list], comment: str | None = None
-) -> Iterator[str]:
-    """UTF-8 CSV text in pieces of about 64 kB; numbers stay numbers, formula-like text is
-    defused. A comment, if any, is the first row, a single cell starting with "#"."""
+def csv_chunks(header: list[str], rows: Iterable[list]) -> Iterator[str]:
+    """UTF-8 CSV text in pieces of about 64 kB, the header first; numbers stay numbers,
+    formula-like text is defused."""
     out = io.StringIO()
     # The byte-order mark makes Excel read UTF-8 names correctly; other tools skip it.
     out.write("\ufeff")
     writer = csv.writer(out)
-    if comment is not None:
-        writer.writerow([comment])
     writer.writerow(header)
     for row in rows:
         writer.writerow([cell(value) for value in row])
@@ -172,13 +225,11 @@ def file_names(class_name: str, slug: str, kind: str) -> tuple[str, str]:
     return filename, re.sub(r"[^A-Za-z0-9.]+", "-", filename).strip("-.")
 
 
-def download(
-    class_name: str, slug: str, kind: str, table: Table, comment: str | None = None
-) -> Response:
+def download(class_name: str, slug: str, kind: str, table: Table) -> Response:
     """Stream a table as a CSV download named after the class, the quiz and the export."""
     filename, ascii_name = file_names(class_name, slug, kind)
     return Response(
-        stream_with_context(csv_chunks(*table, comment=comment)),
+        stream_with_context(csv_chunks(*table)),
         mimetype="text/csv",
         headers={
             "Content-Disposition": f'attachment; filename="{ascii_name}"; '

@@ -245,9 +245,20 @@ def gradebook(class_id):
     """One row per student: the counted attempt's score, or the mean when all count."""
     scope, form, quiz = _selection(class_id)
     roster = reports.class_roster(quiz, class_id, form.count.data)
-    kind, comment = exports.gradebook_rule(roster)
-    name = scope.name if scope else "no class"
-    return exports.download(name, quiz.slug, kind, exports.gradebook(roster), comment)
+    return _download(scope, quiz, exports.gradebook_kind(roster), exports.gradebook(roster))
+
+
+LMS_GRADEBOOKS = {"moodle": exports.moodle_gradebook, "canvas": exports.canvas_gradebook}
+
+
+@bp.get("/classes/<int:class_id>/gradebook-moodle.csv", defaults={"lms": "moodle"})
+@bp.get("/classes/<int:class_id>/gradebook-canvas.csv", defaults={"lms": "canvas"})
+def lms_gradebook(class_id, lms):
+    """The gradebook as Moodle's or Canvas's grade import reads it."""
+    scope, form, quiz = _selection(class_id)
+    roster = reports.class_roster(quiz, class_id, form.count.data)
+    table = LMS_GRADEBOOKS[lms](roster)
+    return _download(scope, quiz, exports.gradebook_kind(roster, lms), table)
 
 
 @bp.get("/no-class/responses.csv", defaults={"class_id": None})

@@ -108,7 +108,7 @@ def test_an_answer_is_saved_without_its_verdict_and_the_student_moves_on(chromiu
     expect(page.get_by_text("Correct")).to_have_count(0)
     page.get_by_role("link", name="Finish attempt…").click()
     page.get_by_role("button", name="Finish attempt").first.click()
-    expect(page.get_by_text("You scored 1 out of 8 (13%)")).to_be_visible()
+    expect(page.get_by_text("You scored 1 out of 8 (12.5%)")).to_be_visible()
     page.context.close()
 
 
