@@ -539,7 +539,8 @@ def class_report(quiz: Quiz, class_id: int | None, counting: Counting) -> ClassR
 def responses(quiz: Quiz, class_id: int | None) -> tuple[dict[int, Quiz], Iterator[tuple]]:
     """Every answer of the class, oldest attempt first, streamed rather than held in memory.
 
-    Each row: student, attempt number, version id, question, choice, correct?, answered at.
+    Each row: student, their roster id or email, attempt number, version id, question, choice,
+    correct?, answered at.
     The query runs when the rows are first read: a streamed download reads them after its
     view has returned and the view's database session has closed.
     """
@@ -553,6 +554,7 @@ def responses(quiz: Quiz, class_id: int | None) -> tuple[dict[int, Quiz], Iterat
                 Attempt.id,
                 Attempt.student_key,
                 Attempt.student_name,
+                RosterStudent.student_number,
                 Attempt.quiz_version_id,
                 Answer.question_id,
                 Answer.choice_id,
@@ -561,6 +563,7 @@ def responses(quiz: Quiz, class_id: int | None) -> tuple[dict[int, Quiz], Iterat
             )
             # Attempts without answers still take their number, as on the class page.
             .outerjoin(Answer)
+            .outerjoin(RosterStudent, RosterStudent.id == Attempt.roster_student_id)
             .where(_in_scope(versions, class_id))
             .order_by(Attempt.started_at, Attempt.id, Answer.answered_at),
             yield_per=1000,
@@ -568,11 +571,11 @@ def responses(quiz: Quiz, class_id: int | None) -> tuple[dict[int, Quiz], Iterat
         numbers: Counter[str] = Counter()
         previous = None
         with rows:  # a server-side cursor on PostgreSQL: closed even if the download stops
-            for attempt_id, key, name, version, question, choice, correct, answered_at in rows:
+            for attempt_id, key, name, number, version, *answer in rows:
                 if attempt_id != previous:
                     numbers[key] += 1
                     previous = attempt_id
-                if question is not None:
-                    yield name, numbers[key], version, question, choice, correct, answered_at
+                if answer[0] is not None:
+                    yield name, number, numbers[key], version, *answer
 
     return versions, numbered()

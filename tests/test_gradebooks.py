@@ -133,3 +133,16 @@ def test_lms_gradebooks_are_offered_only_when_the_roster_gives_ids(app, course):
     login(other_teacher, "other", "correct horse")
     page = text(other_teacher.get(f"/teach/classes/{other_id}"))
     assert "Download gradebook (CSV)" in page and "gradebook-moodle.csv" not in page
+
+
+def test_responses_say_whose_answer_by_id_and_when_as_a_date(course):
+    """Each answer row carries the roster's id or email, and a time spreadsheets read."""
+    teacher, base = course
+    header, *rows = table(teacher.get(f"{base}/responses.csv"))
+    assert header[:4] == ["student", "student_id", "email", "class"]
+    assert header[-1] == "answered_at_utc"
+    ids = {(row[0], row[1], row[2]) for row in rows}
+    assert ids == {
+        ("Dana Diaz", '="007"', ""), ("Eli Okafor", "", "eli@school.example"), ("Gil Gray", "", ""),
+    }  # fmt: skip
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", row[-1]) for row in rows)

@@ -61,6 +61,12 @@ def kept_as_text(student_id: str) -> str:
     return student_id
 
 
+def spreadsheet_identifiers(student_number: str | None) -> tuple[str, str]:
+    """The id and email columns of a file meant for spreadsheets: ids of digits kept whole."""
+    student_id, email = identifiers(student_number)
+    return kept_as_text(student_id), email
+
+
 # What each way of counting makes of a student's grade: for the file's name and its column.
 GRADE_RULES = {
     Counting.FIRST: "first-attempt",
@@ -87,12 +93,10 @@ def gradebook(roster: Roster) -> Table:
     ]  # fmt: skip
     rows = []
     for row in reports.gradebook(roster.quiz, roster.students):
-        student_id, email = identifiers(row.student_number)
         rows.append(
             [
                 f"{row.student} (removed)" if row.removed else row.student,
-                kept_as_text(student_id),
-                email,
+                *spreadsheet_identifiers(row.student_number),
                 STATES[row.status],
                 row.attempts,
                 row.unfinished,
@@ -142,6 +146,8 @@ def responses(class_name: str, versions: dict[int, Quiz], answers: Iterable[tupl
     }
     header = [
         "student",
+        "student_id",
+        "email",
         "class",
         "attempt",
         "question",
@@ -154,6 +160,7 @@ def responses(class_name: str, versions: dict[int, Quiz], answers: Iterable[tupl
     rows = (
         [
             student,
+            *spreadsheet_identifiers(number),
             class_name,
             attempt,
             question,
@@ -163,7 +170,7 @@ def responses(class_name: str, versions: dict[int, Quiz], answers: Iterable[tupl
             "true" if correct else "false",
             utc(answered_at),
         ]
-        for student, attempt, version, question, choice, correct, answered_at in answers
+        for student, number, attempt, version, question, choice, correct, answered_at in answers
     )
     return header, rows
 
