@@ -19,6 +19,7 @@ from . import (
     quiz,
     ratelimits,
     roster,
+    rules,
     teach,
 )
 from .config import (
@@ -98,6 +99,8 @@ def create_app(config: dict | None = None, *, migrations: bool = True) -> Flask:
     # A broken measurement raises EvidenceError here, before serving anyone.
     app.extensions["quizwright.evidence"] = all_evidence()
     app.jinja_env.globals["measurements"] = current_evidence
+    # Every sentence about feedback is chosen by the one answer the rules give.
+    app.jinja_env.globals["Shows"] = rules.Shows
     # Guards first: the blueprints' rules are built with its converters in place.
     for feature in (guards, quiz, roster, auth, teach, lti, health, cli, errors, formatting):
         feature.init_app(app)

@@ -483,6 +483,8 @@ class Standing:
     """When held feedback opens for everyone without a release; None when only a release does."""
     feedback_shown: bool
     """Whether its student may see verdicts, explanations, right answers and the score."""
+    shows: rules.Shows
+    """When they show, as every sentence about feedback says it."""
     held_elsewhere: bool
     """Whether only another assignment's hold on the quiz's key keeps its feedback back."""
     open_to_anyone: bool
@@ -498,11 +500,8 @@ def standing(attempt: Attempt, quiz: Quiz) -> Standing:
     other assignment of its quiz holds the key."""
     moment = now()
     assignment = attempt.assignment
-    when = FeedbackWhen(assignment.feedback) if assignment else FeedbackWhen.EACH_ANSWER
+    when, opens_at, released_at = feedback_rule(assignment)
     closes_at = utc(assignment.closes_at) if assignment else None
-    released_at = utc(assignment.feedback_released_at) if assignment else None
-    limit = assignment.time_limit_minutes if assignment else None
-    opens_at = rules.feedback_opens_at(when, closes_at, limit)
     finished_at, ends_at = utc(attempt.finished_at), utc(attempt.ends_at)
     answered, questions = len(attempt.answers), len(quiz.questions)
     deadline = rules.answer_deadline(ends_at, closes_at)
@@ -510,19 +509,47 @@ def standing(attempt: Attempt, quiz: Quiz) -> Standing:
     shown = rules.feedback_visible(when, finished, moment, opens_at, released_at)
     # Another assignment's hold on the key outranks this attempt's own rule. Asked whatever the
     # rule, so that every page costs the same query, on the quiz's index.
-    held_elsewhere = key_held(quiz.slug, besides=attempt.assignment_id) and shown
+    held = key_held(quiz.slug, besides=attempt.assignment_id)
+    held_elsewhere = held and shown
     return Standing(
         deadline=deadline,
         ending=rules.how_it_ended(moment, finished_at, answered, questions, ends_at, closes_at),
         finished=finished,
         feedback_opens_at=opens_at,
         feedback_shown=shown and not held_elsewhere,
+        shows=rules.feedback_shows(when, moment, opens_at, released_at, held_elsewhere=held),
         held_elsewhere=held_elsewhere,
         open_to_anyone=not held_elsewhere
         and rules.review_open_to_anyone(when, finished, moment, opens_at, released_at),
         finishable=ends_at is not None or when != FeedbackWhen.EACH_ANSWER,
         seconds_left=None if ends_at is None else max(0, int((ends_at - moment).total_seconds())),
     )
+
+
+def feedback_rule(
+    assignment: Assignment | None,
+) -> tuple[FeedbackWhen, datetime | None, datetime | None]:
+    """An assignment's feedback rule, when its held feedback opens without a release, and when
+    it was released; without an assignment, feedback after each answer."""
+    if assignment is None:
+        return FeedbackWhen.EACH_ANSWER, None, None
+    when = FeedbackWhen(assignment.feedback)
+    opens_at = rules.feedback_opens_at(
+        when, utc(assignment.closes_at), assignment.time_limit_minutes
+    )
+    return when, opens_at, utc(assignment.feedback_released_at)
+
+
+def new_attempt_shows(
+    slug: str, assignment: Assignment | None, held: bool | None = None
+) -> tuple[rules.Shows, datetime | None]:
+    """When feedback would show for an attempt started now (under the assignment, if any), and
+    when held feedback opens without a release, for the start page to say; `held` is
+    key_held's answer for this start, when the caller has already asked it."""
+    when, opens_at, released_at = feedback_rule(assignment)
+    if held is None:
+        held = key_held(slug, besides=assignment.id if assignment else None)
+    return rules.feedback_shows(when, now(), opens_at, released_at, held_elsewhere=held), opens_at
 
 
 def counts_as_merged(attempt: Attempt) -> None:

@@ -29,6 +29,7 @@ from .attempts import (
     attempt_or_404,
     finish_attempt,
     key_held,
+    new_attempt_shows,
     progress,
     quiz_of,
     record_answer,
@@ -158,7 +159,8 @@ def start(slug):
     form = StartForm(class_code=request.args.get("code", ""))
     valid = form.validate_on_submit()
     by_code = valid and _needs_personal_code(form)
-    if valid and form.class_ is None and key_held(slug):
+    held = None  # asked once: whether a class holds this quiz's key from starts outside one
+    if valid and form.class_ is None and (held := key_held(slug)):
         form.class_code.errors.append(NEEDS_CLASS_CODE)
         valid = False
     if valid and not by_code:
@@ -175,12 +177,15 @@ def start(slug):
     assignment, refusal = _assigned(joining, slug)
     if refusal and request.method == "GET":
         return _refused(refusal, quiz, joining, assignment)
+    shows, opens_at = new_attempt_shows(slug, assignment, held if assignment is None else None)
     page = render_template(
         "quiz/start.html",
         quiz=quiz,
         form=form,
         joining=joining,
         assignment=assignment,
+        shows=shows,
+        opens_at=opens_at,
         unfinished=unfinished_in_browser([quiz]),
         by_code=by_code,
     )

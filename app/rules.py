@@ -204,6 +204,39 @@ def _released(moment: datetime, opens_at: datetime | None, released_at: datetime
     return released_at is not None or (opens_at is not None and moment >= opens_at)
 
 
+class Shows(StrEnum):
+    """When an attempt's verdicts, explanations and score show, as of now: the one answer
+    that every page's sentence about feedback words."""
+
+    EACH_ANSWER = "each answer"
+    AT_FINISH = "at the finish"
+    AT_CLOSE = "once the quiz closed and time is up, or at a release"
+    AT_RELEASE = "at a release"
+    ELSEWHERE = "once another class's hold on the key ends"
+
+
+def feedback_shows(
+    feedback: FeedbackWhen,
+    moment: datetime,
+    opens_at: datetime | None,
+    released_at: datetime | None,
+    held_elsewhere: bool = False,
+) -> Shows:
+    """When feedback shows under an assignment's rule now: after each answer; after the
+    attempt, or after the close once its feedback opened (opens_at, from feedback_opens_at) or
+    the instructor released it, at the finish; otherwise at the close or a release. Another
+    class's hold on the key (held_elsewhere) outranks a rule that would show it sooner."""
+    if feedback == FeedbackWhen.EACH_ANSWER:
+        own = Shows.EACH_ANSWER
+    elif feedback == FeedbackWhen.AFTER_ATTEMPT or _released(moment, opens_at, released_at):
+        own = Shows.AT_FINISH
+    else:
+        own = Shows.AT_CLOSE if opens_at else Shows.AT_RELEASE
+    if held_elsewhere and own in (Shows.EACH_ANSWER, Shows.AT_FINISH):
+        return Shows.ELSEWHERE
+    return own
+
+
 def feedback_visible(
     feedback: FeedbackWhen,
     finished: bool,
@@ -211,15 +244,11 @@ def feedback_visible(
     opens_at: datetime | None,
     released_at: datetime | None,
 ) -> bool:
-    """Whether the student may see verdicts, explanations, right answers and the score now:
-    after each answer always; after the attempt once it is finished; after the close once it is
-    finished and its feedback opened (opens_at, from feedback_opens_at) or the instructor
-    released it."""
-    if feedback == FeedbackWhen.EACH_ANSWER:
-        return True
-    if not finished:
-        return False
-    return feedback == FeedbackWhen.AFTER_ATTEMPT or _released(moment, opens_at, released_at)
+    """Whether the student may see verdicts, explanations, right answers and the score now, by
+    their assignment's own rule: after each answer always, otherwise once the attempt is
+    finished and feedback shows at the finish (feedback_shows)."""
+    shows = feedback_shows(feedback, moment, opens_at, released_at)
+    return shows is Shows.EACH_ANSWER or (finished and shows is Shows.AT_FINISH)
 
 
 def review_open_to_anyone(

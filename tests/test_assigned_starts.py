@@ -312,7 +312,7 @@ def test_the_start_page_says_what_the_assignment_asks(app, class_id):
     [
         ("each-answer", "After each answer you see whether it was right"),
         ("after-attempt", "shows once you finish the attempt, not after each answer"),
-        ("after-close", "shows once the quiz closes (<time"),
+        ("after-close", "shows once the quiz has closed and the last attempt's time is up (<time"),
     ],
 )
 def test_the_start_page_says_when_feedback_shows(app, class_id, feedback, said):

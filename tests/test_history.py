@@ -176,6 +176,6 @@ def test_a_removed_quiz_keeps_its_history(tmp_path):
             named = "gradebook-first-attempt" if kind == "gradebook" else kind
             assert export.headers["Content-Disposition"].endswith(f"retired-quiz-{named}.csv")
             exports[kind] = export.get_data(as_text=True).splitlines()
-    # After the comment row naming the rule and the header: attempts, unfinished, score.
-    assert exports["gradebook"][2] == "Ada,1,0,8,8,100"
+    # After the header: no id or email, finished, attempts, unfinished, score.
+    assert exports["gradebook"][1] == "Ada,,,finished,1,0,8,8,100,first-attempt"
     assert len(exports["responses"]) == 1 + 8 and len(exports["items"]) == 1 + 8

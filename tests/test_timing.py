@@ -438,7 +438,7 @@ def test_feedback_after_the_close_is_held_until_the_close_or_a_release(
     mine = client.get(student.results_url)
     assert mine.status_code == 200
     assert "Your answers are saved: 8 of 8 answered, attempt finished." in text(mine)
-    assert "only this browser and your instructors can open this page" in text(mine)
+    assert "Only this browser and your instructors can open this page until" in text(mine)
     assert_nothing_given_away(app, mine, strings)
     for number in range(1, 9):
         assert_nothing_given_away(app, client.get(student.question_url(number)), strings)
