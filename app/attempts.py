@@ -493,6 +493,11 @@ class Standing:
     """Whether "Finish attempt" is offered: under a time limit or feedback held until the end."""
     seconds_left: int | None
     """Whole seconds until the time limit ends, for the countdown; None without a time limit."""
+    seconds_to_deadline: int | None
+    """Whole seconds until no answer is saved any more; None when nothing ends the attempt."""
+    closes_first: datetime | None
+    """The quiz's close, when it comes before this attempt's time limit ends (the attempt
+    keeps its whole time); None otherwise."""
 
 
 def standing(attempt: Attempt, quiz: Quiz) -> Standing:
@@ -522,8 +527,14 @@ def standing(attempt: Attempt, quiz: Quiz) -> Standing:
         open_to_anyone=not held_elsewhere
         and rules.review_open_to_anyone(when, finished, moment, opens_at, released_at),
         finishable=ends_at is not None or when != FeedbackWhen.EACH_ANSWER,
-        seconds_left=None if ends_at is None else max(0, int((ends_at - moment).total_seconds())),
+        seconds_left=None if ends_at is None else _seconds(ends_at - moment),
+        seconds_to_deadline=None if deadline is None else _seconds(deadline - moment),
+        closes_first=closes_at if closes_at and ends_at and closes_at < ends_at else None,
     )
+
+
+def _seconds(span: timedelta) -> int:
+    return max(0, int(span.total_seconds()))
 
 
 def feedback_rule(

@@ -301,7 +301,7 @@ def test_the_start_page_says_what_the_assignment_asks(app, class_id):
     closes = datetime(2099, 1, 5, 16, 0, tzinfo=UTC)
     assign(app, class_id, closes_at=closes, time_limit_minutes=20, attempts_allowed=1)
     page = text(student(app).client.get(f"/join/{CODE}", follow_redirects=True))
-    assert "Set by <strong>Physics 101</strong>: closes <time" in page
+    assert "Set by <strong>Physics 101</strong>: closes to new attempts <time" in page
     assert ">Mon 5 Jan 2099 17:00</time> (Europe/Berlin);" in page
     assert "a time limit of 20 minutes from the start; 1 attempt allowed." in page
     assert 'name="name"' in page  # and the form to start is there

@@ -118,13 +118,65 @@ def test_a_timed_question_says_when_the_attempt_ends_and_counts_down(app, client
     page = text(client.get(student.question_url(1)))
     assert (
         f'This attempt ends at <time class="clock" datetime="{ends:%Y-%m-%dT%H:%M:%SZ}">'
-        f"{ends:%H:%M} UTC</time>." in page
+        f"{ends:%H:%M} UTC</time>, 30 minutes after it started." in page
     )
     seconds = int(re.search(r'data-seconds-left="(\d+)"', page).group(1))
     assert 1790 <= seconds <= 1800
     assert '<span class="countdown" role="timer" hidden></span>' in page
     assert '<p class="visually-hidden" role="status"></p>' in page
     assert '<script src="/static/countdown.js" defer></script>' in page
+
+
+def test_a_start_just_before_the_close_is_told_it_keeps_its_whole_time(app, client, quiz, course):
+    """Closing at 02:35 and ending at 02:37 disagree only until the page says why."""
+    closes = datetime.now(UTC) + timedelta(minutes=1)
+    timed = assign(app, quiz, course, time_limit_minutes=2, closes_at=closes)
+    student = taking(app, client, quiz, timed)
+    page = text(client.get(student.question_url(1)))
+    assert (
+        f'2 minutes after it started: the quiz closes to new attempts at <time class="clock" '
+        f'datetime="{closes:%Y-%m-%dT%H:%M:%SZ}">{closes:%H:%M} UTC</time>, and one started '
+        "before then keeps its whole time." in page
+    )
+    start = text(client.get(f"/quizzes/{quiz.slug}?code={quiz_code(app, course)}"))
+    assert "closes to new attempts <time" in start
+
+
+def quiz_code(app, class_id) -> str:
+    with app.app_context():
+        return db.session.get(Class, class_id).join_code
+
+
+def test_the_question_page_goes_to_the_results_once_time_is_up(app, client, quiz, course, clock):
+    """With or without JavaScript: once no answer can be saved (the limit and its grace), the
+    page refreshes to the results instead of leaving disabled buttons on screen."""
+    timed = assign(app, quiz, course, time_limit_minutes=2)
+    student = taking(app, client, quiz, timed)
+    page = client.get(student.question_url(1)).get_data(as_text=True)
+    refresh = re.search(r'<meta http-equiv="refresh" content="(\d+);url=([^"]+)">', page)
+    assert refresh and refresh.group(2) == f"/attempts/{student.token}/results"
+    assert 120 + ANSWER_GRACE.seconds - 2 <= int(refresh.group(1)) <= 120 + ANSWER_GRACE.seconds + 1
+    clock.wait(timedelta(minutes=2) + ANSWER_GRACE + timedelta(seconds=1))
+    assert client.get(refresh.group(2)).status_code == 200
+    with app.app_context():
+        other_class = factories.class_(factories.instructor("colleague"), "Chemistry").id
+    untimed = assign(app, quiz, other_class)
+    other = taking(app, app.test_client(), quiz, untimed, browser="untimed-browser-0000000")
+    assert "http-equiv" not in other.client.get(other.question_url(1)).get_data(as_text=True)
+
+
+def test_time_taken_past_the_limit_says_it_is_the_grace(app, client, quiz, course, clock):
+    """2 min 5 s on a 2-minute limit is the grace for an answer already on its way."""
+    timed = assign(app, quiz, course, time_limit_minutes=2, feedback=FeedbackWhen.EACH_ANSWER)
+    student = taking(
+        app, client, quiz, timed, answers=[q.right_choice.id for q in quiz.questions[:-1]]
+    )
+    clock.wait(timedelta(minutes=2, seconds=5))
+    assert (
+        student.answer(len(quiz.questions), quiz.questions[-1].right_choice.id).status_code == 303
+    )
+    page = text(client.get(student.results_url))
+    assert "Time taken: 2 min 5 s: over the 2-minute limit by the few seconds of grace" in page
 
 
 def test_an_untimed_attempt_has_no_clock_and_behaves_as_before(app, client, quiz, course):

@@ -116,7 +116,7 @@ def test_without_javascript_the_end_shows_in_utc(chromium, timed, quiz):
     page, token, ends_at = attempt_page(chromium, timed, quiz, java_script_enabled=False)
     page.goto(f"/attempts/{token}/questions/1")
     expect(page.locator(".attempt-clock p").first).to_have_text(
-        f"This attempt ends at {ends_at.astimezone(UTC):%H:%M} UTC."
+        f"This attempt ends at {ends_at.astimezone(UTC):%H:%M} UTC, 30 minutes after it started."
     )
     expect(page.get_by_role("timer")).to_be_hidden()
     page.context.close()
