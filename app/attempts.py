@@ -245,6 +245,15 @@ def unfinished_of_student(student_id: int, quizzes: list[Quiz]) -> list[Row]:
     return _can_go_on(db.session.execute(_BY_ROSTER_STUDENT, {"student": student_id}), quizzes)
 
 
+def attempts_of_student(student_id: int, quizzes: list[Quiz]) -> tuple[list[Row], list[Row]]:
+    """A roster student's attempts at these quizzes, whichever browser took them, newest first:
+    those that can still be answered (as unfinished_of_student) and those that are over."""
+    rows = db.session.execute(_BY_ROSTER_STUDENT, {"student": student_id}).all()
+    going = _can_go_on(rows, quizzes)
+    slugs, tokens = {quiz.slug for quiz in quizzes}, {row.token for row in going}
+    return going, [row for row in rows if row.slug in slugs and row.token not in tokens]
+
+
 def move_to_browser(token: str, student_id: int, browser: str) -> bool:
     """Hand a roster student's attempt to the browser they signed in on with their code: the
     code is their proof, and the browser that started it (a lost phone) may answer no more.

@@ -27,6 +27,7 @@ from .attempts import (
     NoAttemptsLeft,
     Standing,
     attempt_or_404,
+    attempts_of_student,
     finish_attempt,
     key_held,
     new_attempt_shows,
@@ -110,6 +111,23 @@ def this_browser() -> str:
 
 def _owns(attempt: Attempt) -> bool:
     return secrets.compare_digest(attempt.browser, _browser_id() or "")
+
+
+# Roster students this browser's session has signed in as, with their code or an LMS launch:
+# their finished attempts' results are theirs here too. Answering stays with one browser.
+SIGNED_IN_AS = "students"
+
+
+def sign_in_as(student: RosterStudent) -> None:
+    """Remember, for this session, that its student proved to be this roster student."""
+    known = [id_ for id_ in session.get(SIGNED_IN_AS, []) if id_ != student.id]
+    session[SIGNED_IN_AS] = [*known[-19:], student.id]
+
+
+def _signed_in_as(attempt: Attempt) -> bool:
+    return attempt.roster_student_id is not None and attempt.roster_student_id in session.get(
+        SIGNED_IN_AS, []
+    )
 
 
 def _status(form: FlaskForm) -> int:
@@ -197,6 +215,12 @@ NOT_ASSIGNED = "not assigned"
 NO_ATTEMPTS_LEFT = "no attempts left"
 
 
+def opening_refusal(joining: Class, slug: str) -> str | None:
+    """ "closed" or "not yet open" when the class's assignment of this quiz takes no start now."""
+    refusal = _assigned(joining, slug)[1]
+    return refusal if refusal in ("closed", "not yet open") else None
+
+
 def _assigned(joining: Class | None, slug: str) -> tuple[Assignment | None, str | None]:
     """The assignment a start at this quiz in this class follows, and why none may start now:
     the class sets other quizzes, or the quiz is not open yet or closed."""
@@ -212,9 +236,17 @@ def _assigned(joining: Class | None, slug: str) -> tuple[Assignment | None, str 
     return assignment, None if window is rules.Window.OPEN else window.value
 
 
-def _refused(reason: str, quiz: Quiz, joining: Class, assignment: Assignment | None):
-    """The page that says why no attempt starts: 403 for a refused start, 200 for a look."""
+def _refused(
+    reason: str,
+    quiz: Quiz,
+    joining: Class,
+    assignment: Assignment | None,
+    roster_student: RosterStudent | None = None,
+):
+    """The page that says why no attempt starts, with a signed-in student's finished attempts:
+    403 for a refused start, 200 for a look."""
     offered = offered_quizzes(joining) if reason == NOT_ASSIGNED else []
+    done = attempts_of_student(roster_student.id, [quiz])[1] if roster_student else []
     page = render_template(
         "quiz/unavailable.html",
         reason=reason,
@@ -223,6 +255,7 @@ def _refused(reason: str, quiz: Quiz, joining: Class, assignment: Assignment | N
         assignment=assignment,
         offered=offered,
         unfinished=unfinished_in_browser([quiz]),
+        done=done,
     )
     return page, 403 if request.method == "POST" else 200
 
@@ -236,9 +269,11 @@ def start_in_class(
 ):
     """Start an attempt under the class's assignment and go to its first question, or show the
     page that says why none may start now; `also` as start_attempt takes it."""
+    if roster_student is not None:
+        sign_in_as(roster_student)
     assignment, refusal = _assigned(joining, quiz.slug)
     if refusal:
-        return _refused(refusal, quiz, joining, assignment)
+        return _refused(refusal, quiz, joining, assignment, roster_student)
     try:
         attempt = start_attempt(
             quiz,
@@ -250,7 +285,7 @@ def start_in_class(
             also=also,
         )
     except NoAttemptsLeft:
-        return _refused(NO_ATTEMPTS_LEFT, quiz, joining, assignment)
+        return _refused(NO_ATTEMPTS_LEFT, quiz, joining, assignment, roster_student)
     return redirect(url_for("quiz.question", token=attempt.token, number=1), 303)
 
 
@@ -450,7 +485,8 @@ def results(token):
     attempt = attempt_or_404(token, class_rules=True)
     quiz = quiz_of(attempt)
     state = standing(attempt, quiz)
-    is_owner = _owns(attempt)
+    # Their own, in the browser that took it or wherever they signed in since, once it is over.
+    is_owner = _owns(attempt) or (state.finished and _signed_in_as(attempt))
     as_instructor = not is_owner and not state.open_to_anyone and _teaches(attempt)
     if not (is_owner or state.open_to_anyone or as_instructor):
         page = render_template(
@@ -518,7 +554,7 @@ def _retake_chance(attempt: Attempt) -> RetakeChance:
 def retake(token):
     """Start a fresh attempt at the current version of the same quiz, under the same name."""
     attempt = attempt_or_404(token, class_rules=True)
-    if not _owns(attempt):
+    if not (_owns(attempt) or _signed_in_as(attempt)):
         audit("access denied")
         abort(403, description="Only the browser that took this attempt can retake it.")
     if attempt.class_ and attempt.class_.archived_at is not None:

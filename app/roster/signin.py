@@ -7,7 +7,7 @@ from wtforms import HiddenField, RadioField, SelectChoice, StringField, SubmitFi
 from wtforms.validators import InputRequired
 
 from .. import rules
-from ..attempts import move_to_browser, seats_by_assignment, unfinished_of_student
+from ..attempts import attempts_of_student, move_to_browser, seats_by_assignment
 from ..bank import Quiz
 from ..forms import find_class, tidy
 from ..models import Class, RosterStudent
@@ -15,6 +15,8 @@ from ..models import Class, RosterStudent
 # The start form's own limits and browser id: starting by code is starting, and counts so.
 from ..quiz import (
     offered_quizzes,
+    opening_refusal,
+    sign_in_as,
     start_in_class,
     starts_per_address,
     starts_per_browser,
@@ -112,15 +114,24 @@ def personal(code):
     class_ = student.class_
     quizzes = offered_quizzes(class_)
     # Found by the student, not the browser: a new phone or cleared cookies lose no attempt.
-    own = unfinished_of_student(student.id, quizzes)
+    own, done = attempts_of_student(student.id, quizzes)
     if request.method == "POST" and "continue-attempt" in request.form:
         going = ContinueForm(prefix="continue")
         if going.validate_on_submit() and going.attempt.data in {row.token for row in own}:
             move_to_browser(going.attempt.data, student.id, this_browser())
+            sign_in_as(student)
             return redirect(url_for("quiz.resume", token=going.attempt.data), 303)
         abort(409, description="This attempt is over, so it cannot be continued. Reload the page.")
+    if request.method == "POST" and "results-attempt" in request.form:
+        reading = ContinueForm(prefix="results")
+        if reading.validate_on_submit() and reading.attempt.data in {row.token for row in done}:
+            sign_in_as(student)
+            return redirect(url_for("quiz.results", token=reading.attempt.data), 303)
+        abort(404, description="This attempt is not one of yours. Reload the page.")
     used_up = _used_up(student, quizzes)
-    startable = [quiz for quiz in quizzes if quiz not in used_up]
+    # Closed or not yet open: said before any "I am …", which could only lead to a refusal.
+    shut = {quiz.slug: why for quiz in quizzes if (why := opening_refusal(class_, quiz.slug))}
+    startable = [quiz for quiz in quizzes if quiz not in used_up and quiz.slug not in shut]
     form = ConfirmForm(student.name, startable)
     closed = _closed(class_)
     if request.method == "POST" and closed:
@@ -141,6 +152,9 @@ def personal(code):
         closed=closed,
         own=own,
         continuing=ContinueForm(prefix="continue"),
+        done=done,
+        reading=ContinueForm(prefix="results"),
+        shut=shut,
         unfinished=[row for row in unfinished_in_browser(quizzes) if row.token not in tokens],
     )
     return page, 400 if form.errors else 200
