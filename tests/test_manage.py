@@ -372,7 +372,7 @@ def test_merged_students_appear_once_under_the_first_spelling_everywhere(app, ow
     take(app, "Bo")
     take(app, "Dana Dias", right=(1, 2, 3))
     page = text(owner.get(f"/teach/classes/{class_id}/manage"))
-    assert '<option value="dana dias">Dana Dias</option>' in page
+    assert '<option value="dana dias">Dana Dias (typed name)</option>' in page
 
     response = post(
         owner, f"/teach/classes/{class_id}/merge", first="dana dias", second="dana diaz"
@@ -589,3 +589,22 @@ def test_the_manage_page_costs_the_same_queries_for_10_and_500_students(app, own
         return len(statements)
 
     assert counted(10) == counted(490)
+
+
+def test_a_roster_class_offers_the_merges_that_can_succeed(app, owner, class_id):
+    """Typed before the roster came: the typed name is offered to merge into a roster student,
+    and never a roster student into another (which is always refused)."""
+    take(app, "Dana Dias")
+    with app.app_context():
+        factories.roster(class_id, "Dana Diaz, 1\nEli Ek, 2")
+    page = text(owner.get(f"/teach/classes/{class_id}/manage"))
+    first = re.search(r'<select id="first" name="first">(.*?)</select>', page).group(1)
+    assert re.findall(r"<option[^>]*>([^<]*)</option>", first) == [
+        "Choose a typed name", "Dana Dias (typed name)",
+    ]  # fmt: skip
+    roster_key = re.search(r'<option value="([^"]+)">Dana Diaz \(roster\)</option>', page).group(1)
+    merged = post(owner, f"/teach/classes/{class_id}/merge", first="dana dias", second=roster_key)
+    assert merged.status_code == 303
+    assert "Dana Dias now counts as Dana Diaz" in text(owner.get(merged.location))
+    page = text(owner.get(f"/teach/classes/{class_id}/manage"))
+    assert "Every student here is on the roster" in page and 'name="first"' not in page

@@ -99,21 +99,29 @@ class MergeForm(FlaskForm):
     """Two spellings of one student; the kept spelling is the roster's, otherwise the first seen."""
 
     # Checked against the class's students below, with a message that says what to do.
-    first = SelectField("Student", validate_choice=False)
+    first = SelectField("Typed name", validate_choice=False)
     second = SelectField("Same student as", validate_choice=False)
     submit = SubmitField("Merge students")
 
     def __init__(self, students: list[SeenStudent], **kwargs):
         super().__init__(**kwargs)
         self.students = {student.key: student for student in students}
-        choices = [SelectChoice("", "Choose a student")] + [
-            SelectChoice(s.key, f"{s.name} (roster)" if s.on_roster else s.name) for s in students
+        label = {s.key: f"{s.name} (roster)" if s.on_roster else f"{s.name} (typed name)" for s in students}
+        typed = [s for s in students if not s.on_roster]
+        # Two roster students never merge: the first is a typed name wherever there is a roster.
+        self.first.choices = [SelectChoice("", "Choose a typed name")] + [
+            SelectChoice(s.key, label[s.key]) for s in typed
         ]
-        self.first.choices = self.second.choices = choices
+        self.second.choices = [SelectChoice("", "Choose a student")] + [
+            SelectChoice(s.key, label[s.key]) for s in students
+        ]
+        self.mergeable = bool(typed) and len(students) >= 2
 
     def validate_first(self, field):
         if field.data not in self.students:
             raise ValidationError("Choose a student from the list.")
+        if self.students[field.data].on_roster:
+            raise ValidationError("Choose a typed name: a roster student is merged into, not away.")
 
     def validate_second(self, field):
         if field.data not in self.students:
