@@ -106,7 +106,7 @@ class MergeForm(FlaskForm):
     def __init__(self, students: list[SeenStudent], **kwargs):
         super().__init__(**kwargs)
         self.students = {student.key: student for student in students}
-        label = {s.key: f"{s.name} (roster)" if s.on_roster else f"{s.name} (typed name)" for s in students}
+        label = {s.key: f"{s.name} ({'roster' if s.on_roster else 'typed name'})" for s in students}
         typed = [s for s in students if not s.on_roster]
         # Two roster students never merge: the first is a typed name wherever there is a roster.
         self.first.choices = [SelectChoice("", "Choose a typed name")] + [
