@@ -2,6 +2,7 @@
 in the class page and gradebook."""
 
 import csv
+import html
 import io
 import logging
 import re
@@ -11,6 +12,8 @@ import factories
 import pytest
 from test_bad_input import other_browser
 from test_teach import create_class, on_host, rows
+from werkzeug.datastructures import FileStorage
+from werkzeug.test import encode_multipart
 
 from app.bank import current_bank
 from app.config import PROJECT_ROOT
@@ -18,7 +21,17 @@ from app.extensions import db
 from app.models import CODE_ALPHABET, Attempt, RosterStudent
 from app.roster import store as roster_store
 
-from helpers import SLUG, Student, form_token, login, queries, shown, text, wrong_choice
+from helpers import (
+    SLUG,
+    Student,
+    csrf_token,
+    form_token,
+    login,
+    queries,
+    shown,
+    text,
+    wrong_choice,
+)
 
 pytestmark = pytest.mark.postgres
 
@@ -664,3 +677,260 @@ def test_roster_and_cards_warn_of_personal_links_phones_cannot_open(
     assert ("Phones cannot open these links." in shown) is warned
     if warned:
         assert "<code>HOST=0.0.0.0 make run</code>" in shown
+
+
+# Lists whose columns are named, or must be chosen (issue 27, items 7 and 8).
+
+REGISTRAR = "First name,Last name,Student ID,Email\r\nDana,Diaz,2023001,dana@school.example\r\n"
+
+
+def hidden(page, name):
+    """The value of a hidden field of the page, unescaped as the browser would post it."""
+    found = re.search(rf'<input id="{name}" name="{name}" type="hidden" value="([^"]*)"', page)
+    return html.unescape(found.group(1))
+
+
+def choose(client, class_id, page, choices, header=False, token=None, **changed):
+    """Post the page's "Which column is which?" form with a role chosen for each column, the
+    header box ticked or not, and any field `changed` from what the page holds."""
+    data = {
+        "columns-csrf_token": token or csrf_token(page),
+        "columns-step": "columns",
+        "columns-pending": hidden(page, "columns-pending"),
+        "columns-pasted": hidden(page, "columns-pasted"),
+        **{f"columns-roles-{index}": role for index, role in enumerate(choices)},
+        **{f"columns-{name}": value for name, value in changed.items()},
+    }
+    if header:
+        data["columns-header"] = "y"
+    return post_encoded(client, class_id, {k: v for k, v in data.items() if v is not None})
+
+
+def post_encoded(client, class_id, fields):
+    """Post a multipart form encoded in memory: the test client would spool a large body to a
+    temporary file it never closes."""
+    boundary, body = encode_multipart(fields)
+    content_type = f"multipart/form-data; boundary={boundary}"
+    return client.post(roster_url(class_id), data=body, content_type=content_type)
+
+
+def test_a_header_row_is_never_a_student_and_its_columns_are_read_by_name(app, teacher):
+    """ "Email,Full name" names two columns, in that order: no student "Email" whose id is
+    "Full name"."""
+    class_id, _ = create_class(teacher)
+    data = b"Email,Full name\r\ndana@school.example,Dana Diaz\r\n"
+    assert add(teacher, class_id, upload=(data, "class.csv")).status_code == 303
+    assert [(name, number) for name, number, _, _ in stored(app)] == [
+        ("Dana Diaz", "dana@school.example")
+    ]
+
+
+def test_a_registrars_export_is_added_with_names_joined_and_the_id_kept(app, teacher):
+    """First name, Last name, Student ID, Email: "Dana Diaz", with the student ID as her id."""
+    class_id, _ = create_class(teacher)
+    response = add(teacher, class_id, upload=(REGISTRAR.encode(), "export.csv"))
+    assert response.status_code == 303
+    assert [(name, number) for name, number, _, _ in stored(app)] == [("Dana Diaz", "2023001")]
+
+
+def columns_page(teacher, class_id, students="", upload=None):
+    """The "Which column is which?" page a list leads to: shown, and nothing stored yet."""
+    response = add(teacher, class_id, students, upload)
+    assert response.status_code == 200
+    page = response.get_data(as_text=True)
+    assert "<title>Which column is which · Roster" in page
+    assert "Nothing has been added yet." in page
+    return page
+
+
+def selected(page):
+    """The role each column's select has chosen, in column order."""
+    return re.findall(
+        r'<select[^>]*name="columns-roles-\d+">.*?<option selected value="(\w+)"', page
+    )
+
+
+def test_columns_that_cannot_be_told_apart_are_chosen_before_anything_is_stored(app, teacher):
+    """No header and four columns: a select above each column of the first rows, with a guess;
+    the instructor says which is which, and only then are the students added."""
+    class_id, _ = create_class(teacher)
+    rows_ = [f"Given{c},Family{c},2023{n:03},{c}@school.example" for n, c in enumerate("ABCDEFG")]
+    page = columns_page(teacher, class_id, upload=("\n".join(rows_).encode(), "export.csv"))
+    assert stored(app) == []
+    assert selected(page) == ["name", "ignore", "number", "ignore"]
+    assert '<label for="columns-roles-3">Column 4</label>' in page
+    options = re.findall(r'<option(?: selected)? value="\w+">([^<]+)</option>', page)
+    assert options[:5] == ["Full name", "First name", "Last name", "Student ID or email", "Ignore"]
+    # The first five rows, each with its line, and how many there are.
+    assert "The first 5 of 7 students are shown." in page
+    shown_rows = page.split("<tbody>")[1].split("</tbody>")[0]
+    assert "<td>GivenE</td>" in shown_rows and "GivenF" not in shown_rows
+    assert '<tr><th scope="row">1</th><td>GivenA</td><td>FamilyA</td><td>2023000</td>' in page
+    response = choose(teacher, class_id, page, ["first", "last", "number", "ignore"])
+    assert response.status_code == 303 and response.location.endswith("?added=7")
+    assert [(name, number) for name, number, _, _ in stored(app)][:2] == [
+        ("GivenA FamilyA", "2023000"),
+        ("GivenB FamilyB", "2023001"),
+    ]
+
+
+def test_a_header_naming_ids_and_emails_twice_asks_which_and_says_the_id_is_kept(app, teacher):
+    """Two id columns are ambiguous: the page asks, guessing the first id, and says that of an
+    id and an email the id is kept."""
+    class_id, _ = create_class(teacher)
+    data = "Name,Username,Student ID,Email\nDana Diaz,ddiaz,2023001,d@school.example\n"
+    page = columns_page(teacher, class_id, upload=(data.encode(), "export.csv"))
+    assert selected(page) == ["name", "number", "ignore", "ignore"]
+    assert '<label for="columns-roles-2">Column 3 (“Student ID”)</label>' in page
+    assert 'id="columns-header" name="columns-header" type="checkbox" value="y"' in page
+    assert re.search(r'<input checked id="columns-header"', page)
+    assert "the student ID is kept as each student’s id, and the email is not stored." in page
+    response = choose(teacher, class_id, page, ["name", "ignore", "number", "ignore"], True)
+    assert response.status_code == 303
+    assert [(name, number) for name, number, _, _ in stored(app)] == [("Dana Diaz", "2023001")]
+
+
+def test_a_pasted_list_with_ids_first_is_previewed_and_kept_to_change(app, teacher):
+    """ "20231234, Dana Diaz" reads as an id then a name: the page asks, and the paste stays in
+    its box below, to be changed instead."""
+    class_id, _ = create_class(teacher)
+    pasted = "20231234, Dana Diaz\n20231235, Eli Ek"
+    page = columns_page(teacher, class_id, pasted)
+    assert selected(page) == ["number", "name"]
+    assert re.search(r'<textarea [^>]*name="students"[^>]*>\s*20231234, Dana Diaz', page)
+    assert choose(teacher, class_id, page, ["number", "name"]).status_code == 303
+    assert [(name, number) for name, number, _, _ in stored(app)] == [
+        ("Dana Diaz", "20231234"),
+        ("Eli Ek", "20231235"),
+    ]
+
+
+def test_the_header_box_says_whether_the_first_row_is_a_student(app, teacher):
+    """A header of names the app does not know is a first row like any other, until the
+    instructor ticks the box."""
+    class_id, _ = create_class(teacher)
+    data = "Apodo,Grupo,Teléfono\nDana Diaz,A,555 0100\n"
+    page = columns_page(teacher, class_id, upload=(data.encode(), "x.csv"))
+    assert '<tr><th scope="row">1</th><td>Apodo</td>' in page
+    assert not re.search(r'<input checked id="columns-header"', page)
+    assert choose(teacher, class_id, page, ["name", "ignore", "ignore"], True).status_code == 303
+    assert [name for name, _, _, _ in stored(app)] == ["Dana Diaz"]
+
+
+def test_a_bad_choice_of_columns_is_refused_next_to_each_column(app, teacher):
+    """Two columns as the id and none as the name: each problem beside its select, the choices
+    kept, a 400, and nothing stored."""
+    class_id, _ = create_class(teacher)
+    page = columns_page(teacher, class_id, upload=(b"Dana,Diaz,1,d@x.example\n", "x.csv"))
+    response = choose(teacher, class_id, page, ["ignore", "ignore", "number", "number"])
+    assert response.status_code == 400
+    refused = text(response)
+    assert "<title>Check the list · Roster" in refused
+    assert (
+        '<p class="error" id="columns-roles-3-error">Column 3 is the student ID or email '
+        "already: choose Ignore here.</p>"
+    ) in refused
+    assert 'aria-describedby="columns-roles-3-error" aria-invalid="true"' in refused
+    whole = re.search(r'<div class="error" id="columns-pending-error">(.*?)</div>', refused)
+    assert whole.group(1).strip() == shown(
+        "Choose the column with the students’ names: Full name, or First name and Last name."
+    )
+    assert selected(refused) == ["ignore", "ignore", "number", "number"]
+    assert stored(app) == []
+    unknown = choose(teacher, class_id, page, ["ignore", "nickname", "number", "ignore"])
+    assert "Choose what this column holds." in text(unknown)
+    assert stored(app) == []
+
+
+def test_problems_of_the_chosen_columns_rows_are_listed_by_line(app, teacher):
+    """Once chosen, every row is checked as a paste is: each problem with its line, beside the
+    rows shown, and nothing stored; students already on the roster too."""
+    class_id, _ = create_class(teacher)
+    add(teacher, class_id, "Fay Fox, 3")
+    data = b"Dana,Diaz,1\n,,2\nEli,Ek,1\nFay,Fox,3\n"
+    page = columns_page(teacher, class_id, upload=(data, "x.csv"))
+    response = choose(teacher, class_id, page, ["first", "last", "number"])
+    assert response.status_code == 400
+    whole = re.search(r'<div class="error" id="columns-pending-error">(.*?)</div>', text(response))
+    assert "2 problems; nothing was added." in whole.group(1)
+    assert re.findall(r"<li>(.*?)</li>", whole.group(1)) == [
+        "Line 2: the name is empty.",
+        "Line 3: the student id 1 is also on line 1.",
+    ]
+    # The list comes back from the page and is read again, so a changed one is checked anew.
+    response = choose(teacher, class_id, page, ["first", "last", "number"],
+                      pending="Dana,Diaz,1\nFay,Fox,3\n")  # fmt: skip
+    assert response.status_code == 400
+    clash = shown("Line 2: the student id 3 belongs to Fay Fox, already on this class's")
+    assert clash in text(response)
+    assert [name for name, _, _, _ in stored(app)] == ["Fay Fox"]
+
+
+@pytest.mark.parametrize(
+    ("pending", "where", "message"),
+    [
+        (None, "students", "The list was lost on the way: paste or upload it again."),
+        ("a;b\nc\td", "students", "Line 2: separated by a tab, but line 1 by a semicolon."),
+        ("Dana,Diaz,1\n", "columns-pending", "The list has changed: paste or upload it again."),
+    ],
+    ids=["lost", "unreadable", "other columns"],
+)
+def test_a_lost_or_changed_list_is_refused_and_nothing_is_stored(
+    app, teacher, pending, where, message
+):
+    """The list comes back from the page: missing or unreadable, the add form says so; with
+    other columns than those chosen, the columns' step does."""
+    class_id, _ = create_class(teacher)
+    page = columns_page(teacher, class_id, upload=(b"Dana,Diaz,1,d@x.example\n", "x.csv"))
+    roles = ["first", "last", "number", "ignore"]
+    response = choose(teacher, class_id, page, roles, pending=pending)
+    assert response.status_code == 400
+    found = re.search(rf'<div class="error" id="{where}-error">(.*?)</div>', text(response))
+    assert message in found.group(1)
+    assert stored(app) == []
+
+
+def test_choosing_columns_still_needs_the_csrf_token(app, teacher):
+    """The second step is a form post like the first: without its token nothing is added."""
+    class_id, _ = create_class(teacher)
+    page = columns_page(teacher, class_id, upload=(b"Dana,Diaz,1,d@x.example\n", "x.csv"))
+    response = choose(teacher, class_id, page, ["first", "last", "number", "ignore"], token="x")
+    assert response.status_code == 400
+    assert stored(app) == []
+
+
+def test_a_list_near_the_size_limit_comes_back_from_its_preview_whole(app, teacher):
+    """2,000 students with long ignored columns, near 1 MB, their line breaks coming back as
+    CRLF as browsers send them: previewed, then added; a larger list is refused by name."""
+    class_id, _ = create_class(teacher)
+    filler = "x" * 450
+    lines = [f"Given{n},Family{n},{n},{filler}" for n in range(2000)]
+    data = "\n".join(lines).encode()
+    assert 900 * 1024 < len(data) < 1024 * 1024
+    fields = {
+        "csrf_token": form_token(teacher, roster_url(class_id)),
+        "upload": FileStorage(io.BytesIO(data), "big.csv", content_type="text/csv"),
+    }
+    page = post_encoded(teacher, class_id, fields).get_data(as_text=True)
+    assert "Which column is which?" in page and stored(app) == []
+    crlf = hidden(page, "columns-pending").replace("\n", "\r\n")
+    response = choose(teacher, class_id, page, ["first", "last", "number", "ignore"],
+                      pending=crlf)  # fmt: skip
+    assert response.status_code == 303
+    assert len(stored(app)) == 2000
+    larger = "\n".join(f"Student {n}, {n}, {filler}{filler}" for n in range(1400)).encode()
+    fields["upload"] = FileStorage(io.BytesIO(larger), "bigger.csv", content_type="text/csv")
+    response = post_encoded(teacher, class_id, fields)
+    assert response.status_code == 400
+    assert "The list is larger than 1 MB" in text(response)
+
+
+def test_a_single_problem_is_one_marked_line(app, teacher):
+    """The marker ("⚠", before the error box) starts the problem's own line: no list under a
+    marker standing alone."""
+    class_id, _ = create_class(teacher)
+    response = add(teacher, class_id, "Dana Diaz\n@Eve")
+    found = re.search(r'<div class="error" id="students-error">(.*?)</div>', text(response))
+    assert found.group(1) == shown(
+        "Line 2: “@Eve” begins with '@', which spreadsheets run as a formula; remove it."
+    )

@@ -3,12 +3,19 @@
 import pytest
 
 from app.roster.parse import (
+    ID_OVER_EMAIL,
+    MOST_BYTES,
+    MOST_COLUMNS,
     MOST_STUDENTS,
+    NOT_SURE,
     Entry,
     Listed,
     RosterError,
     clashes,
+    column_problems,
+    entries,
     read_csv,
+    read_table,
     read_text,
 )
 
@@ -178,3 +185,147 @@ def test_names_alone_before_the_first_id_take_the_separator_of_the_first_id():
         Entry(1, "Dana Diaz", None),
         Entry(2, "Eli Ek", "8"),
     ]
+
+
+# Header rows and the columns they name (issue 27, items 7 and 8).
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        "Email,Full name",
+        " E-MAIL: , FULL NAME ",
+        "e_mail;Student name",
+        "Email address\tName",
+        "Courriel,Nom complet",
+        "Correo electrónico,Nombre completo",
+    ],
+)
+def test_a_header_row_names_its_columns_whatever_their_order_case_and_punctuation(header):
+    """A first row of column names is never a student: "Email,Full name" reads the email first.
+    Case, spaces, punctuation and accents do not matter."""
+    delimiter = ";" if ";" in header else "\t" if "\t" in header else ","
+    listed = f"{header}\nd@x.example{delimiter}Dana Diaz\n"
+    assert read_text(listed) == [Entry(2, "Dana Diaz", "d@x.example")]
+
+
+@pytest.mark.parametrize(
+    ("header", "row", "student"),
+    [
+        ("First name,Last name,Student ID,Email", "Dana,Diaz,2023001,d@x.example",
+         Entry(2, "Dana Diaz", "2023001")),
+        ("Email,Surname,Given name,Student number", "d@x.example,Diaz,Dana,2023001",
+         Entry(2, "Dana Diaz", "2023001")),
+        ("Nachname;Vorname;Matrikelnummer", "Diaz;Dana;2023001", Entry(2, "Dana Diaz", "2023001")),
+        ("Nom,Prénom,Numéro étudiant", "Diaz,Dana,2023001", Entry(2, "Dana Diaz", "2023001")),
+        ("Nombre,Primer apellido,Segundo apellido,Correo", "Ana,García,López,a@x.example",
+         Entry(2, "Ana García López", "a@x.example")),
+        ("Username,Full name", "ddiaz,Dana Diaz", Entry(2, "Dana Diaz", "ddiaz")),
+        ("Last name,First name", "Diaz,", Entry(2, "Diaz", None)),
+    ],
+    ids=["registrar", "any order", "German", "French", "Spanish surnames", "username", "parts"],
+)  # fmt: skip
+def test_first_and_last_names_are_joined_and_columns_read_by_name(header, row, student):
+    """ "First Last", whatever the columns' order; a student ID rather than an email."""
+    assert read_text(f"{header}\n{row}") == [student]
+
+
+def test_a_student_id_is_kept_rather_than_an_email_and_the_table_says_so():
+    table = read_table("Email,Name,Student ID\nd@x.example,Dana Diaz,7")
+    assert (table.roles, table.sure, table.notes) == (("ignore", "name", "number"), True,
+                                                      (ID_OVER_EMAIL,))  # fmt: skip
+    assert "the student ID is kept" in ID_OVER_EMAIL
+
+
+@pytest.mark.parametrize(
+    ("listed", "guess"),
+    [
+        ("Dana,Diaz,2023001,d@x.example\nEli,Ek,2023002,e@x.example",
+         ("name", "ignore", "number", "ignore")),
+        ("Dana,Diaz,d@x.example\nEli,Ek,e@x.example", ("name", "ignore", "number")),
+        ("20231234, Dana Diaz\n20231235, Eli Ek", ("number", "name")),
+        ("Name,Group\nDana Diaz,A", ("name", "ignore")),
+        ("ID,Student ID,Name\n1,2023001,Dana Diaz", ("number", "ignore", "name")),
+        ("Name,First name,Last name\nDana Diaz,Dana,Diaz", ("name", "ignore", "ignore")),
+        ("Name,Name\nDana Diaz,Dana Diaz", ("name", "ignore")),
+        ("Email,Student ID\nd@x.example,7", ("ignore", "number")),
+    ],
+    ids=["no header", "emails", "ids first", "unknown column", "two ids", "name and parts",
+         "two names", "no name"],
+)  # fmt: skip
+def test_columns_that_cannot_be_told_apart_are_guessed_only_to_be_confirmed(listed, guess):
+    """Without a header and more than two columns, ids before names, a header naming only some
+    columns or naming one kind twice: a guess for the instructor, and nothing read without."""
+    table = read_table(listed)
+    assert (table.roles, table.sure) == (guess, False)
+    assert problems(read_text, listed) == [NOT_SURE]
+    assert problems(read_csv, listed.encode()) == [NOT_SURE]
+
+
+def test_the_chosen_columns_read_the_list_with_or_without_its_first_row():
+    """The instructor's roles, and whether the first row is a header, decide what is read."""
+    table = read_table("Apodo,Grupo,Clave\nDana Diaz,A,7\nEli Ek,B,8")
+    assert not table.header
+    assert table.data() == [(1, ("Apodo", "Grupo", "Clave")), (2, ("Dana Diaz", "A", "7")),
+                            (3, ("Eli Ek", "B", "8"))]  # fmt: skip
+    assert table.headings() == () and table.headings(True) == ("Apodo", "Grupo", "Clave")
+    assert entries(table, ("name", "ignore", "number"), header=True) == [
+        Entry(2, "Dana Diaz", "7"),
+        Entry(3, "Eli Ek", "8"),
+    ]
+    assert entries(table, ("name", "ignore", "ignore"), header=False)[0] == Entry(1, "Apodo", None)
+
+
+def test_short_rows_have_empty_cells_and_long_rows_are_refused_by_line():
+    """A row shorter than its header misses its last cells; a longer one has a name's unquoted
+    comma, which would shift the columns after it."""
+    listed = "Name,ID,Email\nDana Diaz\nDiaz, Dana,7,d@x.example"
+    assert problems(read_text, listed) == [
+        "Line 3: 4 columns, but the list has 3 (put names with commas in double quotes)."
+    ]
+    assert read_text("First name,Last name,ID\nDana,Diaz") == [Entry(2, "Dana Diaz", None)]
+
+
+def test_each_wrong_choice_of_columns_is_told_by_its_column():
+    """An unknown role, a second full name or id, parts beside a full name, and no name."""
+    assert column_problems(["bogus", "number", "number", "ignore"]) == [
+        (0, "Choose what this column holds."),
+        (2, "Column 2 is the student ID or email already: choose Ignore here."),
+        (None, "Choose the column with the students’ names: Full name, or First name and "
+               "Last name."),
+    ]  # fmt: skip
+    assert column_problems(["name", "name", "last"]) == [
+        (1, "Column 1 is the full name already: choose Ignore here."),
+        (2, "Column 1 is the full name already: choose Ignore here, or First name and Last "
+            "name for the parts there."),
+    ]  # fmt: skip
+    assert column_problems(["last", "first", "last", "number"]) == []
+    table = read_table("a,b,c\nd,e,f")
+    with pytest.raises(RosterError) as refused:
+        entries(table, ["name", "number", "number"])
+    assert refused.value.problems == [
+        "Column 3: Column 2 is the student ID or email already: choose Ignore here."
+    ]
+    with pytest.raises(RosterError) as refused:
+        entries(table, ["name", "number"])
+    assert refused.value.problems == ["The list has changed: paste or upload it again."]
+
+
+def test_a_list_too_wide_or_too_large_is_refused_whole():
+    """More columns than a registrar's export has, or more than 1 MB: one message each."""
+    wide = ",".join(f"c{n}" for n in range(MOST_COLUMNS + 1))
+    assert problems(read_text, wide) == [
+        f"The list has {MOST_COLUMNS + 1} columns; keep at most {MOST_COLUMNS}, with the names "
+        "in them."
+    ]
+    large = "\n".join(["Dana Diaz, " + "7" * 200] * (MOST_BYTES // 200))
+    [problem] = problems(read_text, large)
+    assert problem.startswith("The list is larger than 1 MB")
+
+
+def test_line_breaks_do_not_count_twice_towards_the_size():
+    """A browser sends a list's line breaks back as CRLF: the same list, the same size."""
+    line = "x" * 599
+    listed = "\n".join([line] * (MOST_BYTES // 600))
+    assert len(listed.replace("\n", "\r\n").encode()) > MOST_BYTES
+    assert read_table(listed.replace("\n", "\r\n")).width == 2

@@ -4,7 +4,9 @@ from flask import request
 from flask_wtf import FlaskForm
 from flask_wtf.file import FileField
 from wtforms import (
+    BooleanField,
     Field,
+    FieldList,
     HiddenField,
     RadioField,
     SelectChoice,
@@ -20,7 +22,16 @@ from ..bank import current_bank
 from ..forms import tidy
 from ..models import Class, Role
 from ..reports import Counting
-from ..roster import Entry, RosterError, read_csv, read_text
+from ..roster import Entry, RosterError
+from ..roster.parse import (
+    MOST_COLUMNS,
+    ROLES,
+    Table,
+    column_problems,
+    csv_text,
+    entries,
+    read_table,
+)
 from ..rules import SeenStudent
 
 
@@ -176,7 +187,9 @@ class RosterForm(FlaskForm):
     every problem is reported at once, by line."""
 
     entries: list[Entry] = []
-    """The students to add, once the form has validated."""
+    """The students to add, once the form has validated and its columns are sure."""
+    table: Table | None = None
+    """The list as read, once the form has validated: its columns may need choosing."""
 
     students = TextAreaField("Paste students", render_kw={"rows": 10, "spellcheck": "false"})
     upload = FileField("Or upload a CSV file", render_kw={"accept": ".csv,text/csv,text/plain"})
@@ -198,11 +211,90 @@ class RosterForm(FlaskForm):
             self.students.errors.append("Paste a list of students, or choose a CSV file.")
             return False
         try:
-            if self.upload.data:
-                self.entries = read_csv(self.upload.data.read())
-            else:
-                self.entries = read_text(self.students.data)
+            text = csv_text(self.upload.data.read()) if self.upload.data else self.students.data
+            self.table = read_table(text)
+            if self.table.sure:
+                self.entries = entries(self.table)
         except RosterError as error:
             self.source.errors.extend(error.problems)
+            return False
+        return True
+
+
+ROLE_CHOICES = [SelectChoice(role, label) for role, label in ROLES.items()]
+
+
+class ColumnsForm(FlaskForm):
+    """Which column of a list is which, when the list does not say. The list travels in a hidden
+    field and is read again, checked as a paste is (its size too), so nothing is kept between
+    the preview and the confirmation."""
+
+    entries: list[Entry] = []
+    """The students to add, once the form has validated."""
+    table: Table | None = None
+    """The posted list as read, when it could be read."""
+
+    step = HiddenField(default="columns")
+    pending = HiddenField(
+        validators=[DataRequired("The list was lost on the way: paste or upload it again.")]
+    )
+    # Where the list came from, so that the add form offers a paste back to be corrected.
+    pasted = HiddenField()
+    header = BooleanField("The first row names the columns: it is not a student")
+    # Checked below, with a message that says what to choose.
+    roles = FieldList(
+        SelectField(choices=ROLE_CHOICES, validate_choice=False), max_entries=MOST_COLUMNS
+    )
+    submit = SubmitField("Add these students")
+
+    def __init__(self, *args, **kwargs):
+        # Its fields' names and ids differ from the add form's, which the same page shows.
+        kwargs.setdefault("prefix", "columns")
+        super().__init__(*args, **kwargs)
+        self.choice_errors: list[str] = []
+        """Problems of the columns' roles as a whole, as no name column chosen."""
+
+    @classmethod
+    def preview(cls, table: Table, pasted: bool) -> "ColumnsForm":
+        """The form that asks which column is which, with the table's guesses chosen."""
+        form = cls(
+            formdata=None,
+            data={
+                "pending": table.text,
+                "pasted": "1" if pasted else "",
+                "header": table.header,
+                "roles": list(table.roles),
+            },
+        )
+        form.table = table
+        return form
+
+    @property
+    def refused(self) -> bool:
+        """Whether anything posted was refused, by column, by line or as a whole."""
+        return bool(self.errors or self.choice_errors) or any(r.errors for r in self.roles)
+
+    def validate(self, extra_validators=None) -> bool:
+        if not super().validate(extra_validators):
+            return False
+        try:
+            self.table = read_table(self.pending.data)
+        except RosterError as error:
+            self.pending.errors.extend(error.problems)
+            return False
+        roles = [role.data for role in self.roles]
+        if len(roles) != self.table.width:
+            self.pending.errors.append("The list has changed: paste or upload it again.")
+            return False
+        found = column_problems(roles)
+        for index, problem in found:
+            errors = self.roles[index].errors if index is not None else self.choice_errors
+            errors.append(problem)
+        if found:
+            return False
+        try:
+            self.entries = entries(self.table, roles, self.header.data)
+        except RosterError as error:
+            self.pending.errors.extend(error.problems)
             return False
         return True

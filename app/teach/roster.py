@@ -11,13 +11,16 @@ from ..audit import audit
 from ..auth import class_or_404
 from ..extensions import db
 from ..models import Class, Role, RosterStudent
+from ..roster.parse import MOST_BYTES, PREVIEW_ROWS
 from . import bp, exports
-from .forms import RosterForm
+from .forms import ColumnsForm, RosterForm
 from .views import is_loopback, qr_code
 
-# 2,000 students with long email addresses, as a paste or a file: far above the answer forms'
-# limit, which stays as it is everywhere else.
-ROSTER_BYTES = 1024 * 1024
+# A list of 2,000 students with long email addresses, as a paste or a file: far above the answer
+# forms' limit, which stays as it is everywhere else. Twice the list, as its line breaks may
+# come back from the browser as two characters each, and the rest of the form besides; the list's
+# own limit (parse.MOST_BYTES) is checked with a message saying so.
+ROSTER_BYTES = 2 * MOST_BYTES + 64 * 1024
 
 
 def _manage(class_id: int) -> Class:
@@ -46,22 +49,60 @@ def allow_a_whole_roster(endpoint, _values):
 
 @bp.route("/classes/<int:class_id>/roster", methods=["GET", "POST"])
 def roster_page(class_id):
-    """The class's roster with each student's code, and the form that adds students."""
+    """The class's roster with each student's code, and the form that adds students. A list
+    whose columns it cannot tell apart is shown first, to say which is which; the page's second
+    step ("columns") adds it."""
     scope = _manage(class_id)
+    if request.form.get("columns-step") == "columns":  # ColumnsForm's step field
+        return _add_with_columns(scope)
     form = RosterForm()
     if form.validate_on_submit():
+        if not form.table.sure:
+            return _roster_page(
+                scope, form, columns=ColumnsForm.preview(form.table, pasted=not form.upload.data)
+            )
         try:
             added = roster.add_students(scope.id, form.entries)
         except roster.RosterError as error:
             form.source.errors.extend(error.problems)
         else:
-            audit(f"roster: {len(added)} students added to class {scope.id}")
-            return redirect(url_for(".roster_page", class_id=scope.id, added=len(added)), 303)
+            return _added(scope, len(added))
     return _roster_page(scope, form)
 
 
-def _roster_page(scope: Class, form: RosterForm, refused: str | None = None):
-    """The roster page; 400 when the list or a restore was refused."""
+def _add_with_columns(scope: Class):
+    """The second step: the list again, with the columns the instructor chose; shown again with
+    every problem by its column or line, or added."""
+    columns = ColumnsForm()
+    if columns.validate_on_submit():
+        try:
+            added = roster.add_students(scope.id, columns.entries)
+        except roster.RosterError as error:
+            columns.pending.errors.extend(error.problems)
+        else:
+            return _added(scope, len(added))
+    pasted = columns.pending.data if columns.pasted.data else ""
+    form = RosterForm(formdata=None, data={"students": pasted})
+    if columns.table is None:
+        # Nothing to show of a list that cannot be read: say so where a list is given.
+        form.students.errors = list(columns.pending.errors)
+        return _roster_page(scope, form)
+    return _roster_page(scope, form, columns=columns)
+
+
+def _added(scope: Class, count: int):
+    audit(f"roster: {count} students added to class {scope.id}")
+    return redirect(url_for(".roster_page", class_id=scope.id, added=count), 303)
+
+
+def _roster_page(
+    scope: Class,
+    form: RosterForm,
+    refused: str | None = None,
+    columns: ColumnsForm | None = None,
+):
+    """The roster page, with the columns to choose when `columns` is given; 400 when the list,
+    its columns or a restore was refused."""
     students = roster.class_roster(scope.id)
     current = [student for student in students if student.removed_at is None]
     page = render_template(
@@ -76,8 +117,10 @@ def _roster_page(scope: Class, form: RosterForm, refused: str | None = None):
         most=roster.MOST_STUDENTS,
         spaced=roster.spaced,
         refused=refused,
+        columns=columns,
+        preview_rows=PREVIEW_ROWS,
     )
-    return page, 400 if form.errors or refused else 200
+    return page, 400 if form.errors or refused or (columns and columns.refused) else 200
 
 
 @bp.get("/classes/<int:class_id>/roster/cards")
