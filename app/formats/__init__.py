@@ -49,7 +49,8 @@ class Imported:
     skipped: list[Skip] = field(default_factory=list)
     gaps: list[Gap] = field(default_factory=list)
     unmeasured: list[str] = field(default_factory=list)
-    """Evidence links the source carried to measurements this install does not have."""
+    """Evidence links left out, each saying why: the source lost them on the way, or they name
+    measurements this install does not have."""
 
 
 def guess_format(data: bytes) -> str:
@@ -149,7 +150,9 @@ def to_quiz(source: Source, slug: str, title: str | None, description: str | Non
         "shuffle_choices": source.shuffle_choices,
         "questions": questions,
     }
-    return Imported(quiz=quiz, skipped=list(source.skipped), gaps=gaps)
+    return Imported(
+        quiz=quiz, skipped=list(source.skipped), gaps=gaps, unmeasured=list(source.lost)
+    )
 
 
 def parse_file(path: Path, format_name: str | None = None) -> Source:

@@ -47,6 +47,8 @@ class Source:
     shuffle_choices: bool = False
     slug: str | None = None
     """The quiz's slug, when the file is a Quizwright export that carries it."""
+    lost: tuple[str, ...] = ()
+    """What of a Quizwright export's marks the file shows was lost on the way, each located."""
 
 
 class Unsupported(Exception):
@@ -299,11 +301,6 @@ def to_html(text: str) -> str:
 
 SOURCES = "Sources:"
 LINKED = re.compile(r"<(https://[^>\s]+)>")
-
-
-def sources_line(references: tuple[Reference, ...]) -> str:
-    """The references as one line of text: "Sources: Title <https://...>; ..."."""
-    return f"{SOURCES} " + "; ".join(f"{r.title} <{r.url}>" for r in references)
 
 
 def _sources_line(text: str) -> tuple[str, tuple[Reference, ...]] | None:

@@ -5,7 +5,11 @@ Follows Moodle's description of GIFT: questions apart by blank lines, `//` comme
 \\~ \\= \\# \\{ \\} \\: \\\\ and \\n, `%weight%` answers and the missing-word form (text after
 the answers). Single-answer multiple choice and true/false (as the choices "True" and "False")
 become bank questions. Quizwright's exports carry the quiz's slug and each question's evidence
-key in comment lines (`// quizwright-slug: ...`, `// quizwright-evidence: ...`) that Moodle skips.
+key as Moodle question tags, which Moodle reads from a question's comment lines and writes back
+(`// [tag:quizwright-slug: ...] [tag:quizwright-evidence: ...]`), with how many of the quiz's
+questions link evidence, so that an import can say when links were lost; the general feedback is
+HTML, so that Moodle shows the sources as links. Files exported before carry the slug and
+evidence in comment lines of their own (`// quizwright-slug: ...`), which are still read.
 """
 
 import re
@@ -13,6 +17,7 @@ from dataclasses import replace
 
 from ..bank import Choice, Question, Quiz
 from .common import (
+    MARK,
     FormatError,
     Found,
     Source,
@@ -23,8 +28,9 @@ from .common import (
     from_html,
     html_sources,
     marked,
-    sources_line,
+    sources_html,
     split_sources,
+    to_html,
 )
 
 DROPS = ("the quiz's description", "whether choices are shuffled")
@@ -33,6 +39,14 @@ ESCAPE = re.compile(r"\\(.)", re.S)
 WEIGHT = re.compile(r"^%(-?\d+(?:\.\d+)?)%")
 FORMAT = re.compile(r"^\[(html|moodle|plain|markdown)\]", re.I)
 TRUTH = re.compile(r"(T|F|TRUE|FALSE)\s*(?:#(.*))?", re.S | re.I)
+TAG = re.compile(r"\[tag:((?:\\\]|\\(?!\])|[^\]\[<>`\\\x00-\x1f\x7f])*+)\]")
+"""A Moodle tag in a comment line, `]` in it written `\\]`. Unlike Moodle, a tag with `[` in it is
+not read: none of ours has one, and stopping at `[` (and never backtracking) keeps a line of
+unclosed tags linear."""
+TAG_LIMIT = 50
+"""The characters of a tag Moodle keeps (TAG_MAX_LENGTH): it cuts a longer one to this length."""
+LINKS = "evidence-links"
+"""The mark of how many of the exported quiz's questions link evidence."""
 
 
 def _unescape(text: str) -> str:
@@ -76,10 +90,14 @@ def _split_answers(block: str) -> list[str]:
     return answers
 
 
-def _blocks(text: str) -> tuple[list[tuple[int, str, str | None]], str | None, str | None]:
-    """The questions' text, each with its first line's number and the evidence key a comment
-    before it carries; the last category named; and the slug a comment carries."""
-    blocks, lines, first, category = [], [], 0, None
+def _blocks(
+    text: str,
+) -> tuple[list[tuple[int, str, str | None, list[str]]], str | None, str | None]:
+    """The questions' text, each with its first line's number, the evidence key a comment before
+    it carries and the tags its comment lines give (as Moodle reads them: from the comment lines
+    between the blank lines around the question); the last category named; and the slug a
+    comment carries."""
+    blocks, lines, first, category, tags = [], [], 0, None, []
     evidence = slug = None
     for number, line in enumerate(text.split("\n"), 1):
         stripped = line.strip()
@@ -87,21 +105,44 @@ def _blocks(text: str) -> tuple[list[tuple[int, str, str | None]], str | None, s
             comment = stripped.removeprefix("//")
             slug = carried(comment, "slug") or slug
             evidence = carried(comment, "evidence") or evidence
+            tags += [tag.replace("\\]", "]").strip() for tag in TAG.findall(comment)]
             continue
         if stripped.startswith("$CATEGORY:"):
             category = stripped.removeprefix("$CATEGORY:").strip().rstrip("/").rsplit("/", 1)[-1]
             continue
         if not stripped:
             if lines:
-                blocks.append((first, "\n".join(lines), evidence))
+                blocks.append((first, "\n".join(lines), evidence, tags))
                 lines, evidence = [], None
+            tags = []
             continue
         if not lines:
             first = number
         lines.append(line)
     if lines:
-        blocks.append((first, "\n".join(lines), evidence))
+        blocks.append((first, "\n".join(lines), evidence, tags))
     return blocks, category or None, slug
+
+
+def _tagged(tags: list[str], kind: str) -> tuple[str | None, str | None]:
+    """The value of the first tag of a kind of mark, if the bank takes it; or else that tag, if
+    it is as long as Moodle keeps one, and so may be cut short."""
+    for tag in tags:
+        if tag.startswith(f"{MARK}-{kind}:"):
+            if len(tag) == TAG_LIMIT:
+                return None, tag
+            return carried(tag, kind), None
+    return None, None
+
+
+def _tally(tags: list[str]) -> int | None:
+    """How many of its quiz's questions the export said link evidence, if a tag says it."""
+    for tag in tags:
+        if tag.startswith(f"{MARK}-{LINKS}:"):
+            count = tag.removeprefix(f"{MARK}-{LINKS}:").strip()
+            # Short, since int() refuses a string of thousands of digits (and no quiz is so big).
+            return int(count) if count.isascii() and count.isdigit() and len(count) < 6 else None
+    return None
 
 
 def _text(raw: str, markup: str) -> tuple[str, tuple[str, ...]]:
@@ -218,7 +259,10 @@ def _with_evidence(where: str, raw: str, evidence: tuple[str, ...]) -> Question:
 def _finish(
     title: str, prompt: str, choices: tuple[Choice, ...], general: str, markup: str
 ) -> Question:
-    """The question with its general feedback read as explanation and sources."""
+    """The question with its general feedback read as explanation and sources, in the text format
+    the feedback names (`####[html]...`) or else the question's, as Moodle reads it."""
+    if found := FORMAT.match(general):
+        markup, general = found.group(1).lower(), general[found.end() :]
     if markup == "html":
         explanation, references, media = html_sources(_unescape(general.strip()))
         if media:
@@ -235,29 +279,71 @@ def parse(data: bytes, source: str) -> Source:
     check_size(data, source)
     text = decode(data, source).replace("\r\n", "\n").replace("\r", "\n")
     blocks, category, slug = _blocks(text)
-    found = Found()
-    for line, raw, evidence in blocks:
+    found, lost, cut_slug, expected, linked = Found(), [], None, None, 0
+    for line, raw, commented, tags in blocks:
         where = f"{source}:{line}"
-        found.read(where, _with_evidence, raw, evidence)
-    return found.source(title=category, slug=slug)
+        tagged, doubtful = _tagged(tags, "evidence")
+        evidence = commented or tagged
+        if not found.read(where, _with_evidence, raw, evidence):
+            continue
+        if not slug:
+            slug, cut = _tagged(tags, "slug")
+            cut_slug = cut_slug or cut
+        expected = expected if expected is not None else _tally(tags)
+        linked += bool(evidence or doubtful)
+        if doubtful and not evidence:
+            lost.append(
+                f'{where}: question "{found.questions[-1].id}": left out its evidence link, '
+                f'since its tag "{doubtful}" is not a whole one (Moodle keeps {TAG_LIMIT} '
+                "characters of a tag); link it again by hand"
+            )
+    if cut_slug and not slug:
+        lost.append(
+            f'{source}: its slug tag "{cut_slug}" is not a whole slug (Moodle keeps {TAG_LIMIT} '
+            "characters of a tag), so the import does not take it; give --slug"
+        )
+    if expected is not None and linked < expected:
+        lost.append(
+            f"{source}: its Quizwright export linked {expected} "
+            f"{'question' if expected == 1 else 'questions'} to measured evidence and {linked} "
+            'came back linked: a question or its "quizwright-evidence" tag was lost on the way; '
+            "link it again by hand"
+        )
+    return found.source(title=category, slug=slug, lost=tuple(lost))
+
+
+def _tag(mark: str) -> str:
+    """A mark as a Moodle tag. One exactly as long as Moodle keeps loses the space after its
+    colon, so that a tag of that length is always one Moodle cut; a longer one Moodle cuts, and
+    the import says so."""
+    if len(mark) == TAG_LIMIT:
+        mark = mark.replace(": ", ":", 1)
+    return f"[tag:{mark}]"
 
 
 def write(quiz: Quiz) -> bytes:
-    """The quiz as GIFT, each choice with its explanation and the general feedback last."""
+    """The quiz as GIFT, each choice with its explanation and the general feedback last, in HTML
+    so that Moodle shows each source as a link; the slug and evidence as tags Moodle keeps."""
     lines = [
         f"// {quiz.title}: exported from Quizwright",
-        f"// {marked('slug', quiz.slug)}",
         f"$CATEGORY: $course$/top/{quiz.title.replace('/', '-')}",
         "",
     ]
+    linked = sum(1 for question in quiz.questions if question.evidence)
     for question in quiz.questions:
+        # On every question, since Moodle keeps tags per question and one may be moved or lost.
+        marks = [marked("slug", quiz.slug)]
         if question.evidence:
-            lines.append(f"// {marked('evidence', question.evidence)}")
+            marks.append(marked("evidence", question.evidence))
+        if linked:
+            marks.append(f"{MARK}-{LINKS}: {linked}")
+        lines.append("// " + " ".join(_tag(mark) for mark in marks))
         lines.append(f"::{_escape(question.id)}::[moodle]{_escape(question.prompt)} {{")
         for choice in question.choices:
             mark = "=" if choice.correct else "~"
             lines.append(f"\t{mark}{_escape(choice.text)}#{_escape(choice.explanation)}")
-        general = f"{question.explanation}\n\n{sources_line(question.references)}"
-        lines.append(f"\t####{_escape(general)}")
+        # Moodle's own text format drops "<https://...>" as an unknown HTML tag; HTML keeps links.
+        general = to_html(question.explanation) + sources_html(question.references)
+        lines.append(f"\t####[html]{_escape(general)}")
         lines += ["}", ""]
     return "\n".join(lines).encode()
