@@ -39,11 +39,11 @@ def test_unknown_choice_is_not_graded(quiz):
 @pytest.mark.parametrize(
     ("correct", "out_of", "points", "percent"),
     [
-        ([True] * 5 + [False] * 3, 8, 5, 63),  # 62.5 rounds up, as a gradebook does
-        ([True, False], 8, 1, 13),  # unanswered questions count against the score
+        ([True] * 5 + [False] * 3, 8, 5, 62.5),  # one decimal, as every page and export
+        ([True, False], 8, 1, 12.5),  # unanswered questions count against the score
         ([], 8, 0, 0),
         ([True] * 8, 8, 8, 100),
-        ([True, True], 3, 2, 67),
+        ([True, True], 3, 2, 66.7),  # 66.66… rounds half up at the decimal
         ([], 0, 0, 0),
     ],
 )
