@@ -402,7 +402,8 @@ _BY_TOKEN = (
         # The rules it follows, its class (archived?) and who signed in for it. What the class
         # sets for retakes is read on the results page only, by its owner.
         joinedload(Attempt.assignment),
-        joinedload(Attempt.class_),
+        # Its instructor's zone says the page's times to a browser that has not told its own.
+        joinedload(Attempt.class_).joinedload(Class.instructor),
         joinedload(Attempt.roster_student),
     )
 )

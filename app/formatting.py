@@ -1,13 +1,15 @@
 """Template filters that say times the way a person does, and reviews rendered once."""
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 
-from flask import get_template_attribute
+from flask import g, get_template_attribute, has_request_context, request
+from flask_login import current_user
 from markupsafe import Markup
 
 from .bank import Question
-from .rules import utc, utc_to_local
+from .models import Attempt, Class
+from .rules import time_zones, utc, utc_to_local
 
 
 def duration(delta: timedelta) -> str:
@@ -19,34 +21,60 @@ def duration(delta: timedelta) -> str:
     return f"{minutes} min {seconds} s" if minutes else f"{seconds} s"
 
 
+ZONE_COOKIE = "zone"
+"""The browser's own zone, as static/local-time.js finds it, for the next page to say times in."""
+
+
+def page_zone() -> str:
+    """The one zone a page says every time in: the instructor's chosen zone, else the browser's
+    (told by static/local-time.js), else that of the class a student's page is for, else UTC."""
+    chosen = current_user.time_zone if current_user.is_authenticated else None
+    told = request.cookies.get(ZONE_COOKIE) if has_request_context() else None
+    browser = told if told in time_zones() else None
+    return chosen or browser or _class_zone() or "UTC"
+
+
+def say_times_for(scope: Class | Attempt | None) -> None:
+    """A student's page is for this class, or an attempt in one: without a zone of their own,
+    its times are said in the zone the class's instructor chose (looked up only if needed)."""
+    g.times_for = scope
+
+
+def _class_zone() -> str | None:
+    scope = g.get("times_for") if has_request_context() else None
+    if scope is not None and not isinstance(scope, Class):
+        scope = scope.class_
+    return scope.instructor.time_zone if scope is not None else None
+
+
+def _time(moment: datetime, shape: str, attributes: str = "") -> Markup:
+    """A moment in the page's zone, labelled, inside <time>: static/local-time.js restates it in
+    the browser's zone when that differs and the instructor chose none."""
+    zone = page_zone()
+    local = utc_to_local(moment, zone)
+    # A clock's seconds let the countdown agree with it; a date is said to the minute.
+    stamp = f"{utc(moment):%Y-%m-%dT%H:%M:%SZ}" if attributes else f"{utc(moment):%Y-%m-%dT%H:%MZ}"
+    shown = f"{local.strftime(shape)} {local.tzname()}"
+    return Markup('<time datetime="{}" data-zone="{}"{}>{}</time>').format(
+        stamp, zone, Markup(attributes), shown
+    )
+
+
 def when(moment: datetime) -> Markup:
-    """A moment in UTC, to the minute, that static/local-time.js restates in the reader's zone:
-    <time datetime="2026-11-29T17:40Z">29 Nov 2026, 17:40 UTC</time>."""
-    moment = utc(moment)
-    return Markup(f'<time datetime="{moment:%Y-%m-%dT%H:%MZ}">{moment:%-d %b %Y, %H:%M} UTC</time>')
+    """A date and time: <time ... data-zone="Europe/Berlin">Mon 7 Dec, 09:00 CET</time>, with the
+    year when it is not this one."""
+    year = " %Y" if utc(moment).year != datetime.now(UTC).year else ""
+    return _time(moment, f"%a %-d %b{year}, %H:%M")
 
 
 def clock(moment: datetime) -> Markup:
-    """The hour and minute of a moment today, in UTC, that static/local-time.js restates in the
-    reader's zone: <time class="clock" datetime="2026-11-29T17:40:05Z">17:40 UTC</time>."""
-    moment = utc(moment)
-    return Markup(
-        f'<time class="clock" datetime="{moment:%Y-%m-%dT%H:%M:%SZ}">{moment:%H:%M} UTC</time>'
-    )
+    """The hour and minute of a moment today: <time class="clock" ...>17:40 CET</time>."""
+    return _time(moment, "%H:%M", ' class="clock"')
 
 
-def on_clock(moment: datetime, zone: str) -> Markup:
-    """A moment on the clocks of a named zone, the zone said, and left so by static/local-time.js:
-    <time datetime="2026-12-07T08:00Z" data-zone="Europe/Berlin">Mon 7 Dec 09:00</time>
-    (Europe/Berlin); the year appears when it is not this one."""
-    local = utc_to_local(moment, zone)
-    shown = f"{local:%a %-d %b %H:%M}"
-    if local.year != datetime.now(local.tzinfo).year:
-        shown = f"{local:%a %-d %b %Y %H:%M}"
-    stamp = f"{utc(moment):%Y-%m-%dT%H:%MZ}"
-    return Markup('<time datetime="{}" data-zone="{}">{}</time> ({})').format(
-        stamp, zone, shown, zone
-    )
+def zone_chosen() -> bool:
+    """Whether the page's times are in a zone the instructor chose, for the script to keep."""
+    return bool(current_user.is_authenticated and current_user.time_zone)
 
 
 @lru_cache(maxsize=1024)
@@ -66,4 +94,5 @@ def init_app(app):
     app.add_template_filter(duration)
     app.add_template_filter(when)
     app.add_template_filter(clock)
-    app.add_template_filter(on_clock)
+    app.add_template_global(page_zone)
+    app.add_template_global(zone_chosen)

@@ -98,8 +98,9 @@ class Instructor(UserMixin, db.Model):
     # Made by an LMS launch: a role claim gives rights in that course's class and nowhere else.
     # Previews, exports, the quiz list and new classes wait until an admin grants the account.
     course_only: Mapped[bool] = mapped_column(default=False, server_default=false())
-    # An IANA name ("Europe/Berlin"): assignment dates are entered and shown in it, stored in UTC.
-    time_zone: Mapped[str] = mapped_column(String(64), default="UTC", server_default="UTC")
+    # An IANA name ("Europe/Berlin") the instructor chose: their pages say times in it, and
+    # assignment dates are typed in it (stored in UTC). Until then, their browser's zone.
+    time_zone: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
 
     classes: Mapped[list["Class"]] = relationship(back_populates="instructor")

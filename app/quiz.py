@@ -44,6 +44,7 @@ from .audit import audit
 from .auth import role_in
 from .bank import Quiz, current_bank, quiz_or_404
 from .extensions import limiter
+from .formatting import say_times_for
 from .forms import AnswerForm, StartForm, find_class
 from .grading import grade
 from .models import Assignment, Attempt, Class, RosterStudent, now
@@ -196,6 +197,7 @@ def start(slug):
     if refusal and request.method == "GET":
         return _refused(refusal, quiz, joining, assignment)
     shows, opens_at = new_attempt_shows(slug, assignment, held if assignment is None else None)
+    say_times_for(joining)
     page = render_template(
         "quiz/start.html",
         quiz=quiz,
@@ -247,6 +249,7 @@ def _refused(
     403 for a refused start, 200 for a look."""
     offered = offered_quizzes(joining) if reason == NOT_ASSIGNED else []
     done = attempts_of_student(roster_student.id, [quiz])[1] if roster_student else []
+    say_times_for(joining)
     page = render_template(
         "quiz/unavailable.html",
         reason=reason,
@@ -355,6 +358,7 @@ def question(token, number):
     """Ask one question; once it is answered, show the feedback, or that the answer is saved
     while the assignment holds feedback back."""
     attempt = attempt_or_404(token)
+    say_times_for(attempt)
     quiz = quiz_of(attempt)
     if not 1 <= number <= len(quiz.questions):
         abort(404, description=f"This quiz has questions 1 to {len(quiz.questions)}.")
@@ -483,6 +487,7 @@ def results(token):
     """Score and review an attempt: for anyone with the link, unless its assignment holds
     feedback back, when only its own browser and its class's instructors may open it."""
     attempt = attempt_or_404(token, class_rules=True)
+    say_times_for(attempt)
     quiz = quiz_of(attempt)
     state = standing(attempt, quiz)
     # Their own, in the browser that took it or wherever they signed in since, once it is over.

@@ -5,7 +5,8 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
-from zoneinfo import ZoneInfo
+from functools import cache
+from zoneinfo import ZoneInfo, available_timezones
 
 from .models import FeedbackWhen
 
@@ -75,6 +76,28 @@ def local_to_utc(wall: datetime, zone: str) -> datetime:
 def utc_to_local(moment: datetime, zone: str) -> datetime:
     """A stored moment on the zone's clocks."""
     return utc(moment).astimezone(ZoneInfo(zone))
+
+
+# The IANA database's areas: their zones are the current names, where "US/Eastern" and
+# "Etc/GMT+5" are old or confusing aliases that only lengthen the list.
+AREAS = ("Africa", "America", "Antarctica", "Arctic", "Asia", "Atlantic", "Australia", "Europe",
+         "Indian", "Pacific")  # fmt: skip
+
+
+@cache
+def time_zones() -> tuple[str, ...]:
+    """The IANA zones of the world's areas this system knows, sorted, UTC first."""
+    return ("UTC", *sorted(zone for zone in available_timezones() if zone.startswith(AREAS)))
+
+
+def zone_groups() -> list[tuple[str, list[tuple[str, str]]]]:
+    """The zones by area, each with the place it is named for as people write it:
+    ("America", [..., ("America/Argentina/Buenos_Aires", "Argentina, Buenos Aires"), ...])."""
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for zone in time_zones()[1:]:
+        area, _, place = zone.partition("/")
+        groups.setdefault(area, []).append((zone, place.replace("_", " ").replace("/", ", ")))
+    return list(groups.items())
 
 
 def utc(moment: datetime | None) -> datetime | None:

@@ -198,3 +198,34 @@ def test_upgrade_gives_courses_of_a_one_deployment_platform_their_deployment(bla
                 "SELECT platform_id, deployment_id FROM lti_courses ORDER BY platform_id"
             ).all()
     assert [tuple(row) for row in rows] == [(1, "d-1"), (2, None)]
+
+
+def test_upgrade_leaves_a_zone_chosen_and_frees_the_default_to_follow_the_browser(blank_app):
+    """Revision 0019: "UTC", everyone's default, becomes no choice; Berlin stays; and the table
+    rebuilt under the classes that refer to it (SQLite) keeps every reference."""
+    with blank_app.app_context():
+        flask_migrate.upgrade(revision="2b8f0d4e6a13")
+        with db.engine.begin() as connection:
+            for id_, zone in ((1, "UTC"), (2, "Europe/Berlin")):
+                connection.exec_driver_sql(
+                    "INSERT INTO instructors (id, username, password_hash, is_admin,"
+                    " session_token, is_active, course_only, time_zone, created_at) VALUES"
+                    f" ({id_}, 't{id_}', 'h', false, 's{id_}', true, false, '{zone}',"
+                    " '2026-01-01 10:00:00')"
+                )
+            connection.exec_driver_sql(
+                "INSERT INTO classes (id, name, join_code, instructor_id, is_open, created_at)"
+                " VALUES (1, 'Physics', 'ABCDEF', 1, true, '2026-01-01 10:00:00')"
+            )
+        flask_migrate.upgrade()
+        with db.engine.connect() as connection:
+            zones = connection.exec_driver_sql(
+                "SELECT id, time_zone FROM instructors ORDER BY id"
+            ).all()
+            owner = connection.exec_driver_sql("SELECT instructor_id FROM classes").scalar()
+        assert [tuple(row) for row in zones] == [(1, None), (2, "Europe/Berlin")]
+        assert owner == 1
+        flask_migrate.downgrade(revision="2b8f0d4e6a13")
+        with db.engine.connect() as connection:
+            zones = connection.exec_driver_sql("SELECT time_zone FROM instructors").scalars()
+            assert sorted(zones) == ["Europe/Berlin", "UTC"]

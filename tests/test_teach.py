@@ -556,12 +556,17 @@ def seed(app, class_id, students):
 
 
 def test_times_are_marked_up_for_the_readers_time_zone(app, teacher):
-    """Start times are UTC in words, inside a <time> that the page's script can restate."""
+    """Start times in words in the page's one zone (UTC until one is known), labelled, inside a
+    <time> that the page's script can restate in the browser's."""
     class_id, code = create_class(teacher)
     started = take(app, "Ada", code, right={1})
     with app.app_context():
         moment = db.session.scalars(db.select(Attempt.started_at)).one().replace(tzinfo=UTC)
-    stamp = f'<time datetime="{moment:%Y-%m-%dT%H:%MZ}">{moment:%-d %b %Y, %H:%M} UTC</time>'
+    year = "" if moment.year == datetime.now(UTC).year else f" {moment.year}"
+    stamp = (
+        f'<time datetime="{moment:%Y-%m-%dT%H:%MZ}" data-zone="UTC">'
+        f"{moment:%a %-d %b}{year}, {moment:%H:%M} UTC</time>"
+    )
     assert stamp in text(teacher.get(f"/teach/classes/{class_id}"))
     assert stamp in text(teacher.get(f"/teach/attempts/{started.token}"))
     assert '<script src="/static/local-time.js" defer></script>' in text(teacher.get("/teach"))

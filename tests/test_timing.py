@@ -111,14 +111,15 @@ def assert_nothing_given_away(app, response, strings):
 
 
 def test_a_timed_question_says_when_the_attempt_ends_and_counts_down(app, client, quiz, course):
-    """The end in UTC inside <time>, for the script to restate locally; the seconds left."""
+    """The end in the page's zone inside <time>, for the script to restate in the browser's;
+    the seconds left."""
     timed = assign(app, quiz, course, time_limit_minutes=30)
     student = taking(app, client, quiz, timed)
     ends = utc(stored_attempt(app).ends_at)
     page = text(client.get(student.question_url(1)))
     assert (
-        f'This attempt ends at <time class="clock" datetime="{ends:%Y-%m-%dT%H:%M:%SZ}">'
-        f"{ends:%H:%M} UTC</time>, 30 minutes after it started." in page
+        f'This attempt ends at <time datetime="{ends:%Y-%m-%dT%H:%M:%SZ}" data-zone="UTC" '
+        f'class="clock">{ends:%H:%M} UTC</time>, 30 minutes after it started.' in page
     )
     seconds = int(re.search(r'data-seconds-left="(\d+)"', page).group(1))
     assert 1790 <= seconds <= 1800
@@ -134,9 +135,9 @@ def test_a_start_just_before_the_close_is_told_it_keeps_its_whole_time(app, clie
     student = taking(app, client, quiz, timed)
     page = text(client.get(student.question_url(1)))
     assert (
-        f'2 minutes after it started: the quiz closes to new attempts at <time class="clock" '
-        f'datetime="{closes:%Y-%m-%dT%H:%M:%SZ}">{closes:%H:%M} UTC</time>, and one started '
-        "before then keeps its whole time." in page
+        "2 minutes after it started: the quiz closes to new attempts at <time "
+        f'datetime="{closes:%Y-%m-%dT%H:%M:%SZ}" data-zone="UTC" class="clock">{closes:%H:%M} '
+        "UTC</time>, and one started before then keeps its whole time." in page
     )
     start = text(client.get(f"/quizzes/{quiz.slug}?code={quiz_code(app, course)}"))
     assert "closes to new attempts <time" in start

@@ -14,6 +14,7 @@ from ..audit import audit
 from ..auth import class_or_404
 from ..bank import current_bank
 from ..extensions import db
+from ..formatting import page_zone
 from ..models import Class, Role
 from ..teach.assignments import AlreadyAssigned, AssignmentForm, save_assignment
 from . import bp
@@ -61,7 +62,7 @@ def deep_link():
     scope = class_or_404(asked["class"], Role.MANAGE)
     form = _form(scope)
     if form.time_zone.data is None:
-        form.time_zone.data = current_user.time_zone
+        form.time_zone.data = page_zone()
     if form.validate_on_submit():
         slug = form.quiz.data
         try:

@@ -9,6 +9,7 @@ from wtforms.validators import InputRequired
 from .. import rules
 from ..attempts import attempts_of_student, move_to_browser, seats_by_assignment
 from ..bank import Quiz
+from ..formatting import say_times_for
 from ..forms import find_class, tidy
 from ..models import Class, RosterStudent
 
@@ -140,6 +141,7 @@ def personal(code):
         quiz = next(quiz for quiz in startable if quiz.slug == form.quiz.data)
         return start_in_class(quiz, class_, student.name, roster_student=student)
     tokens = {row.token for row in own}
+    say_times_for(class_)
     page = render_template(
         "roster/confirm.html",
         student=student,

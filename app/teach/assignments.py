@@ -3,8 +3,6 @@ attempt is graded and when feedback shows."""
 
 from dataclasses import dataclass
 from datetime import datetime
-from functools import cache
-from zoneinfo import available_timezones
 
 from flask import abort, redirect, render_template, url_for
 from flask_login import current_user
@@ -20,13 +18,14 @@ from wtforms import (
     SubmitField,
 )
 from wtforms.validators import NumberRange, Optional, ValidationError
-from wtforms.widgets import Select
+from wtforms.widgets import Select, html_params
 
 from .. import rules
 from ..audit import audit
 from ..auth import class_or_404
 from ..bank import current_bank
 from ..extensions import db
+from ..formatting import page_zone, zone_chosen
 from ..models import Assignment, Class, FeedbackWhen, Instructor, Role, now
 from ..reports import Counting, class_roster
 from . import bp
@@ -47,25 +46,30 @@ FEEDBACK = {
 }
 
 
-# The IANA database's areas: their zones are the current names, where "US/Eastern" and
-# "Etc/GMT+5" are old or confusing aliases that only lengthen the list.
-AREAS = ("Africa", "America", "Antarctica", "Arctic", "Asia", "Atlantic", "Australia", "Europe",
-         "Indian", "Pacific")  # fmt: skip
-
-
-@cache
-def time_zones() -> list[str]:
-    """The IANA zones of the world's areas this system knows, sorted, UTC first as the default."""
-    return ["UTC", *sorted(zone for zone in available_timezones() if zone.startswith(AREAS))]
-
-
 class ZoneSelect(Select):
-    """Options that are their own values: the 400 zones cost half the bytes."""
+    """The zones grouped by area, each option its place's name ("Argentina, Buenos Aires")."""
 
-    @classmethod
-    def render_option(cls, choice, **kwargs):
-        selected = " selected" if choice.selected else ""
-        return Markup("<option{}>{}</option>").format(Markup(selected), choice.value)
+    def __call__(self, field, **kwargs):
+        kwargs.setdefault("id", field.id)
+        if not field.raw_data and not zone_chosen():
+            # A fresh form whose zone nobody chose: static/local-time.js picks the browser's.
+            kwargs["data-browser-default"] = True
+        groups = [("Universal", [("UTC", "UTC")]), *rules.zone_groups()]
+        return Markup("<select {}>{}</select>").format(
+            html_params(name=field.name, **kwargs),
+            Markup("").join(
+                Markup('<optgroup label="{}">{}</optgroup>').format(
+                    area,
+                    Markup("").join(_option(zone, place, field.data) for zone, place in places),
+                )
+                for area, places in groups
+            ),
+        )
+
+
+def _option(zone: str, place: str, chosen: str | None) -> Markup:
+    selected = Markup(" selected") if zone == chosen else ""
+    return Markup('<option{} value="{}">{}</option>').format(selected, zone, place)
 
 
 class WholeNumber(IntegerField):
@@ -127,7 +131,6 @@ class AssignmentForm(FlaskForm):
         self.quiz.choices = [
             SelectChoice(quiz.slug, quiz.title) for quiz in current_bank().quizzes.values()
         ]
-        self.time_zone.choices = [SelectChoice(zone, zone) for zone in time_zones()]
 
     def validate_quiz(self, field):
         if self.editing is not None:
@@ -140,7 +143,7 @@ class AssignmentForm(FlaskForm):
             )
 
     def validate_time_zone(self, field):
-        if field.data not in time_zones():
+        if field.data not in rules.time_zones():
             raise ValidationError("Choose a time zone from the list.")
 
     def validate_opens(self, field):
@@ -153,7 +156,7 @@ class AssignmentForm(FlaskForm):
             raise ValidationError("Closes must be after Opens.")
 
     def _on_the_clock(self, field):
-        if field.data is None or self.time_zone.data not in time_zones():
+        if field.data is None or self.time_zone.data not in rules.time_zones():
             return
         try:
             rules.local_to_utc(field.data, self.time_zone.data)
@@ -331,7 +334,7 @@ def _keep_time_zone(instructor: Instructor, zone: str) -> None:
 def assign(class_id):
     """The "Assign a quiz" form, and saving it."""
     scope = class_or_404(class_id, Role.MANAGE)
-    form = AssignmentForm(scope, time_zone=current_user.time_zone)
+    form = AssignmentForm(scope, time_zone=page_zone())
     if form.validate_on_submit():
         _keep_time_zone(current_user, form.time_zone.data)
         try:
@@ -350,7 +353,7 @@ def assign(class_id):
 def edit_assignment(class_id, assignment_id):
     """An assignment's settings, filled in for changing."""
     scope, assignment = _assignment_or_404(class_id, assignment_id)
-    zone = current_user.time_zone
+    zone = page_zone()
     form = AssignmentForm(
         scope,
         assignment,

@@ -23,6 +23,8 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 TEACHER = ("teacher", "correct horse")
+NEWCOMER = ("newcomer", "correct horse")
+"""An instructor who never saves a time zone: their pages follow their browser's."""
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 375, "height": 667}
 
@@ -63,6 +65,7 @@ def server(tmp_path_factory):
     app = make_app(folder, SQLALCHEMY_DATABASE_URI=url, SQLALCHEMY_ENGINE_OPTIONS={})
     with app.app_context():
         create_instructor(*TEACHER)
+        create_instructor(*NEWCOMER)
     with gunicorn(folder, workers=2, DATABASE_URL=url) as running:
         yield running.url
 
