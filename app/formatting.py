@@ -1,11 +1,12 @@
 """Template filters that say times the way a person does, and reviews rendered once."""
 
+import re
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 
 from flask import g, get_template_attribute, has_request_context, request
 from flask_login import current_user
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from .bank import Question
 from .models import Attempt, Class
@@ -28,7 +29,7 @@ ZONE_COOKIE = "zone"
 def page_zone() -> str:
     """The one zone a page says every time in: the instructor's chosen zone, else the browser's
     (told by static/local-time.js), else that of the class a student's page is for, else UTC."""
-    chosen = current_user.time_zone if current_user.is_authenticated else None
+    chosen = current_user.time_zone if zone_chosen() else None
     told = request.cookies.get(ZONE_COOKIE) if has_request_context() else None
     browser = told if told in time_zones() else None
     return chosen or browser or _class_zone() or "UTC"
@@ -36,7 +37,7 @@ def page_zone() -> str:
 
 def say_times_for(scope: Class | Attempt | None) -> None:
     """A student's page is for this class, or an attempt in one: without a zone of their own,
-    its times are said in the zone the class's instructor chose (looked up only if needed)."""
+    its times are said in the zone of the class's instructor (looked up only if needed)."""
     g.times_for = scope
 
 
@@ -74,7 +75,17 @@ def clock(moment: datetime) -> Markup:
 
 def zone_chosen() -> bool:
     """Whether the page's times are in a zone the instructor chose, for the script to keep."""
-    return bool(current_user.is_authenticated and current_user.time_zone)
+    return bool(current_user.is_authenticated and current_user.time_zone_chosen)
+
+
+# After each run of slashes, so "https://" stays whole and the host starts the next line.
+_AFTER_SLASHES = re.compile(r"(?<=/)(?=[^/])")
+
+
+def breakable_address(address: str) -> Markup:
+    """An address a phone wraps only after its slashes, never mid-word; copied, it is exact."""
+    # <wbr> marks where a line may break and adds no character to what is selected or copied.
+    return Markup("<wbr>").join(escape(part) for part in _AFTER_SLASHES.split(str(address)))
 
 
 @lru_cache(maxsize=1024)
@@ -94,5 +105,6 @@ def init_app(app):
     app.add_template_filter(duration)
     app.add_template_filter(when)
     app.add_template_filter(clock)
+    app.add_template_filter(breakable_address)
     app.add_template_global(page_zone)
     app.add_template_global(zone_chosen)

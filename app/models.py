@@ -98,9 +98,10 @@ class Instructor(UserMixin, db.Model):
     # Made by an LMS launch: a role claim gives rights in that course's class and nowhere else.
     # Previews, exports, the quiz list and new classes wait until an admin grants the account.
     course_only: Mapped[bool] = mapped_column(default=False, server_default=false())
-    # An IANA name ("Europe/Berlin") the instructor chose: their pages say times in it, and
-    # assignment dates are typed in it (stored in UTC). Until then, their browser's zone.
-    time_zone: Mapped[str | None] = mapped_column(String(64))
+    # An IANA name ("Europe/Berlin"): assignment dates are typed in it, stored in UTC. Once the
+    # instructor has chosen it, their pages say every time in it; until then, their browser's.
+    time_zone: Mapped[str] = mapped_column(String(64), default="UTC", server_default="UTC")
+    time_zone_chosen: Mapped[bool] = mapped_column(default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
 
     classes: Mapped[list["Class"]] = relationship(back_populates="instructor")

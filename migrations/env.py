@@ -43,21 +43,9 @@ def run_migrations_online():
         **current_app.extensions["migrate"].configure_args,
     }
     with db.engine.connect() as connection:
-        sqlite = connection.dialect.name == "sqlite"
-        if sqlite:
-            # A batch migration rebuilds a table, which fails while rows of other tables refer
-            # to it and foreign keys are enforced: SQLite's own recipe turns them off outside
-            # the transaction and checks every reference before it commits.
-            connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
-            connection.commit()
         context.configure(connection=connection, target_metadata=db.metadata, **options)
         with context.begin_transaction():
             context.run_migrations()
-            if sqlite and (broken := connection.exec_driver_sql("PRAGMA foreign_key_check").all()):
-                raise RuntimeError(f"the migration broke foreign keys: {broken[:5]}")
-        if sqlite:
-            connection.exec_driver_sql("PRAGMA foreign_keys=ON")
-            connection.commit()
 
 
 if context.is_offline_mode():

@@ -308,9 +308,10 @@ class Server:
 
 
 @contextmanager
-def gunicorn(tmp_path, workers=4, keep_alive=1, **env):
+def gunicorn(tmp_path, workers=4, keep_alive=1, release=PROJECT_ROOT, **env):
     """A gunicorn server on a free port with the production config, until the block ends. It
-    keeps an idle connection open for `keep_alive` seconds, which its graceful stop waits out."""
+    keeps an idle connection open for `keep_alive` seconds, which its graceful stop waits out;
+    it serves the code in `release`, this checkout unless a test made a copy."""
     port = free_port()
     settings = {
         **os.environ,
@@ -328,7 +329,7 @@ def gunicorn(tmp_path, workers=4, keep_alive=1, **env):
     log = open(log_path, "w")  # noqa: SIM115 - closed below
     process = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", f"--keep-alive={keep_alive}"],
-        cwd=PROJECT_ROOT, env=settings, stdout=log, stderr=subprocess.STDOUT,
+        cwd=release, env=settings, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     base = f"http://127.0.0.1:{port}"
     try:
@@ -381,3 +382,13 @@ def gradebook_rows(response) -> list[dict[str, str]]:
     lines = response.get_data().decode("utf-8-sig").splitlines()
     assert lines[0].startswith("student,student_id,email,state,"), lines[0]
     return list(csv.DictReader(lines))
+
+
+def previous_revision() -> str:
+    """The migration before this release's, where a dump made before the upgrade is."""
+    from alembic.script import ScriptDirectory
+
+    from app.health import SCHEMA_REVISION
+
+    script = ScriptDirectory(str(PROJECT_ROOT / "migrations"))
+    return script.get_revision(SCHEMA_REVISION).down_revision

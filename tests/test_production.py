@@ -2,17 +2,28 @@
 
 import logging
 import re
+import shutil
 
 import pytest
 import sqlalchemy
 
-from app import create_app
+from app import create_app, health
 from app.auth import create_instructor
 from app.config import POOL_OVERFLOW, POOL_SIZE, ConfigError, engine_options
 from app.extensions import db
 from app.health import SCHEMA_REVISION
 
-from helpers import SLUG, Student, database, form_token, login, make_app, shared_schema, text
+from helpers import (
+    SLUG,
+    Student,
+    database,
+    form_token,
+    login,
+    make_app,
+    previous_revision,
+    shared_schema,
+    text,
+)
 
 pytestmark = pytest.mark.any_database
 
@@ -126,6 +137,42 @@ def test_health_check_says_ok(client):
     assert response.json == {"status": "ok", "database": "ok", "schema": "ok"}
 
 
+@pytest.mark.parametrize(
+    ("stamped", "healthy"),
+    [("next1", True), ("stray", False)],
+    ids=["a newer release's migration", "a revision no migration names"],
+)
+def test_a_schema_a_newer_release_upgraded_is_served_until_the_restart(
+    tmp_path, monkeypatch, stamped, healthy
+):
+    """docs/deploy.md §7: `git pull` brings the next release's migration and `db upgrade` runs
+    it before this server restarts. Its workers stay healthy on that schema, which only adds,
+    while a load balancer would otherwise take every server out at once; a revision no
+    migration on disk names is still refused."""
+    versions = tmp_path / "versions"
+    shutil.copytree(health.VERSIONS, versions)
+    (versions / "9999_next.py").write_text(
+        f'revision = "next1"\ndown_revision = "{SCHEMA_REVISION}"\n'
+    )
+    monkeypatch.setattr(health, "VERSIONS", versions)
+    monkeypatch.setattr(health, "_NEWER", set())
+    app = make_app(tmp_path)
+    with app.app_context():
+        db.session.execute(
+            sqlalchemy.text("UPDATE alembic_version SET version_num = :r"), {"r": stamped}
+        )
+        db.session.commit()
+    answer = app.test_client().get("/healthz")
+    if healthy:
+        assert (answer.status_code, answer.json["schema"]) == (200, "ok")
+    else:
+        assert answer.status_code == 503
+        assert answer.json["schema"] == (
+            f"the database's schema is at stray, which this release ({SCHEMA_REVISION}) does "
+            "not know: is DATABASE_URL this Quizwright's database?"
+        )
+
+
 @pytest.mark.postgres  # the missing column is each database's own error
 def test_a_schema_behind_the_code_is_not_healthy_and_pages_say_upgrading(tmp_path):
     """Sysadmin repro: a restored pre-upgrade dump gave 500s (`column classes.archived_at does
@@ -138,12 +185,16 @@ def test_a_schema_behind_the_code_is_not_healthy_and_pages_say_upgrading(tmp_pat
         teacher = app.test_client()
         login(teacher, "teacher", "correct horse")
         with app.app_context():
-            db.session.execute(sqlalchemy.text("UPDATE alembic_version SET version_num = 'old1'"))
+            db.session.execute(
+                sqlalchemy.text("UPDATE alembic_version SET version_num = :old"),
+                {"old": previous_revision()},
+            )
             db.session.commit()
         health = app.test_client().get("/healthz")
         assert health.status_code == 503
         assert health.json["schema"] == (
-            f"the database's schema is at old1, this release needs {SCHEMA_REVISION}: "
+            f"the database's schema is at {previous_revision()}, this release needs "
+            f"{SCHEMA_REVISION}: "
             "run `flask db upgrade`"
         )
         with app.app_context():  # the restored dump predates classes.archived_at

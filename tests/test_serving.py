@@ -29,7 +29,7 @@ from app.extensions import db
 from app.grading import grade
 from app.models import Answer, Attempt
 
-from helpers import SLUG, csrf_token, gunicorn, half_sent_requests, make_app
+from helpers import SLUG, csrf_token, gunicorn, half_sent_requests, make_app, previous_revision
 
 pytestmark = pytest.mark.any_database
 
@@ -321,7 +321,9 @@ def test_a_worker_on_a_schema_behind_its_release_says_so(tmp_path):
     healthy. Each worker now logs that the schema is behind, and /healthz answers 503."""
     app = make_app(tmp_path)
     with app.app_context():
-        db.session.execute(text("UPDATE alembic_version SET version_num = 'old1'"))
+        db.session.execute(
+            text("UPDATE alembic_version SET version_num = :old"), {"old": previous_revision()}
+        )
         db.session.commit()
     with gunicorn(tmp_path, workers=1) as server:
         with pytest.raises(urllib.error.HTTPError) as health:
@@ -330,4 +332,7 @@ def test_a_worker_on_a_schema_behind_its_release_says_so(tmp_path):
         log = next(tmp_path.glob(f"gunicorn-{port}.log")).read_text()
     assert health.value.code == 503
     health.value.close()
-    assert "The database is behind this release: the database's schema is at old1" in log
+    assert (
+        f"The database is behind this release: the database's schema is at {previous_revision()}"
+        in log
+    )

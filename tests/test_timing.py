@@ -177,7 +177,10 @@ def test_time_taken_past_the_limit_says_it_is_the_grace(app, client, quiz, cours
         student.answer(len(quiz.questions), quiz.questions[-1].right_choice.id).status_code == 303
     )
     page = text(client.get(student.results_url))
-    assert "Time taken: 2 min 5 s: over the 2-minute limit by the few seconds of grace" in page
+    # 5 s of the clock's, and the real seconds a loaded machine took between the steps.
+    assert re.search(
+        r"Time taken: 2 min [5-9] s: over the 2-minute limit by the few seconds of grace", page
+    )
 
 
 def test_an_untimed_attempt_has_no_clock_and_behaves_as_before(app, client, quiz, course):

@@ -328,6 +328,7 @@ def listing(scope: Class) -> list[Listed]:
 def _keep_time_zone(instructor: Instructor, zone: str) -> None:
     """Dates are typed in the instructor's zone: the one chosen last is offered next time."""
     instructor.time_zone = zone
+    instructor.time_zone_chosen = True
 
 
 @bp.route("/classes/<int:class_id>/assignments/new", methods=["GET", "POST"])
