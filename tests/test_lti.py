@@ -2,6 +2,7 @@
 lti1p3platform (a platform-side library we did not write) with RSA keys made here."""
 
 import html
+import html.parser
 import json
 import re
 import threading
@@ -27,6 +28,7 @@ from lti1p3platform.request import Request
 from app.auth import create_instructor
 from app.bank import current_bank
 from app.extensions import db
+from app.formatting import breakable_address
 from app.lti.keys import signing_key
 from app.lti.models import (
     LtiAttempt,
@@ -1462,10 +1464,10 @@ def test_the_admin_makes_a_registration_link_on_the_lti_page(bare_tool, site):
     forged = admin.post(f"{tool}/lti/admin/registration-link", allow_redirects=False)
     assert forged.status_code == 400  # no CSRF token
     made = admin.post(f"{tool}/lti/admin/registration-link", data={"csrf_token": csrf_token(page)})
-    shown = page_text(made)
+    shown = page_text(made).replace("<wbr>", "")  # where a phone may wrap it, not text
     link = re.search(r"(http://\S+/lti/register\?code=[\w-]+)", shown)[1]
     assert "It works once, until" in shown
-    assert link not in page_text(admin.get(f"{tool}/lti/admin"))  # shown once
+    assert link not in page_text(admin.get(f"{tool}/lti/admin")).replace("<wbr>", "")  # once
     opened = f"{link}&openid_configuration={site.url}/.well-known/openid-configuration"
     browser = requests.Session()
     form = browser.get(opened + "&registration_token=reg-token-1").text
@@ -1769,6 +1771,7 @@ def test_admin_page_lists_addresses_platforms_and_keys(app, client):
         )
     assert login(client, "boss", "boss password").status_code == 303
     page = " ".join(client.get("/lti/admin").get_data(as_text=True).split())
+    page = page.replace("<wbr>", "")  # where a phone may wrap an address, no character of it
     for address in ("/lti/login", "/lti/launch", "/lti/jwks.json"):
         assert f"http://localhost{address}" in page
     # The bare registration address, which answers 403 without a link's code, is not shown.
@@ -1779,4 +1782,65 @@ def test_admin_page_lists_addresses_platforms_and_keys(app, client):
     runner = app.test_cli_runner()
     assert runner.invoke(args=["lti", "rotate-key", "--grace-days", "2"]).exit_code == 0
     rotated = " ".join(client.get("/lti/admin").get_data(as_text=True).split())
-    assert re.search(r"replaced, published until <time datetime=\"[\d-]+T[\d:]+Z\">", rotated)
+    assert re.search(
+        r"replaced, published until <time datetime=\"[\d-]+T[\d:]+Z\" data-zone=", rotated
+    )
+
+
+class ShownText(html.parser.HTMLParser):
+    """The text of each <code> element, as a reader selects and copies it."""
+
+    def __init__(self):
+        super().__init__()
+        self.codes, self.inside = [], False
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "code":
+            self.inside = True
+            self.codes.append("")
+
+    def handle_endtag(self, tag):
+        self.inside = self.inside and tag != "code"
+
+    def handle_data(self, data):
+        if self.inside:
+            self.codes[-1] += data
+
+
+def test_admin_page_addresses_break_only_after_slashes(app, client):
+    """On a phone an address wraps between its parts, not mid-word: each may break only after
+    a run of slashes, and its text, as selected and copied, is the exact address (issue 27,
+    item 18)."""
+    issuer = "https://moodle.example.edu/school/physics"
+    with app.app_context():
+        create_instructor("boss", "boss password", is_admin=True)
+        ends = (f"{issuer}/auth", f"{issuer}/token", f"{issuer}/keys")
+        save_platform(PlatformDetails(issuer, "client", *ends, ("1",)))
+    assert login(client, "boss", "boss password").status_code == 303
+    token = csrf_token(client.get("/lti/admin").get_data(as_text=True))
+    made = client.post("/lti/admin/registration-link", data={"csrf_token": token})
+    page = client.get(made.location).get_data(as_text=True)
+    link = re.search(r'<code class="copyable">(.*?)</code>', page).group(1)
+    expected = [
+        "http://localhost/lti/login",
+        "http://localhost/lti/launch",
+        "http://localhost/lti/jwks.json",
+        html.unescape(link.replace("<wbr>", "")),
+        issuer,
+    ]
+    shown = ShownText()
+    shown.feed(page)
+    addresses = [code for code in shown.codes if code.startswith("http")]
+    assert addresses == expected and "/lti/register?code=" in expected[3]
+    marked = re.findall(r"<code[^>]*>([^<]*(?:<wbr>[^<]*)+)</code>", page)
+    assert len(marked) == len(expected)
+    for address in marked:
+        assert "://<wbr>" in address and ":/<wbr>/" not in address
+        assert all(before.endswith("/") for before in address.split("<wbr>")[:-1]), address
+        assert address.count("<wbr>") == address.count("/") - 1  # "//" is one run
+
+
+def test_an_address_keeps_its_escaping_between_its_breaks():
+    """The filter escapes the address before marking its breaks: a query's & and < stay text."""
+    marked = breakable_address("https://lms.example/a/?b=<c>&d=1/")
+    assert marked == "https://<wbr>lms.example/<wbr>a/<wbr>?b=&lt;c&gt;&amp;d=1/"

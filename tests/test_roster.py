@@ -492,7 +492,8 @@ def test_sign_in_cards_print_one_whole_card_per_student(app, teacher):
     class_id, _ = create_class(teacher)
     add(teacher, class_id, "Dana Diaz\nEli Ek\nFay Fox")
     remove(teacher, class_id, app, "Fay Fox")
-    page = text(teacher.get(f"{roster_url(class_id)}/cards"))
+    # The test client's localhost is loopback: the cards wait for "Print anyway".
+    page = text(teacher.get(f"{roster_url(class_id)}/cards?confirm=1"))
     cards = re.findall(r'<li class="card">(.*?)</li>', page)
     assert len(cards) == 2
     code = code_of(app, "Dana Diaz")
@@ -591,7 +592,7 @@ def test_a_double_clicked_add_stores_the_list_once(app, teacher, monkeypatch, pa
     assert [name for name, _, _, _ in stored(app)] == ["Dana Diaz", "Eli Ek"]
 
 
-@pytest.mark.parametrize("page", ["", "/cards", "/codes.csv"])
+@pytest.mark.parametrize("page", ["", "/cards?confirm=1", "/codes.csv"])
 def test_roster_pages_cost_the_same_queries_for_10_and_500_students(app, teacher, page):
     """The roster page, the cards and the codes file read the roster in one query."""
     class_id, _ = create_class(teacher)
@@ -660,7 +661,7 @@ def test_a_roster_student_with_no_attempt_left_is_told_before_confirming(app, te
     assert "I am Dana Diaz" not in page and "Continue your attempt" not in page
 
 
-@pytest.mark.parametrize("page", ["", "/cards"])
+@pytest.mark.parametrize("page", ["", "/cards?confirm=1"])
 @pytest.mark.parametrize(
     ("host", "warned"), [("127.0.0.1:8000", True), ("192.168.1.20:8000", False)]
 )
@@ -677,6 +678,45 @@ def test_roster_and_cards_warn_of_personal_links_phones_cannot_open(
     assert ("Phones cannot open these links." in shown) is warned
     if warned:
         assert "<code>HOST=0.0.0.0 make run</code>" in shown
+
+
+@pytest.mark.parametrize("page", ["", "/cards"])
+def test_roster_and_cards_say_the_fix_in_a_line_pointing_to_the_class_page(app, teacher, page):
+    """The class page explains the loopback fix in full; the roster and the cards say it in one
+    line with the command and a link there (issue 27, item 17)."""
+    client = on_host(app, "127.0.0.1:8000")
+    class_id, _ = create_class(client)
+    add(client, class_id, "Dana Diaz, 1")
+    shown = text(client.get(roster_url(class_id) + page))
+    assert shown.count('id="loopback-warning"') == 1
+    assert "Restart with <code>HOST=0.0.0.0 make run</code>" in shown
+    assert f'<a href="/teach/classes/{class_id}#loopback-warning">why and how</a>' in shown
+    assert "Students can open" not in shown  # the full explanation is the class page's
+
+
+def test_cards_with_links_phones_cannot_open_wait_for_print_anyway(app, teacher):
+    """On loopback the cards page shows the warning and "Print anyway" instead of the cards,
+    printing the refusal rather than a blank page; confirmed, the cards come with the warning
+    kept off the paper. Elsewhere the cards come at once (issue 27, item 17)."""
+    client = on_host(app, "127.0.0.1:8000")
+    class_id, _ = create_class(client)
+    add(client, class_id, "Dana Diaz, 1\nEli Ek")
+    cards = roster_url(class_id) + "/cards"
+    held = text(client.get(cards))
+    assert "Phones cannot open these links." in held and "The 2 cards are held back" in held
+    assert f'<a class="button secondary" href="{cards}?confirm=1">Print anyway</a>' in held
+    assert '<li class="card">' not in held and "/s/" not in held and "<svg" not in held
+    assert '<div class="no-print">' not in held
+
+    confirmed = text(client.get(f"{cards}?confirm=1"))
+    assert len(re.findall(r'<li class="card">', confirmed)) == 2
+    assert f"http://127.0.0.1:8000/s/{code_of(app, 'Dana Diaz')}" in confirmed
+    kept = re.search(r'<div class="no-print">(.*?)</div> <ul class="cards">', confirmed).group(1)
+    assert "Phones cannot open these links." in kept and "Print anyway" not in kept
+
+    reachable = text(on_host(app, "192.168.1.20:8000").get(cards))
+    assert len(re.findall(r'<li class="card">', reachable)) == 2
+    assert "Print anyway" not in reachable and "loopback-warning" not in reachable
 
 
 # Lists whose columns are named, or must be chosen (issue 27, items 7 and 8).

@@ -186,6 +186,28 @@ def test_class_page_and_projector_warn_of_a_link_phones_cannot_open(
         assert "<code>HOST=0.0.0.0 make run</code>" in shown
 
 
+@pytest.mark.parametrize(
+    ("host", "command"),
+    [("127.0.0.1:8000", "HOST=0.0.0.0 make run"),
+     ("localhost:5107", "HOST=0.0.0.0 PORT=5107 make run")],
+)  # fmt: skip
+def test_the_class_page_says_once_and_first_how_to_let_phones_in(app, teacher, host, command):
+    """On loopback the class page opens with the whole fix, its command set apart; the projector
+    says it in one line (issue 27, item 17)."""
+    client = on_host(app, host)
+    class_id, code = create_class(client)
+    take(app, "Ada", code, right={1})
+    page = text(client.get(f"/teach/classes/{class_id}"))
+    assert page.count('id="loopback-warning"') == 1 and page.count(f"<code>{command}</code>") == 1
+    assert f'<p class="command"><code>{command}</code></p>' in page
+    assert page.count("Students can open") == 1
+    box = page.index('id="loopback-warning"')
+    assert box < page.index('<nav class="page-parts"') < page.index('id="students-heading"')
+    projector = text(client.get(f"/teach/classes/{class_id}/join"))
+    assert f"Restart with <code>{command}</code>" in projector
+    assert "Students can open" not in projector and 'class="command"' not in projector
+
+
 @pytest.mark.parametrize("page", ["", "/join"])
 def test_a_link_too_long_for_a_qr_code_is_still_shown(app, teacher, page):
     """A host name so long that no QR code holds the link: the link and code still show."""
@@ -286,6 +308,47 @@ def test_class_page_answers_what_the_class_did_not_get(app, teacher):
     histogram = re.search(r"<th scope=\"row\">Attempts</th>(.*?)</tr>", page).group(1)
     assert re.findall(r">(\d+)<", histogram) == ["0", "0", "1", "1", "0", "1", "1", "0", "0"]
     assert 'role="img"' in page
+
+
+CLASS_PAGE_PARTS = [
+    "Students", "Downloads", "At a glance", "Join", "Roster", "Assignments", "Summary",
+    "Score distribution", "Questions", "Voided attempts",
+]  # fmt: skip
+
+
+def test_class_page_opens_with_a_summary_links_to_its_parts_and_the_students(app, teacher):
+    """The headline numbers and what is assigned come first, then a link to every part, then
+    the students table; no part is lost and headings go down one level at a time (issue 27,
+    item 16)."""
+    class_id, code = create_class(teacher)
+    take(app, "Ada", code, right={1, 2, 3, 4, 5, 6})
+    take(app, "Bob", code, right={1, 2})
+    take(app, "Cy", code, right={1})
+    Student(app.test_client()).start(name="Di", class_code=code)  # started, never finished
+    with app.app_context():
+        factories.assignment(db.session.get(Class, class_id), current_bank().quizzes[SLUG])
+        voided = db.session.scalars(db.select(Attempt).filter_by(student_name="Cy")).one()
+        voided.voided_at, voided.seat = datetime.now(UTC), None
+        db.session.commit()
+    page = text(teacher.get(f"/teach/classes/{class_id}"))
+
+    headlines = re.search(r'<ul class="headlines">(.*?)</ul>', page).group(1)
+    words = re.sub(r"<[^>]+>", "", headlines)
+    assert "Gradient Checkpointing Quiz: 3 students" in words  # Cy's attempt is void
+    assert "2 attempts finished, 1 unfinished" in words
+    assert "Mean score 4.0 / 8" in words  # (6 + 2) / 2, as in the summary
+    assert "Assigned: Gradient Checkpointing Quiz (open now)" in words
+    assert f"Join code {code}" in words
+
+    nav = re.search(r'<nav class="page-parts" aria-label="On this page">(.*?)</nav>', page)
+    links = re.findall(r'<a href="#([\w-]+)">([^<]+)</a>', nav.group(1))
+    assert [name for _, name in links] == CLASS_PAGE_PARTS
+    parts = re.findall(r'<h2 id="([\w-]+)">([^<]+)</h2>', page)
+    assert links == parts  # each part has its link, in the page's order, and each link a part
+    assert page.index('<ul class="headlines">') < nav.start() < page.index('id="students-heading"')
+    assert page.index('id="students-heading"') < page.index('id="questions-heading"')
+    levels = [int(level) for level in re.findall(r"<h([1-6])[ >]", page.split("<main", 1)[1])]
+    assert levels[0] == 1 and all(b - a <= 1 for a, b in zip(levels, levels[1:], strict=False))
 
 
 def retake(app, student, right):

@@ -1,8 +1,6 @@
 """The instructor's side of a roster: add students, print and download their sign-in codes,
 remove a student or give them a new code."""
 
-from urllib.parse import urlsplit
-
 from flask import abort, redirect, render_template, request, url_for
 from flask_login import current_user
 
@@ -14,7 +12,7 @@ from ..models import Class, Role, RosterStudent
 from ..roster.parse import MOST_BYTES, PREVIEW_ROWS
 from . import bp, exports
 from .forms import ColumnsForm, RosterForm
-from .views import is_loopback, qr_code
+from .views import loopback_fix, qr_code
 
 # A list of 2,000 students with long email addresses, as a paste or a file: far above the answer
 # forms' limit, which stays as it is everywhere else. Twice the list, as its line breaks may
@@ -33,9 +31,10 @@ def _personal_links(students: list[RosterStudent]) -> dict[int, str]:
     return {student.id: base + student.sign_in_code for student in students}
 
 
-def _links_on_loopback() -> bool:
-    """Whether the personal links point at this computer, which no student's phone can open."""
-    return is_loopback(urlsplit(url_for("roster.sign_in", _external=True)).hostname or "")
+def _loopback_fix() -> str | None:
+    """The command to run when the personal links point at this computer, which no student's
+    phone can open; None when phones can open them."""
+    return loopback_fix(url_for("roster.sign_in", _external=True))
 
 
 @bp.url_value_preprocessor
@@ -112,7 +111,7 @@ def _roster_page(
         current=current,
         removed=[student for student in students if student.removed_at is not None],
         links=_personal_links(current),
-        loopback=_links_on_loopback(),
+        loopback_fix=_loopback_fix(),
         added=request.args.get("added", type=int),
         most=roster.MOST_STUDENTS,
         spaced=roster.spaced,
@@ -128,15 +127,20 @@ def sign_in_cards(class_id):
     """A printable page of cards: each student's name, class, personal link and its QR code."""
     scope = _manage(class_id)
     current = [s for s in roster.class_roster(scope.id) if s.removed_at is None]
-    links = _personal_links(current)
+    # Cards whose links no phone opens are found out only once handed round: on loopback the
+    # page holds them back until the instructor says "anyway" (?confirm=1).
+    fix = _loopback_fix()
+    unconfirmed = bool(fix and current) and request.args.get("confirm") != "1"
+    links = {} if unconfirmed else _personal_links(current)
     return render_template(
         "teach/cards.html",
         scope=scope,
         students=current,
+        unconfirmed=unconfirmed,
         links=links,
         qr_codes={id_: qr_code(link) for id_, link in links.items()},
         sign_in_url=url_for("roster.sign_in", _external=True),
-        loopback=_links_on_loopback(),
+        loopback_fix=fix,
         spaced=roster.spaced,
     )
 

@@ -126,7 +126,7 @@ def new_join_code(scope: Class) -> None:
 def class_page(class_id):
     """Who took the quiz, how they scored, and which questions and wrong answers troubled them."""
     scope, form, report = _report(class_id)
-    join_url, qr, loopback = _join(scope) if scope else (None, None, False)
+    join_url, qr, fix = _join(scope) if scope else (None, None, None)
     refresh = request.args.get("refresh") == "on"
     role = role_in(scope) if scope else Role.OWN
     return render_template(
@@ -140,7 +140,7 @@ def class_page(class_id):
         report=report,
         join_url=join_url,
         qr=qr,
-        loopback=loopback,
+        loopback_fix=fix,
         refresh=REFRESH_SECONDS if refresh else None,
         few=FEW_ATTEMPTS,
         retired=report.quiz.slug not in current_bank().quizzes,
@@ -171,17 +171,27 @@ def _voided(class_id: int | None, slug: str) -> list:
 def join_screen(class_id):
     """The join code, link and QR code alone, large, for a projector: no scores on show."""
     scope = class_or_404(class_id)
-    join_url, qr, loopback = _join(scope)
+    join_url, qr, fix = _join(scope)
     return render_template(
-        "teach/join.html", scope=scope, join_url=join_url, qr=qr, loopback=loopback
+        "teach/join.html", scope=scope, join_url=join_url, qr=qr, loopback_fix=fix
     )
 
 
-def _join(scope: Class) -> tuple[str, Markup | None, bool]:
-    """The class's join link, an inline SVG QR code of it, and whether only this computer can
-    open it."""
+def _join(scope: Class) -> tuple[str, Markup | None, str | None]:
+    """The class's join link, an inline SVG QR code of it, and the command that lets phones
+    open it when only this computer can (None when they can)."""
     join_url = url_for("quiz.join", code=scope.join_code, _external=True)
-    return join_url, qr_code(join_url), is_loopback(urlsplit(join_url).hostname or "")
+    return join_url, qr_code(join_url), loopback_fix(join_url)
+
+
+def loopback_fix(url: str) -> str | None:
+    """The command that lets phones open a link on this computer's own address; None if they can."""
+    parts = urlsplit(url)
+    if not is_loopback(parts.hostname or ""):
+        return None
+    # Another port than make run's 8000 stays in the command, as gunicorn's log line words it.
+    port = f"PORT={parts.port} " if parts.port not in (None, 8000) else ""
+    return f"HOST=0.0.0.0 {port}make run"
 
 
 def is_loopback(host: str) -> bool:
