@@ -20,7 +20,6 @@ import pytest
 
 from app.bank import current_bank
 from app.config import PROJECT_ROOT
-from app.extensions import db
 from app.health import SCHEMA_REVISION
 
 from helpers import (
@@ -161,7 +160,6 @@ def test_the_upgrade_serves_no_500_at_any_step(tmp_path):
             scope = factories.class_(factories.instructor(), join_code="ABCDEF")
             factories.assignment(scope, current_bank().quizzes[SLUG])
             class_id = scope.id
-            db.engine.dispose()
         paths = [f"/teach/classes/{class_id}", f"/quizzes/{SLUG}?code=ABCDEF", "/healthz"]
         started = {}
 
@@ -232,12 +230,10 @@ def test_a_dump_from_before_the_upgrade_restores_as_section_8_says(tmp_path, pos
         with app.app_context():
             scope = factories.class_(factories.instructor(), join_code="ABCDEF")
             class_id = scope.id
-            db.engine.dispose()
         assert student.start(name="Ada", class_code="ABCDEF").status_code == 303
         student.answer(1, "recompute")
         with app.app_context():
             flask_migrate.downgrade(revision=previous_revision())  # the release before
-            db.engine.dispose()
         libpq = postgres.url.set(drivername="postgresql").render_as_string(hide_password=False)
         dump = tmp_path / "quiz-2026-11-29.dump"
         dumped = ["pg_dump", "--format=custom", f"--schema={schema}", f"--file={dump}", libpq]
@@ -257,6 +253,10 @@ def test_a_dump_from_before_the_upgrade_restores_as_section_8_says(tmp_path, pos
             watch.log_in(server.url)
             health = watch_health(server.url)
             before = {path: watch.status(server.url + path) for path in paths}
+            with pytest.raises(urllib.error.HTTPError) as upgrading:
+                urllib.request.urlopen(server.url + student.results_url, timeout=30)
+            said = upgrading.value.read().decode()
+            upgrading.value.close()
         flask(PROJECT_ROOT, url, "db", "upgrade")
         with gunicorn(tmp_path, workers=2, DATABASE_URL=url) as server:
             watch.log_in(server.url)
@@ -266,6 +266,7 @@ def test_a_dump_from_before_the_upgrade_restores_as_section_8_says(tmp_path, pos
             connection.exec_driver_sql(f"DROP DATABASE IF EXISTS {restored}")
     assert health == (503, previous_revision(), SCHEMA_REVISION)
     assert 500 not in before.values() and set(before.values()) <= {200, 503}
+    assert before[student.results_url] == 503 and "Quizwright is being upgraded" in said
     assert after == {path: 200 for path in [*paths, "/healthz"]}
 
 
