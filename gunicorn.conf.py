@@ -101,11 +101,11 @@ def post_fork(server, worker):
 
 
 def post_worker_init(worker):
-    """Compile every template (an upgrade may replace them before this worker stops), say
-    if the database's schema is behind this release, read each request's body in time
-    before the app sees it, then freeze what the worker has loaded: the app lives as long as
-    the worker, so the garbage collector need not walk it again on every collection (a tenth
-    of the class page's time)."""
+    """Compile every template (read with the code, app/pages.py: an upgrade may replace the
+    files before this worker stops), say if the database's schema is behind this release,
+    read each request's body in time before the app sees it, then freeze what the worker has
+    loaded: the app lives as long as the worker, so the garbage collector need not walk it
+    again on every collection (a tenth of the class page's time)."""
     from app import read_every_template
     from app.health import schema_behind
 

@@ -7,6 +7,11 @@ import sqlalchemy
 from flask import Flask, redirect, url_for
 from werkzeug.middleware.proxy_fix import ProxyFix
 
+# The pages first: a `git pull` landing while the code below is imported can then only pair
+# newer code with older pages, which name nothing it lacks (a migration, a route only adds).
+from . import pages
+
+# isort: split
 from . import (
     auth,
     cli,
@@ -43,6 +48,8 @@ def create_app(config: dict | None = None, *, migrations: bool = True) -> Flask:
     app = Flask(__name__)
     app.config.from_mapping(from_environment(app.instance_path))
     app.config.from_mapping(config or {})
+    if not app.debug:  # while debugging, edited pages show at once
+        app.jinja_loader = pages.loader()
     app.config.setdefault(
         "SQLALCHEMY_ENGINE_OPTIONS", engine_options(app.config["SQLALCHEMY_DATABASE_URI"])
     )
@@ -113,10 +120,8 @@ def create_app(config: dict | None = None, *, migrations: bool = True) -> Flask:
 
 
 def read_every_template(app: Flask) -> None:
-    """Compile every template now. Templates are never read again once compiled (they do not
-    reload outside debugging), so a worker keeps rendering its own release's pages while an
-    upgrade replaces the files under it: new templates naming routes the old code lacks would
-    otherwise fail as they are first read."""
+    """Compile every template now, from the pages read as the worker imported its code
+    (app/pages.py), so that no first request waits for it."""
     for name in app.jinja_env.list_templates(extensions=["html"]):
         app.jinja_env.get_template(name)
 

@@ -4,13 +4,13 @@ import re
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 
-from flask import g, get_template_attribute, has_request_context, request
+from flask import g, get_template_attribute, request
 from flask_login import current_user
 from markupsafe import Markup, escape
 
 from .bank import Question
 from .models import Attempt, Class
-from .rules import time_zones, utc, utc_to_local
+from .rules import known_zones, utc, utc_to_local
 
 
 def duration(delta: timedelta) -> str:
@@ -28,11 +28,14 @@ ZONE_COOKIE = "zone"
 
 def page_zone() -> str:
     """The one zone a page says every time in: the instructor's chosen zone, else the browser's
-    (told by static/local-time.js), else that of the class a student's page is for, else UTC."""
-    chosen = current_user.time_zone if zone_chosen() else None
-    told = request.cookies.get(ZONE_COOKIE) if has_request_context() else None
-    browser = told if told in time_zones() else None
-    return chosen or browser or _class_zone() or "UTC"
+    (told by static/local-time.js), else that of the class a student's page is for, else UTC;
+    asked once a request, as a class page says hundreds of times."""
+    if "page_zone" not in g:
+        chosen = current_user.time_zone if zone_chosen() else None
+        told = request.cookies.get(ZONE_COOKIE)
+        browser = told if told in known_zones() else None
+        g.page_zone = chosen or browser or _class_zone() or "UTC"
+    return g.page_zone
 
 
 def say_times_for(scope: Class | Attempt | None) -> None:
@@ -42,7 +45,7 @@ def say_times_for(scope: Class | Attempt | None) -> None:
 
 
 def _class_zone() -> str | None:
-    scope = g.get("times_for") if has_request_context() else None
+    scope = g.get("times_for")
     if scope is not None and not isinstance(scope, Class):
         scope = scope.class_
     return scope.instructor.time_zone if scope is not None else None

@@ -90,6 +90,12 @@ def time_zones() -> tuple[str, ...]:
     return ("UTC", *sorted(zone for zone in available_timezones() if zone.startswith(AREAS)))
 
 
+@cache
+def known_zones() -> frozenset[str]:
+    """The zones of time_zones(), to look one up."""
+    return frozenset(time_zones())
+
+
 def zone_groups() -> list[tuple[str, list[tuple[str, str]]]]:
     """The zones by area, each with the place it is named for as people write it:
     ("America", [..., ("America/Argentina/Buenos_Aires", "Argentina, Buenos Aires"), ...])."""

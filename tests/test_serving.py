@@ -8,6 +8,8 @@ import re
 import shutil
 import signal
 import socket
+import subprocess
+import sys
 import time
 import types
 import urllib.error
@@ -19,9 +21,7 @@ from contextlib import suppress
 import psutil
 import pytest
 from sqlalchemy import text
-from werkzeug.routing import BuildError
 
-from app import read_every_template
 from app.auth import create_instructor
 from app.bank import current_bank
 from app.config import PROJECT_ROOT
@@ -298,22 +298,28 @@ def test_a_stopping_worker_closes_its_database_connections(tmp_path, monkeypatch
     assert len(disposed) == 1
 
 
-def test_a_worker_keeps_its_own_templates_while_an_upgrade_replaces_them(tmp_path):
+def test_a_worker_keeps_the_pages_it_read_with_its_code_while_an_upgrade_replaces_them(tmp_path):
     """Sysadmin repro: between `git pull` and the restart, a running worker read the new class
-    page template, which names a route the old code lacks, and answered 500. A worker compiles
-    every template as it starts (gunicorn's post_worker_init) and never reads them again."""
-    apps = {}
-    for name in ("running", "unprepared"):
-        shutil.copytree(PROJECT_ROOT / "app" / "templates", tmp_path / name / "templates")
-        apps[name] = make_app(tmp_path / name)
-        apps[name].jinja_loader.searchpath = [str(tmp_path / name / "templates")]
-    read_every_template(apps["running"])
-    for name in apps:  # git pull, under the workers: every template names a newer route
-        for template in (tmp_path / name / "templates").rglob("*.html"):
-            template.write_text("{{ url_for('teach.a_page_of_the_next_release') }}")
-    assert apps["running"].test_client().get("/").status_code == 200
-    with pytest.raises(BuildError):  # a 500 in production; the test app raises it
-        apps["unprepared"].test_client().get("/")
+    page template, which names a route the old code lacks, and answered 500; in CI a worker
+    still booting when the pull landed did the same. The pages are read as the package is
+    imported, before any view module, and never again: a pull landing after the import, or
+    while the first request renders, leaves a worker its own release's pages."""
+    release = tmp_path / "release"
+    shutil.copytree(PROJECT_ROOT / "app", release / "app")
+    booting = (
+        "import pathlib, app\n"
+        "for page in pathlib.Path(app.__file__).parent.joinpath('templates').rglob('*.html'):\n"
+        "    page.write_text(\"{{ url_for('teach.a_page_of_the_next_release') }}\")\n"
+        "made = app.create_app({'SECRET_KEY': 'x', 'SQLALCHEMY_DATABASE_URI': 'sqlite://'})\n"
+        "app.read_every_template(made)\n"
+        "print(made.jinja_loader.get_source(made.jinja_env, 'teach/class.html')[0][:40])\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(release)}
+    done = subprocess.run(
+        [sys.executable, "-c", booting], cwd=release, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (PROJECT_ROOT / "app/templates/teach/class.html").read_text()[:40] + "\n"
 
 
 def test_a_worker_on_a_schema_behind_its_release_says_so(tmp_path):

@@ -143,7 +143,7 @@ class AssignmentForm(FlaskForm):
             )
 
     def validate_time_zone(self, field):
-        if field.data not in rules.time_zones():
+        if field.data not in rules.known_zones():
             raise ValidationError("Choose a time zone from the list.")
 
     def validate_opens(self, field):
@@ -156,7 +156,7 @@ class AssignmentForm(FlaskForm):
             raise ValidationError("Closes must be after Opens.")
 
     def _on_the_clock(self, field):
-        if field.data is None or self.time_zone.data not in rules.time_zones():
+        if field.data is None or self.time_zone.data not in rules.known_zones():
             return
         try:
             rules.local_to_utc(field.data, self.time_zone.data)

@@ -1,0 +1,18 @@
+"""This release's page templates, read into memory as the package is imported, before any code
+that renders them: a worker that boots while `git pull` replaces the files holds pages no newer
+than its code (docs/deploy.md §7), and never reads the folder again."""
+
+from pathlib import Path
+
+from jinja2 import DictLoader
+
+FOLDER = Path(__file__).parent / "templates"
+SOURCES = {
+    path.relative_to(FOLDER).as_posix(): path.read_text(encoding="utf-8")
+    for path in sorted(FOLDER.rglob("*.html"))
+}
+
+
+def loader() -> DictLoader:
+    """The pages as they were when this worker imported its code."""
+    return DictLoader(SOURCES)
