@@ -3,6 +3,7 @@
 import re
 from datetime import UTC, datetime, timedelta
 from functools import lru_cache
+from urllib.parse import unquote
 
 from flask import g, get_template_attribute, request
 from flask_login import current_user
@@ -32,7 +33,8 @@ def page_zone() -> str:
     asked once a request, as a class page says hundreds of times."""
     if "page_zone" not in g:
         chosen = current_user.time_zone if zone_chosen() else None
-        told = request.cookies.get(ZONE_COOKIE)
+        # The script writes the name URL-encoded ("Asia%2FTokyo"), as cookie values must be.
+        told = unquote(request.cookies.get(ZONE_COOKIE, ""))
         browser = told if told in known_zones() else None
         g.page_zone = chosen or browser or _class_zone() or "UTC"
     return g.page_zone

@@ -26,7 +26,10 @@ def _migrations() -> dict[str, str | None]:
     """Each migration in migrations/versions as it is on disk now, and the one it follows."""
     found = {}
     for path in VERSIONS.glob("*.py"):
-        source = path.read_text(encoding="utf-8")
+        try:  # `git pull` may be writing or removing one as it is read
+            source = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
         if revision := _REVISION.search(source):
             follows = _FOLLOWS.search(source)
             found[revision.group(1)] = follows.group(1) if follows else None

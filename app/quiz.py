@@ -1,5 +1,6 @@
 """The student pages: choose a quiz, answer each question, read the feedback, see the results."""
 
+import hashlib
 import re
 import secrets
 from collections.abc import Callable
@@ -119,15 +120,26 @@ def _owns(attempt: Attempt) -> bool:
 SIGNED_IN_AS = "students"
 
 
+def _proof(student: RosterStudent) -> str:
+    """What a session keeps of the code a student signed in with: a new code ends it."""
+    return hashlib.sha256(student.sign_in_code.encode()).hexdigest()[:16]
+
+
 def sign_in_as(student: RosterStudent) -> None:
     """Remember, for this session, that its student proved to be this roster student."""
-    known = [id_ for id_ in session.get(SIGNED_IN_AS, []) if id_ != student.id]
-    session[SIGNED_IN_AS] = [*known[-19:], student.id]
+    kept = session.get(SIGNED_IN_AS, [])
+    known = [pair for pair in kept if isinstance(pair, list) and pair[0] != student.id]
+    session[SIGNED_IN_AS] = [*known[-19:], [student.id, _proof(student)]]
 
 
 def _signed_in_as(attempt: Attempt) -> bool:
-    return attempt.roster_student_id is not None and attempt.roster_student_id in session.get(
-        SIGNED_IN_AS, []
+    """Whether this session signed in as the attempt's roster student, with their code as it is
+    now, and they are still on the roster."""
+    student = attempt.roster_student
+    return (
+        student is not None
+        and student.removed_at is None
+        and [student.id, _proof(student)] in session.get(SIGNED_IN_AS, [])
     )
 
 

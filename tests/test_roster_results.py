@@ -7,9 +7,10 @@ from datetime import UTC, datetime, timedelta
 import factories
 import pytest
 
+from app import roster
 from app.bank import current_bank
 from app.extensions import db
-from app.models import Class, FeedbackWhen
+from app.models import Class, FeedbackWhen, RosterStudent
 
 from helpers import SLUG, Student, text
 
@@ -117,3 +118,27 @@ def test_an_lms_style_refusal_lists_the_students_results(app, eli):
         f'<a href="/attempts/{phone.token}/results">Gradient Checkpointing Quiz, attempt 1</a>'
         in page
     )
+
+
+@pytest.mark.parametrize("change", ["new code", "removed"])
+def test_a_new_code_or_removal_ends_what_the_old_sign_in_opened(app, eli, change):
+    """A classmate who signed in with Eli's lost card sees his results until the instructor
+    gives him a new code (or takes him off the roster): then neither his results nor a retake
+    answer to that session any more."""
+    phone = finish(app, eli)
+    classmate = app.test_client()
+    page = classmate.get(f"/s/{eli}").get_data(as_text=True)
+    csrf = re.search(r'name="results-csrf_token" type="hidden" value="([^"]+)"', page).group(1)
+    opened = see_results(classmate, eli, phone.token)
+    assert "Your results" in text(classmate.get(opened.location))
+    with app.app_context():
+        student = db.session.scalars(db.select(RosterStudent)).one()
+        if change == "new code":
+            roster.give_new_code(student)
+        else:
+            roster.remove_student(student)
+    assert "Your results" not in text(classmate.get(opened.location))
+    retake = classmate.post(f"/attempts/{phone.token}/retake", data={"csrf_token": csrf})
+    assert retake.status_code == 403
+    assert "Only the browser that took this attempt can retake it." in text(retake)
+    assert "Your results" in text(phone.client.get(opened.location))  # his own phone still

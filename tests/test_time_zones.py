@@ -3,6 +3,7 @@
 
 import re
 from datetime import UTC, datetime, timedelta
+from urllib.parse import quote
 
 import factories
 import pytest
@@ -46,9 +47,10 @@ def times(page: str) -> list[tuple[str, str]]:
 
 
 def browser(app, zone: str | None = None):
+    """A browser whose script has told the server its zone, encoded as the script writes it."""
     client = app.test_client()
     if zone is not None:
-        client.set_cookie("zone", zone)
+        client.set_cookie("zone", quote(zone, safe=""))
     return client
 
 
@@ -103,6 +105,11 @@ def test_an_instructor_who_chose_no_zone_sees_their_browsers_everywhere(app):
     form = text(teacher.get(f"/teach/classes/{class_id}/assignments/new"))
     assert '<option selected value="Asia/Kolkata">Kolkata</option>' in form
     assert "data-browser-default" in form
+    # An edit's dates are filled in on the page's zone: the script must not change it under them.
+    with app.app_context():
+        assignment_id = db.session.get(Class, class_id).assignments[0].id
+    edit = text(teacher.get(f"/teach/classes/{class_id}/assignments/{assignment_id}"))
+    assert 'value="2099-01-05T21:30"' in edit and "data-browser-default" not in edit
 
 
 def test_a_chosen_zone_rules_the_instructors_pages_whatever_the_browser(app):

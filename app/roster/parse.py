@@ -306,7 +306,8 @@ def _one_each(kinds: list[str | None]) -> bool:
 
 def _guess(rows: list[tuple[str, ...]], width: int) -> tuple[str, ...]:
     """Roles to offer for a list without a header: the first column of ids (rather than emails)
-    as the number, the first column of words as the name, the rest ignored."""
+    as the number, the first column of words as the name (or, with a second beside it, the
+    first and last names), the rest ignored."""
     columns = [[cells[i] for cells in rows if i < len(cells) and cells[i]] for i in range(width)]
     ids = [i for i, cells in enumerate(columns) if cells and all(map(_looks_like_id, cells))]
     numbers = [i for i in ids if not any("@" in cell for cell in columns[i])] or ids
@@ -314,7 +315,10 @@ def _guess(rows: list[tuple[str, ...]], width: int) -> tuple[str, ...]:
     roles = ["ignore"] * width
     if numbers:
         roles[numbers[0]] = "number"
-    if names:
+    if len(names) > 1 and names[1] == names[0] + 1:
+        # Two columns of words side by side: a registrar's first and last names.
+        roles[names[0]], roles[names[1]] = "first", "last"
+    elif names:
         roles[names[0]] = "name"
     return tuple(roles)
 

@@ -51,8 +51,9 @@ class ZoneSelect(Select):
 
     def __call__(self, field, **kwargs):
         kwargs.setdefault("id", field.id)
-        if not field.raw_data and not zone_chosen():
-            # A fresh form whose zone nobody chose: static/local-time.js picks the browser's.
+        if field.browser_default and not field.raw_data and not zone_chosen():
+            # A new assignment, its dates still to type, whose zone nobody chose: the script
+            # picks the browser's. Never on an edit, whose dates are filled in on this zone.
             kwargs["data-browser-default"] = True
         groups = [("Universal", [("UTC", "UTC")]), *rules.zone_groups()]
         return Markup("<select {}>{}</select>").format(
@@ -128,6 +129,7 @@ class AssignmentForm(FlaskForm):
         super().__init__(**kwargs)
         self.scope = scope
         self.editing = editing
+        self.time_zone.browser_default = editing is None
         self.quiz.choices = [
             SelectChoice(quiz.slug, quiz.title) for quiz in current_bank().quizzes.values()
         ]

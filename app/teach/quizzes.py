@@ -13,7 +13,7 @@ MEDIA_TYPES = {
     "moodle-xml": "application/xml",
     "qti": "application/zip",
     "qti3": "application/zip",
-    "gift": "text/plain; charset=utf-8",
+    "gift": "text/plain",  # Flask adds "; charset=utf-8" to text types
 }
 """The formats the pages offer (teach/_quizzes.html), both QTI versions since LMSs import one or
 the other; Aiken, which loses every explanation, stays on the command line, where it says so."""
