@@ -53,16 +53,16 @@ def _class_zone() -> str | None:
     return scope.instructor.time_zone if scope is not None else None
 
 
-def _time(moment: datetime, shape: str, attributes: str = "") -> Markup:
+def _time(moment: datetime, shape: str, clock: bool = False) -> Markup:
     """A moment in the page's zone, labelled, inside <time>: static/local-time.js restates it in
     the browser's zone when that differs and the instructor chose none."""
     zone = page_zone()
     local = utc_to_local(moment, zone)
     # A clock's seconds let the countdown agree with it; a date is said to the minute.
-    stamp = f"{utc(moment):%Y-%m-%dT%H:%M:%SZ}" if attributes else f"{utc(moment):%Y-%m-%dT%H:%MZ}"
+    stamp = utc(moment).strftime("%Y-%m-%dT%H:%M:%SZ" if clock else "%Y-%m-%dT%H:%MZ")
     shown = f"{local.strftime(shape)} {local.tzname()}"
     return Markup('<time datetime="{}" data-zone="{}"{}>{}</time>').format(
-        stamp, zone, Markup(attributes), shown
+        stamp, zone, Markup(' class="clock"') if clock else "", shown
     )
 
 
@@ -75,7 +75,7 @@ def when(moment: datetime) -> Markup:
 
 def clock(moment: datetime) -> Markup:
     """The hour and minute of a moment today: <time class="clock" ...>17:40 CET</time>."""
-    return _time(moment, "%H:%M", ' class="clock"')
+    return _time(moment, "%H:%M", clock=True)
 
 
 def zone_chosen() -> bool:

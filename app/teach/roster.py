@@ -60,12 +60,8 @@ def roster_page(class_id):
             return _roster_page(
                 scope, form, columns=ColumnsForm.preview(form.table, pasted=not form.upload.data)
             )
-        try:
-            added = roster.add_students(scope.id, form.entries)
-        except roster.RosterError as error:
-            form.source.errors.extend(error.problems)
-        else:
-            return _added(scope, len(added))
+        if added := _add(scope, form.entries, form.source.errors):
+            return added
     return _roster_page(scope, form)
 
 
@@ -73,13 +69,10 @@ def _add_with_columns(scope: Class):
     """The second step: the list again, with the columns the instructor chose; shown again with
     every problem by its column or line, or added."""
     columns = ColumnsForm()
-    if columns.validate_on_submit():
-        try:
-            added = roster.add_students(scope.id, columns.entries)
-        except roster.RosterError as error:
-            columns.pending.errors.extend(error.problems)
-        else:
-            return _added(scope, len(added))
+    if columns.validate_on_submit() and (
+        added := _add(scope, columns.entries, columns.pending.errors)
+    ):
+        return added
     pasted = columns.pending.data if columns.pasted.data else ""
     form = RosterForm(formdata=None, data={"students": pasted})
     if columns.table is None:
@@ -89,9 +82,16 @@ def _add_with_columns(scope: Class):
     return _roster_page(scope, form, columns=columns)
 
 
-def _added(scope: Class, count: int):
-    audit(f"roster: {count} students added to class {scope.id}")
-    return redirect(url_for(".roster_page", class_id=scope.id, added=count), 303)
+def _add(scope: Class, entries: list, errors: list):
+    """Add the students and go back to the roster saying how many; None, with why in `errors`,
+    when the roster refuses them (an id it has already)."""
+    try:
+        added = roster.add_students(scope.id, entries)
+    except roster.RosterError as error:
+        errors.extend(error.problems)
+        return None
+    audit(f"roster: {len(added)} students added to class {scope.id}")
+    return redirect(url_for(".roster_page", class_id=scope.id, added=len(added)), 303)
 
 
 def _roster_page(
