@@ -14,6 +14,7 @@ import urllib.parse
 import urllib.request
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
+from pathlib import Path
 
 from jinja2 import BytecodeCache
 from markupsafe import escape
@@ -392,3 +393,19 @@ def previous_revision() -> str:
 
     script = ScriptDirectory(str(PROJECT_ROOT / "migrations"))
     return script.get_revision(SCHEMA_REVISION).down_revision
+
+
+def flask_command(database_url: str, *args: str, release=PROJECT_ROOT):
+    """`.venv/bin/flask --app wsgi ARGS` in a release (this checkout by default), as the docs
+    run it; the release's code comes first, as its own venv's entry points (`flask quiz`) would
+    import it on a server."""
+    env = {
+        **os.environ,
+        "SECRET_KEY": "shared by every server",
+        "DATABASE_URL": database_url,
+        "PYTHONPATH": str(release),
+    }
+    command = [Path(sys.executable).with_name("flask"), "--app", "wsgi", *args]
+    return subprocess.run(
+        command, cwd=release, env=env, capture_output=True, text=True, timeout=120
+    )

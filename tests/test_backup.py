@@ -2,12 +2,10 @@
 what it held; a clean stop that leaves one self-contained file; pg_dump and pg_restore."""
 
 import http.cookiejar
-import os
 import re
 import shutil
 import sqlite3
 import subprocess
-import sys
 import threading
 import urllib.error
 import urllib.parse
@@ -26,7 +24,16 @@ from app.config import PROJECT_ROOT
 from app.extensions import db
 from app.models import Answer, Attempt
 
-from helpers import POSTGRES_URL, SCHEMA, SLUG, Student, csrf_token, gunicorn, make_app
+from helpers import (
+    POSTGRES_URL,
+    SCHEMA,
+    SLUG,
+    Student,
+    csrf_token,
+    flask_command,
+    gunicorn,
+    make_app,
+)
 
 pytestmark = pytest.mark.postgres
 
@@ -163,14 +170,9 @@ def stored_tokens(database: Path) -> set[str]:
         return {token for (token,) in connection.execute("SELECT token FROM attempts")}
 
 
-def flask_command(tmp_path, *args) -> subprocess.CompletedProcess:
-    """`flask --app wsgi ARGS` as docs/deploy.md runs it, on the test's SQLite database."""
-    env = {**os.environ, "SECRET_KEY": "test", "DATABASE_URL": f"sqlite:///{tmp_path / 'quiz.db'}"}
-    flask = Path(sys.executable).with_name("flask")
-    return subprocess.run(
-        [flask, "--app", "wsgi", *args],
-        cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+def sqlite_file(tmp_path) -> str:
+    """DATABASE_URL of the test's SQLite database, as `flask` commands are given it."""
+    return f"sqlite:///{tmp_path / 'quiz.db'}"
 
 
 def status(url: str) -> int:
@@ -184,7 +186,7 @@ def status(url: str) -> int:
 def test_a_clean_stop_leaves_every_answer_in_quiz_db(tmp_path):
     """Once the server has stopped, copying quiz.db alone copies every attempt: nothing is left
     behind in the write-ahead log."""
-    assert flask_command(tmp_path, "db", "upgrade").returncode == 0
+    assert flask_command(sqlite_file(tmp_path), "db", "upgrade").returncode == 0
     with gunicorn(tmp_path, workers=2) as server:
         tokens = {take_first_question(server.url, f"Student {n}") for n in range(4)}
     assert not (tmp_path / "quiz.db-wal").exists()
@@ -200,25 +202,25 @@ def test_restore_brings_back_exactly_what_the_backup_held(tmp_path):
     restore is refused and changes nothing."""
     database, backup = tmp_path / "quiz.db", tmp_path / "backups" / "quiz-2026-12-01.db"
     backup.parent.mkdir()
-    assert flask_command(tmp_path, "db", "upgrade").returncode == 0
+    assert flask_command(sqlite_file(tmp_path), "db", "upgrade").returncode == 0
     with gunicorn(tmp_path, workers=2) as server:
         before = {take_first_question(server.url, name) for name in ("Ada", "Grace")}
-        made = flask_command(tmp_path, "backup", str(backup))
+        made = flask_command(sqlite_file(tmp_path), "backup", str(backup))
         assert made.stdout == f"Backed up 2 attempts to {backup}\n", made.stderr
         after = take_first_question(server.url, "Late Larry")
-        refused = flask_command(tmp_path, "restore", str(backup))
+        refused = flask_command(sqlite_file(tmp_path), "restore", str(backup))
         assert refused.returncode == 1
         assert f"Error: {database} is in use: stop the server" in refused.stderr
         assert stored_tokens(database) == before | {after}
 
-    restored = flask_command(tmp_path, "restore", str(backup))
+    restored = flask_command(sqlite_file(tmp_path), "restore", str(backup))
     assert restored.returncode == 0, restored.stderr
     assert sorted(path.name for path in tmp_path.glob("quiz.db*")) == ["quiz.db"]
     revision = ScriptDirectory(str(PROJECT_ROOT / "migrations")).get_current_head()
     assert restored.stdout == (
         f"Restored 2 attempts from {backup} into {database} (revision {revision}).\n"
     )
-    assert flask_command(tmp_path, "db", "upgrade").returncode == 0
+    assert flask_command(sqlite_file(tmp_path), "db", "upgrade").returncode == 0
     with gunicorn(tmp_path, workers=2) as server:
         for token in before:
             assert status(f"{server.url}/attempts/{token}/results") == 200

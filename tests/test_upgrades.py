@@ -6,7 +6,6 @@ import http.cookiejar
 import os
 import shutil
 import subprocess
-import sys
 import threading
 import urllib.error
 import urllib.parse
@@ -27,6 +26,7 @@ from helpers import (
     SLUG,
     Student,
     csrf_token,
+    flask_command,
     gunicorn,
     make_app,
     previous_revision,
@@ -85,16 +85,8 @@ def git_pull(release: Path) -> None:
 
 
 def flask(release: Path, database_url: str, *args: str) -> None:
-    """`.venv/bin/flask --app wsgi ARGS` in the release, as the docs run it. The release's code
-    comes first: on a server its own venv's entry points (`flask quiz`) import it."""
-    env = {
-        **os.environ,
-        "SECRET_KEY": "shared by every server",
-        "DATABASE_URL": database_url,
-        "PYTHONPATH": str(release),
-    }
-    command = [str(Path(sys.executable).with_name("flask")), "--app", "wsgi", *args]
-    done = subprocess.run(command, cwd=release, env=env, capture_output=True, text=True)
+    """A `flask` command in the release, which must succeed."""
+    done = flask_command(database_url, *args, release=release)
     assert done.returncode == 0, done.stderr
 
 
