@@ -13,6 +13,7 @@ from . import pages
 
 # isort: split
 from . import (
+    attempts,
     auth,
     cli,
     errors,
@@ -21,12 +22,11 @@ from . import (
     guards,
     health,
     lti,
-    quiz,
     ratelimits,
     roster,
-    rules,
     teach,
 )
+from .attempts.policy import Shows
 from .config import (
     PROJECT_ROOT,
     ConfigError,
@@ -107,9 +107,9 @@ def create_app(config: dict | None = None, *, migrations: bool = True) -> Flask:
     app.extensions["quizwright.evidence"] = all_evidence()
     app.jinja_env.globals["measurements"] = current_evidence
     # Every sentence about feedback is chosen by the one answer the rules give.
-    app.jinja_env.globals["Shows"] = rules.Shows
+    app.jinja_env.globals["Shows"] = Shows
     # Guards first: the blueprints' rules are built with its converters in place.
-    for feature in (guards, quiz, roster, auth, teach, lti, health, cli, errors, formatting):
+    for feature in (guards, attempts, roster, auth, teach, lti, health, cli, errors, formatting):
         feature.init_app(app)
     app.register_blueprint(evidence.bp)
     # Browsers ask for /favicon.ico whatever the page links; answer instead of logging a 404.

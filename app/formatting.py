@@ -11,7 +11,7 @@ from markupsafe import Markup, escape
 
 from .bank import Question
 from .models import Attempt, Class
-from .rules import known_zones, utc, utc_to_local
+from .zones import known_zones, utc, utc_to_local
 
 
 def duration(delta: timedelta) -> str:

@@ -1,7 +1,6 @@
 """The stored record of quizzing: quiz versions, attempts and their answers."""
 
 import secrets
-import unicodedata
 from datetime import UTC, datetime
 from enum import StrEnum
 
@@ -23,9 +22,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, column_property, mapped_column, relationship
 
 from .extensions import db
-
-# No 0/O, 1/I/L, so a join or sign-in code read off a projector or a card cannot be mistyped.
-CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
+from .names import student_key
 
 PASSWORD_LENGTH = (8, 1024)
 """Fewest and most characters in an instructor's password."""
@@ -33,29 +30,6 @@ PASSWORD_LENGTH = (8, 1024)
 
 def now() -> datetime:
     return datetime.now(UTC)
-
-
-# Unicode's Default_Ignorable_Code_Point ranges (DerivedCoreProperties.txt): characters that
-# show nothing, among them the Hangul fillers and variation selectors, which are not all "Cf".
-_IGNORABLE = (
-    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5),
-    (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
-    (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3),
-    (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF),
-)  # fmt: skip
-
-
-def ignorable(char: str) -> bool:
-    """Whether a character shows nothing at all: a format character or a default-ignorable one."""
-    point = ord(char)
-    return unicodedata.category(char) == "Cf" or any(lo <= point <= hi for lo, hi in _IGNORABLE)
-
-
-def student_key(name: str) -> str:
-    """Students have no accounts: within a class, a name is a student, whatever its case and
-    invisible characters (a joiner the name form keeps, a zero-width space in an older name)."""
-    shown = "".join(char for char in name if not ignorable(char))
-    return " ".join(shown.split()).casefold()
 
 
 def _key_of_name(context) -> str:

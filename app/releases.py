@@ -8,7 +8,7 @@ from pathlib import Path
 from flask import current_app
 from sqlalchemy.exc import SQLAlchemyError
 
-from .attempts import record_version
+from .attempts.service import record_version
 from .bank import Bank, load_bank, quiz_from_snapshot
 from .extensions import db
 from .models import OfferedQuiz, QuizVersion, Release

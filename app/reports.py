@@ -13,7 +13,8 @@ from typing import NamedTuple
 from sqlalchemy import ColumnElement, case
 from sqlalchemy.orm import undefer
 
-from . import rules, stats
+from . import stats, zones
+from .attempts import policy
 from .bank import Question, Quiz, quiz_from_snapshot
 from .extensions import db
 from .grading import Score, percent
@@ -101,7 +102,7 @@ class AttemptRow:
     def time_taken(self) -> timedelta | None:
         ended = self.last_answer_at if self.answered == self.out_of else self.finished_at
         # A deadline comes from the rules in UTC; the database may hand back naive UTC.
-        return rules.utc(ended) - rules.utc(self.started_at) if self.complete and ended else None
+        return zones.utc(ended) - zones.utc(self.started_at) if self.complete and ended else None
 
 
 @dataclass(frozen=True)
@@ -454,8 +455,8 @@ def _roster(
         elif ends is not None or closes is not None:
             # Most students whose time runs out never press anything again: their attempt is
             # over all the same, and scored on what they answered.
-            deadline = rules.answer_deadline(rules.utc(ends), rules.utc(closes))
-            ended = rules.ended_at(moment, None, deadline)
+            deadline = policy.answer_deadline(zones.utc(ends), zones.utc(closes))
+            ended = policy.ended_at(moment, None, deadline)
             if ended is not None:
                 lapsed[id_] = ended
                 shares[id_] = points / out_of[version]

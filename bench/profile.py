@@ -42,7 +42,7 @@ def serve(page: str, requests: int) -> None:
     from flask_wtf.csrf import generate_csrf
 
     from app import create_app
-    from app.attempts import start_attempt
+    from app.attempts.service import start_attempt
     from app.bank import current_bank
     from app.extensions import db
     from app.models import Attempt

@@ -36,7 +36,7 @@ import factories  # noqa: E402
 import scenarios  # noqa: E402
 
 from app import create_app  # noqa: E402
-from app.attempts import start_attempt  # noqa: E402
+from app.attempts.service import start_attempt  # noqa: E402
 from app.bank import current_bank  # noqa: E402
 from app.extensions import db  # noqa: E402
 from app.lti.models import LtiScore  # noqa: E402

@@ -19,7 +19,7 @@ from flask_wtf.csrf import generate_csrf
 from test_lti import CLIENT_ID, DEPLOYMENT, LEARNER, TEACHER, Person, Platform, PlatformSite
 from test_lti import launch as full_launch
 
-from app.attempts import record_version, start_attempt, store_answers
+from app.attempts.service import record_version, start_attempt, store_answers
 from app.bank import Quiz
 from app.extensions import db
 from app.grading import grade

@@ -4,16 +4,21 @@ the recording functions in app/attempts.py, so a report test reads what producti
 Call them inside an app context.
 """
 
-import secrets
 from collections.abc import Sequence
 
-from app.attempts import new_attempt, record_answer, record_version, start_attempt, store_answers
+from app.attempts.service import (
+    new_attempt,
+    record_answer,
+    record_version,
+    start_attempt,
+    store_answers,
+)
 from app.auth import create_instructor, share_class
 from app.bank import Quiz
+from app.codes import new_join_code
 from app.extensions import db
 from app.grading import grade
 from app.models import (
-    CODE_ALPHABET,
     Assignment,
     Attempt,
     Class,
@@ -39,7 +44,7 @@ def class_(teacher: Instructor, name: str = "Physics 101", join_code: str | None
     made = Class(
         name=name,
         instructor_id=teacher.id,
-        join_code=join_code or "".join(secrets.choice(CODE_ALPHABET) for _ in range(6)),
+        join_code=join_code or new_join_code(),
     )
     db.session.add(made)
     db.session.commit()

@@ -26,8 +26,8 @@ from app.auth import create_instructor, find_instructor, safe_next
 from app.bank import BankError, current_bank, load_bank
 from app.config import PROJECT_ROOT
 from app.extensions import db
-from app.forms import tidy, tidy_name
 from app.models import Answer, Assignment, Attempt, Class, Instructor, RosterStudent, now
+from app.names import tidy, tidy_name
 from app.roster import add_students, read_text
 
 from helpers import (

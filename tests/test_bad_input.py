@@ -5,7 +5,7 @@ import threading
 
 import pytest
 
-from app.attempts import record_answer
+from app.attempts.service import record_answer
 from app.auth import create_instructor
 from app.extensions import db
 from app.grading import grade

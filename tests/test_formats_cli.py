@@ -301,10 +301,11 @@ def test_the_skeleton_is_true_if_served_as_it_is(tmp_path):
     )
 
 
-def test_the_readme_commands_name_real_commands_and_options():
-    """Every `flask quiz ...` line in README names a command and options that exist."""
-    readme = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
-    used = re.findall(r"flask (?:--app wsgi )?quiz ([a-z-]+)([^\n`#]*)", readme)
+def test_the_documented_commands_name_real_commands_and_options():
+    """Every `flask quiz ...` line in README and docs/ names a command and options that exist."""
+    documents = [PROJECT_ROOT / "README.md", *(PROJECT_ROOT / "docs").glob("*.md")]
+    text = "\n".join(document.read_text(encoding="utf-8") for document in documents)
+    used = re.findall(r"flask (?:--app wsgi )?quiz ([a-z-]+)([^\n`#]*)", text)
     assert {"import", "export", "new", "check", "reload"} <= {name for name, _ in used}
     for name, rest in used:
         command = quiz_cli.commands[name]

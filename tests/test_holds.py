@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import factories
 import pytest
 
-from app import rules
+from app.attempts import policy
 from app.bank import current_bank
 from app.extensions import db
 from app.models import Assignment, Attempt, Class, FeedbackWhen, RosterStudent
@@ -66,7 +66,7 @@ def student(app) -> Student:
 def test_which_assignments_hold_the_key_back(feedback, closes_at, released_at, holds):
     """Held until released or none of its attempts can still be answered; after each answer
     nothing is held."""
-    assert rules.holds_back_key(feedback, NOW, closes_at, released_at) is holds
+    assert policy.holds_back_key(feedback, NOW, closes_at, released_at) is holds
 
 
 @pytest.mark.parametrize("feedback", [FeedbackWhen.AFTER_CLOSE, FeedbackWhen.AFTER_ATTEMPT])
@@ -222,15 +222,15 @@ def test_the_class_holding_the_key_keeps_its_own_rule(app, class_id, other_class
 def test_feedback_opens_once_the_last_attempt_can_no_longer_be_answered():
     """A 60-minute attempt started just before the close answers until close + 60 min + grace."""
     closes = NOW
-    assert rules.feedback_opens_at(FeedbackWhen.AFTER_CLOSE, closes, 60) == (
-        closes + timedelta(minutes=60) + rules.ANSWER_GRACE
+    assert policy.feedback_opens_at(FeedbackWhen.AFTER_CLOSE, closes, 60) == (
+        closes + timedelta(minutes=60) + policy.ANSWER_GRACE
     )
-    assert rules.feedback_opens_at(FeedbackWhen.AFTER_CLOSE, closes, None) == (
-        closes + rules.CLOSE_GRACE
+    assert policy.feedback_opens_at(FeedbackWhen.AFTER_CLOSE, closes, None) == (
+        closes + policy.CLOSE_GRACE
     )
-    assert rules.feedback_opens_at(FeedbackWhen.AFTER_CLOSE, None, 60) is None
-    assert rules.feedback_opens_at(FeedbackWhen.AFTER_ATTEMPT, closes, 60) is None
-    assert rules.feedback_opens_at(FeedbackWhen.EACH_ANSWER, closes, None) is None
+    assert policy.feedback_opens_at(FeedbackWhen.AFTER_CLOSE, None, 60) is None
+    assert policy.feedback_opens_at(FeedbackWhen.AFTER_ATTEMPT, closes, 60) is None
+    assert policy.feedback_opens_at(FeedbackWhen.EACH_ANSWER, closes, None) is None
 
 
 class Clock:
@@ -238,7 +238,7 @@ class Clock:
 
     def __init__(self, monkeypatch):
         self.ahead = timedelta()
-        for where in ("app.attempts.now", "app.teach.assignments.now"):
+        for where in ("app.attempts.service.now", "app.teach.assignments.now"):
             monkeypatch.setattr(where, self.now)
 
     def now(self) -> datetime:
@@ -259,7 +259,7 @@ def test_a_review_stays_shut_while_a_classmate_can_still_answer(app, class_id, m
     for number, question in enumerate(quiz.questions, 1):
         assert alice.answer(number, question.choices[0].id).status_code == 303
     assert bob.start(name="Bob", class_code=CODE).status_code == 303
-    opens = closes + timedelta(minutes=60) + rules.ANSWER_GRACE
+    opens = closes + timedelta(minutes=60) + policy.ANSWER_GRACE
     teacher = app.test_client()
     login(teacher, "teacher", "correct horse")
 

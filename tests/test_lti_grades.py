@@ -22,6 +22,7 @@ from test_lti import (
     page_text,
 )
 
+from app.attempts.policy import ANSWER_GRACE
 from app.bank import current_bank
 from app.extensions import db
 from app.lti.grades import MOST_TRIES, send_due
@@ -31,7 +32,6 @@ from app.lti.rules import retry_delay
 from app.lti.storage import aware
 from app.models import Assignment, Attempt, FeedbackWhen, RosterStudent, now
 from app.reports import Counting
-from app.rules import ANSWER_GRACE
 
 from helpers import SLUG, free_port
 

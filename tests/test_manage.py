@@ -7,7 +7,7 @@ import threading
 import factories
 import pytest
 
-from app.attempts import new_attempt, record_version
+from app.attempts.service import new_attempt, record_version
 from app.bank import current_bank
 from app.extensions import db
 from app.models import (

@@ -16,9 +16,10 @@ from werkzeug.datastructures import FileStorage
 from werkzeug.test import encode_multipart
 
 from app.bank import current_bank
+from app.codes import CODE_ALPHABET
 from app.config import PROJECT_ROOT
 from app.extensions import db
-from app.models import CODE_ALPHABET, Attempt, RosterStudent
+from app.models import Attempt, RosterStudent
 from app.roster import store as roster_store
 
 from helpers import (
@@ -177,7 +178,7 @@ def test_a_code_clash_draws_new_codes(app, teacher, monkeypatch):
     add(teacher, class_id, "Dana Diaz")
     taken = code_of(app, "Dana Diaz")
     drawn = iter([taken, "ZZZZ2222"])
-    monkeypatch.setattr("app.roster.store.new_code", lambda: next(drawn))
+    monkeypatch.setattr("app.roster.store.new_sign_in_code", lambda: next(drawn))
     assert add(teacher, class_id, "Eli Ek").status_code == 303
     assert code_of(app, "Eli Ek") == "ZZZZ2222"
 

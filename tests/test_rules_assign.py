@@ -4,8 +4,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app import rules
-from app.rules import Window
+from app import zones
+from app.attempts import policy
+from app.attempts.policy import Window
 
 OPENS = datetime(2026, 12, 7, 8, 0, tzinfo=UTC)
 CLOSES = OPENS + timedelta(days=4)
@@ -22,22 +23,22 @@ CLOSES = OPENS + timedelta(days=4)
 )
 def test_window_opens_at_opens_and_closes_at_closes(moment, expected):
     """Open from the opening moment itself; closed from the closing moment itself."""
-    assert rules.window(moment, OPENS, CLOSES) is expected
+    assert policy.window(moment, OPENS, CLOSES) is expected
 
 
 def test_a_missing_date_leaves_that_side_open():
     """No opening date: open until the close; no closing date: open for good after opening."""
     long_ago, far_ahead = OPENS - timedelta(days=999), CLOSES + timedelta(days=999)
-    assert rules.window(long_ago, None, CLOSES) is Window.OPEN
-    assert rules.window(far_ahead, OPENS, None) is Window.OPEN
-    assert rules.window(far_ahead, None, None) is Window.OPEN
+    assert policy.window(long_ago, None, CLOSES) is Window.OPEN
+    assert policy.window(far_ahead, OPENS, None) is Window.OPEN
+    assert policy.window(far_ahead, None, None) is Window.OPEN
 
 
 def test_window_reads_dates_sqlite_gave_back_without_a_zone():
     """SQLite returns stored UTC without its zone: it is still UTC, not local time."""
     naive = OPENS.replace(tzinfo=None)
-    assert rules.window(OPENS - timedelta(minutes=1), naive, None) is Window.NOT_YET_OPEN
-    assert rules.window(OPENS, naive, None) is Window.OPEN
+    assert policy.window(OPENS - timedelta(minutes=1), naive, None) is Window.NOT_YET_OPEN
+    assert policy.window(OPENS, naive, None) is Window.OPEN
 
 
 @pytest.mark.parametrize(
@@ -57,7 +58,7 @@ def test_free_seat_is_the_lowest_left_once_unseated_attempts_are_counted(
     taken, unseated, allowed, seat
 ):
     """A start takes the lowest free seat; attempts without one still use up the allowance."""
-    assert rules.free_seat(taken, unseated, allowed) == seat
+    assert policy.free_seat(taken, unseated, allowed) == seat
 
 
 @pytest.mark.parametrize(
@@ -65,33 +66,33 @@ def test_free_seat_is_the_lowest_left_once_unseated_attempts_are_counted(
 )
 def test_attempts_left(used, allowed, left):
     """Unlimited stays unlimited; a limit never goes below nothing left."""
-    assert rules.attempts_left(used, allowed) == left
+    assert policy.attempts_left(used, allowed) == left
 
 
 def test_a_class_offers_its_assigned_quizzes_in_the_banks_order():
     """Only assigned quizzes, in the bank's order; every quiz when nothing is assigned."""
     bank = ["alpha", "beta", "gamma"]
-    assert rules.offered(bank, {"gamma", "alpha"}) == ["alpha", "gamma"]
-    assert rules.offered(bank, set()) == bank
-    assert rules.offered(bank, {"retired"}) == []
-    assert rules.may_take("beta", {"alpha"}) is False
-    assert rules.may_take("alpha", {"alpha"}) is True
-    assert rules.may_take("beta", set()) is True
+    assert policy.offered(bank, {"gamma", "alpha"}) == ["alpha", "gamma"]
+    assert policy.offered(bank, set()) == bank
+    assert policy.offered(bank, {"retired"}) == []
+    assert policy.may_take("beta", {"alpha"}) is False
+    assert policy.may_take("alpha", {"alpha"}) is True
+    assert policy.may_take("beta", set()) is True
 
 
 def test_local_times_are_read_on_the_zones_clocks():
     """09:00 in Berlin in December is 08:00 UTC; in July (summer time) it is 07:00 UTC."""
-    winter = rules.local_to_utc(datetime(2026, 12, 7, 9, 0), "Europe/Berlin")
-    summer = rules.local_to_utc(datetime(2026, 7, 7, 9, 0), "Europe/Berlin")
+    winter = zones.local_to_utc(datetime(2026, 12, 7, 9, 0), "Europe/Berlin")
+    summer = zones.local_to_utc(datetime(2026, 7, 7, 9, 0), "Europe/Berlin")
     assert winter == datetime(2026, 12, 7, 8, 0, tzinfo=UTC)
     assert summer == datetime(2026, 7, 7, 7, 0, tzinfo=UTC)
-    assert rules.utc_to_local(winter, "Europe/Berlin").hour == 9
-    assert rules.local_to_utc(datetime(2026, 12, 7, 9, 0), "UTC").hour == 9
+    assert zones.utc_to_local(winter, "Europe/Berlin").hour == 9
+    assert zones.local_to_utc(datetime(2026, 12, 7, 9, 0), "UTC").hour == 9
 
 
 def test_a_time_the_clocks_skip_is_refused_and_a_repeated_one_is_the_first():
     """02:30 on 29 March 2026 never happens in Berlin; 02:30 on 25 October happens twice."""
-    with pytest.raises(rules.NoSuchLocalTime):
-        rules.local_to_utc(datetime(2026, 3, 29, 2, 30), "Europe/Berlin")
-    twice = rules.local_to_utc(datetime(2026, 10, 25, 2, 30), "Europe/Berlin")
+    with pytest.raises(zones.NoSuchLocalTime):
+        zones.local_to_utc(datetime(2026, 3, 29, 2, 30), "Europe/Berlin")
+    twice = zones.local_to_utc(datetime(2026, 10, 25, 2, 30), "Europe/Berlin")
     assert twice == datetime(2026, 10, 25, 0, 30, tzinfo=UTC)  # still summer time (UTC+2)

@@ -2,7 +2,7 @@
 
 from datetime import UTC, datetime
 
-from app.rules import SeenStudent, kept_student
+from app.teach.students import SeenStudent, kept_student
 
 MONDAY, TUESDAY = datetime(2026, 3, 2, 9, tzinfo=UTC), datetime(2026, 3, 3, 9, tzinfo=UTC)
 

@@ -4,8 +4,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.models import FeedbackWhen
-from app.rules import (
+from app.attempts.policy import (
     ANSWER_GRACE,
     CLOSE_GRACE,
     Ending,
@@ -17,6 +16,7 @@ from app.rules import (
     may_answer,
     review_open_to_anyone,
 )
+from app.models import FeedbackWhen
 
 NOON = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 MINUTE = timedelta(minutes=1)

@@ -114,13 +114,13 @@ def test_a_moved_session_is_logged_out_even_after_taking_the_quiz(teacher, app):
 def test_a_login_ends_after_the_idle_timeout(teacher, app, monkeypatch):
     """Active use keeps the login; INSTRUCTOR_IDLE_MINUTES without a request ends it."""
     start = now()
-    monkeypatch.setattr("app.auth.now", lambda: start + timedelta(minutes=119))
+    monkeypatch.setattr("app.auth.views.now", lambda: start + timedelta(minutes=119))
     assert teacher.get("/teach").status_code == 200
-    monkeypatch.setattr("app.auth.now", lambda: start + timedelta(minutes=119 + 121))
+    monkeypatch.setattr("app.auth.views.now", lambda: start + timedelta(minutes=119 + 121))
     response = teacher.get("/teach", follow_redirects=True)
     assert response.request.path == "/login"
     assert "You were logged out after a while without activity." in response.get_data(as_text=True)
-    monkeypatch.setattr("app.auth.now", lambda: start + timedelta(minutes=119 + 122))
+    monkeypatch.setattr("app.auth.views.now", lambda: start + timedelta(minutes=119 + 122))
     assert teacher.get("/teach").location.startswith("/login")
 
 
@@ -265,5 +265,5 @@ def test_a_login_from_before_the_upgrade_gets_the_idle_timeout_too(teacher, monk
     assert teacher.get("/teach").status_code == 200
     assert teacher.get_cookie("session").expires is None
     later = now() + timedelta(minutes=121)
-    monkeypatch.setattr("app.auth.now", lambda: later)
+    monkeypatch.setattr("app.auth.views.now", lambda: later)
     assert teacher.get("/teach").location.startswith("/login")

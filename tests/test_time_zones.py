@@ -8,7 +8,7 @@ from urllib.parse import quote
 import factories
 import pytest
 
-from app import rules
+from app import zones
 from app.bank import current_bank
 from app.extensions import db
 from app.models import Class, Instructor
@@ -160,9 +160,9 @@ def test_this_years_dates_leave_the_year_out(app):
 
 def test_zones_are_offered_by_area_and_place():
     """Each zone once, under its area, by the place people write: no raw IANA names."""
-    groups = dict(rules.zone_groups())
+    groups = dict(zones.zone_groups())
     assert ("America/Argentina/Buenos_Aires", "Argentina, Buenos Aires") in groups["America"]
     assert ("Europe/Berlin", "Berlin") in groups["Europe"]
     listed = [zone for places in groups.values() for zone, _ in places]
-    assert sorted(listed) == sorted(rules.time_zones()[1:]) and len(set(listed)) == len(listed)
+    assert sorted(listed) == sorted(zones.time_zones()[1:]) and len(set(listed)) == len(listed)
     assert all("_" not in place for places in groups.values() for _, place in places)

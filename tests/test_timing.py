@@ -10,11 +10,13 @@ from datetime import UTC, datetime, timedelta
 import factories
 import pytest
 
-from app.attempts import attempt_or_404, finish_attempt, record_answer, utc
+from app.attempts.lookup import attempt_or_404
+from app.attempts.policy import ANSWER_GRACE, CLOSE_GRACE
+from app.attempts.service import finish_attempt, record_answer
 from app.extensions import db
 from app.grading import grade
 from app.models import Answer, Assignment, Attempt, Class, FeedbackWhen
-from app.rules import ANSWER_GRACE, CLOSE_GRACE
+from app.zones import utc
 
 from helpers import Student, login, queries, shown, text, wrong_choice
 
@@ -39,7 +41,7 @@ class Clock:
 @pytest.fixture
 def clock(monkeypatch):
     moved = Clock()
-    monkeypatch.setattr("app.attempts.now", moved.now)
+    monkeypatch.setattr("app.attempts.service.now", moved.now)
     monkeypatch.setattr("app.reports.now", moved.now)
     return moved
 

@@ -6,7 +6,7 @@ from sqlalchemy.exc import IntegrityError
 
 from ..audit import audit_command
 from ..models import Instructor
-from . import (
+from .accounts import (
     check_password,
     create_instructor,
     end_sessions,
@@ -99,3 +99,11 @@ def grant_instructor_command(username, revoke):
         click.echo(f"“{instructor.username}” now reaches only their LMS courses' classes.")
     else:
         click.echo(f"“{instructor.username}” may now preview quizzes and create classes.")
+
+
+account_commands = (
+    create_instructor_command,
+    set_password_command,
+    disable_instructor_command,
+    grant_instructor_command,
+)

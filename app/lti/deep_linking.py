@@ -17,7 +17,7 @@ from ..extensions import db
 from ..formatting import page_zone
 from ..models import Class, Role
 from ..teach.assignments import AlreadyAssigned, AssignmentForm, save_assignment
-from . import bp
+from .blueprint import bp
 from .config import DatabaseToolConf
 from .launch import CLAIM
 from .models import LtiPlatform

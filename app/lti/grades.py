@@ -11,12 +11,12 @@ from pylti1p3.exception import LtiServiceException
 from pylti1p3.service_connector import ServiceConnector
 from sqlalchemy.orm import joinedload
 
-from .. import rules
-from ..attempts import finish_attempt, quiz_of
+from ..attempts import policy
+from ..attempts.service import finish_attempt, quiz_of
 from ..extensions import db
 from ..models import Assignment, Attempt, FeedbackWhen, QuizVersion, now
 from ..reports import PICK, Counting
-from ..rules import utc
+from ..zones import utc
 from .config import DatabaseToolConf
 from .models import LtiAttempt, LtiPlatform, LtiScore, LtiUser
 from .rules import retry_delay
@@ -32,10 +32,10 @@ LEASE = timedelta(minutes=5)
 LAST_ERROR_LENGTH = 300
 
 
-def record_grade(attempt_id: int, occasion: str) -> None:
+def record_grade(_sender, *, attempt_id: int, occasion: str) -> None:
     """Add the student's grade to the outbox if the attempt came from a launch with a line item;
-    called by attempts.py when an attempt finishes, is voided or is restored, inside that
-    transaction and before its commit."""
+    the grade_changed signal's receiver, inside the transaction that changed it, before its
+    commit."""
     launched = db.session.execute(
         db.select(LtiAttempt.user_id, LtiAttempt.line_item_url, LtiUser.sub)
         .join(LtiUser, LtiUser.id == LtiAttempt.user_id)
@@ -159,10 +159,10 @@ def _held(row) -> bool:
         return False
     # When the student pages show it: once no attempt started before the close can still be
     # answered, not at the close itself.
-    opens_at = rules.feedback_opens_at(
+    opens_at = policy.feedback_opens_at(
         FeedbackWhen.AFTER_CLOSE, utc(row.closes_at), row.time_limit_minutes
     )
-    return not rules.feedback_visible(
+    return not policy.feedback_visible(
         FeedbackWhen.AFTER_CLOSE, True, now(), opens_at, utc(row.feedback_released_at)
     )
 
@@ -183,7 +183,7 @@ def finish_timed_out() -> int:
     ).all()
     finished = 0
     for attempt, closes_at in open_:
-        deadline = rules.answer_deadline(utc(attempt.ends_at), utc(closes_at))
+        deadline = policy.answer_deadline(utc(attempt.ends_at), utc(closes_at))
         if now() > deadline:
             finished += finish_attempt(attempt, deadline)
     return finished

@@ -3,15 +3,13 @@ instructor account, the course's class and the learner's attempt. Each is made o
 two first launches at once meet a unique constraint and the loser reads the winner's row."""
 
 import hashlib
-import secrets
-
-from sqlalchemy.exc import IntegrityError
 
 from ..bank import Quiz
+from ..codes import JOIN_TRIES, SIGN_IN_TRIES, new_join_code, new_sign_in_code
 from ..extensions import db
-from ..models import Attempt, Class, Instructor, QuizVersion, RosterStudent, student_key
-from ..roster.store import TRIES, new_code
-from ..teach.views import CODE_ALPHABET
+from ..models import Attempt, Class, Instructor, QuizVersion, RosterStudent
+from ..names import student_key
+from ..races import commit_first_free, insert_or_get
 from .config import find_platform
 from .models import LtiAttempt, LtiCourse, LtiLearner, LtiPlatform, LtiUser
 
@@ -26,23 +24,13 @@ def platform_of(claims: dict) -> LtiPlatform:
     return find_platform(claims["iss"], claims.get("azp") or audience[0])
 
 
-def _first_or_existing(make, find):
-    """Store what `make` builds; if a concurrent launch stored it first, return theirs."""
-    db.session.add(make())
-    try:
-        db.session.commit()
-    except IntegrityError:
-        db.session.rollback()
-    return find()
-
-
 def user_for(platform: LtiPlatform, sub: str, name: str) -> LtiUser:
     """The platform's user `sub`, made on first launch; their name follows the platform's."""
     find = db.select(LtiUser).filter_by(platform_id=platform.id, sub=sub)
     user = db.session.scalar(find)
     if user is None:
-        user = _first_or_existing(
-            lambda: LtiUser(platform_id=platform.id, sub=sub, name=name),
+        user = insert_or_get(
+            LtiUser(platform_id=platform.id, sub=sub, name=name),
             lambda: db.session.scalars(find).one(),
         )
     if user.name != name:
@@ -64,8 +52,8 @@ def instructor_for(user: LtiUser) -> Instructor:
         return db.session.get(Instructor, user.instructor_id)
     username = linked_username(user.platform.issuer, user.platform.client_id, user.sub)
     find = db.select(Instructor).filter_by(username=username)
-    account = db.session.scalar(find) or _first_or_existing(
-        lambda: Instructor(username=username, password_hash=UNUSABLE_PASSWORD, course_only=True),
+    account = db.session.scalar(find) or insert_or_get(
+        Instructor(username=username, password_hash=UNUSABLE_PASSWORD, course_only=True),
         lambda: db.session.scalars(find).one(),
     )
     # Set only where unset: an admin may have linked the user to another account meanwhile.
@@ -123,11 +111,10 @@ def open_course(platform: LtiPlatform, deployment_id: str, context: dict, owner:
         return found
     title = " ".join((context.get("title") or context.get("label") or "").split())
     title = title or f"Course {context['id']}"
-    for _ in range(10):  # a join code clash is rare (31^6 codes); its constraint catches it
+
+    def draw() -> Class:
         made = Class(
-            name=title[:CLASS_NAME_LENGTH],
-            instructor_id=owner.id,
-            join_code="".join(secrets.choice(CODE_ALPHABET) for _ in range(6)),
+            name=title[:CLASS_NAME_LENGTH], instructor_id=owner.id, join_code=new_join_code()
         )
         db.session.add(made)
         db.session.flush()
@@ -139,14 +126,12 @@ def open_course(platform: LtiPlatform, deployment_id: str, context: dict, owner:
                 class_id=made.id,
             )
         )
-        try:
-            db.session.commit()
-            return made
-        except IntegrityError:
-            db.session.rollback()
-            if (found := course_class(platform, deployment_id, context["id"])) is not None:
-                return found  # another instructor's first launch won
-    raise RuntimeError("no free join code after 10 tries")
+        return made
+
+    def winner() -> Class | None:  # another instructor's first launch stored theirs
+        return course_class(platform, deployment_id, context["id"])
+
+    return commit_first_free(draw, JOIN_TRIES, "join code", winner)
 
 
 def _learner_in(user: LtiUser, class_id: int) -> RosterStudent | None:
@@ -168,24 +153,25 @@ def roster_student_for(user: LtiUser, class_id: int) -> RosterStudent:
         if db.session.scalar(typed) is not None:
             # An instructor typed this number for someone: never hand their record to this user.
             number = f"lti:{user.sub}"
-        for _ in range(TRIES):
+
+        def draw() -> RosterStudent:
             made = RosterStudent(
-                class_id=class_id, name=user.name, student_number=number, sign_in_code=new_code()
+                class_id=class_id,
+                name=user.name,
+                student_number=number,
+                sign_in_code=new_sign_in_code(),
             )
             db.session.add(made)
             db.session.flush()
             db.session.add(
                 LtiLearner(roster_student_id=made.id, user_id=user.id, class_id=class_id)
             )
-            try:
-                db.session.commit()
-                return made
-            except IntegrityError:
-                db.session.rollback()
-                if (student := _learner_in(user, class_id)) is not None:
-                    break  # a concurrent launch put them on the roster first
-        else:
-            raise RuntimeError(f"no free sign-in code after {TRIES} tries")
+            return made
+
+        # A concurrent launch may have put them on the roster first.
+        student = commit_first_free(
+            draw, SIGN_IN_TRIES, "sign-in code", lambda: _learner_in(user, class_id)
+        )
     if student.name != user.name:
         student.name, student.name_key = user.name, student_key(user.name)
         db.session.commit()
@@ -230,7 +216,7 @@ def launched_from(user_id: int, link: str, line_item_url: str | None):
     return record
 
 
-def carry_launch(attempt: Attempt) -> None:
+def carry_launch(_sender, *, attempt: Attempt) -> None:
     """Tie a launched student's new attempt that came by another way (a retake, their roster
     code) to their latest launch of the same quiz in its class, so that its grade reaches the
     LMS gradebook too."""

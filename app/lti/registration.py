@@ -19,7 +19,7 @@ from flask import current_app, g, render_template, request, url_for
 
 from ..audit import audit
 from ..extensions import csrf
-from . import bp
+from .blueprint import bp
 from .config import find_platform
 from .launch import TimedSession
 from .platforms import PlatformDetails, PlatformError, save_platform

@@ -14,7 +14,7 @@ from ..audit import audit
 from ..auth import class_or_404
 from ..extensions import db
 from ..models import Role
-from . import bp
+from .blueprint import bp
 from .grades import connector, passback
 from .models import LtiCourse, LtiLearner, LtiPlatform
 from .people import roster_student_for, user_for
@@ -30,8 +30,10 @@ class LmsClass:
     passback: dict[str, str]
 
 
-def lms_class(class_id: int, slug: str) -> LmsClass | None:
-    """The LMS side of a class made by a course; None for a class made in Quizwright."""
+def class_panel(_sender, *, class_id: int, slug: str) -> LmsClass | None:
+    """What the class page shows of a class made by an LMS course: whether its roster can be
+    loaded, and each student's grade passback at this quiz; None for other classes (one query
+    for them, two for a course's class). The class_page signal's receiver."""
     course = db.session.execute(
         db.select(LtiCourse.memberships_url).where(LtiCourse.class_id == class_id)
     ).first()

@@ -5,10 +5,10 @@ import secrets
 from datetime import timedelta
 
 from pylti1p3.launch_data_storage.base import LaunchDataStorage
-from sqlalchemy.exc import IntegrityError
 
 from ..extensions import db
 from ..models import now
+from ..races import insert_or_get
 from .models import LtiLaunchData
 
 DEFAULT_LIFETIME = 24 * 3600
@@ -45,13 +45,9 @@ class DatabaseStorage(LaunchDataStorage):
             .execution_options(synchronize_session=False)
         )
         if db.session.execute(replace).rowcount == 0:
-            db.session.add(LtiLaunchData(key=key, value=value, expires_at=expires))
-            try:
-                db.session.commit()
-            except IntegrityError:
-                # Another server stored the same key first (two launches caching one platform's
-                # key set): theirs is as fresh as ours.
-                db.session.rollback()
+            # Another server may store the same key first (two launches caching one platform's
+            # key set): theirs is as fresh as ours.
+            insert_or_get(LtiLaunchData(key=key, value=value, expires_at=expires))
             return
         db.session.commit()
 

@@ -19,17 +19,15 @@ from flask import (
 from flask_login import login_required, login_user
 from sqlalchemy.orm import joinedload, selectinload
 
+from ..attempts.browser import this_browser
+from ..attempts.starts import start_in_class
 from ..audit import audit
 from ..auth import idle_minute, require_admin, share_class
 from ..bank import current_bank
 from ..cookies import in_frame
 from ..extensions import csrf, db, limiter
 from ..models import Class, ClassShare, Instructor, Role, now
-from ..quiz import start_in_class, this_browser
-from . import (
-    bp,
-    roster,  # noqa: F401  (its route joins bp)
-)
+from .blueprint import bp
 from .deep_linking import choose_quiz
 from .keys import key_set, published_keys, signing_key
 from .launch import (

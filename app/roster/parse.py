@@ -6,8 +6,7 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ..forms import tidy, tidy_name
-from ..models import student_key
+from ..names import student_key, tidy, tidy_name
 
 MOST_STUDENTS = 2000
 """Most students one paste or file may add: a whole year group, not a directory dump."""

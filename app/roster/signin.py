@@ -1,32 +1,32 @@
 """The students' side of a roster: a personal link or a typed code, a check of who they are,
 then their class's quiz."""
 
-from flask import abort, redirect, render_template, request, url_for
+from flask import Blueprint, abort, redirect, render_template, request, url_for
 from flask_wtf import FlaskForm
 from wtforms import HiddenField, RadioField, SelectChoice, StringField, SubmitField
 from wtforms.validators import InputRequired
 
-from .. import rules
-from ..attempts import attempts_of_student, move_to_browser, seats_by_assignment
-from ..bank import Quiz
-from ..formatting import say_times_for
-from ..forms import find_class, tidy
-from ..models import Class, RosterStudent
+from ..attempts import policy
+from ..attempts.browser import sign_in_as, this_browser
+from ..attempts.service import attempts_of_student, move_to_browser, seats_by_assignment
 
-# The start form's own limits and browser id: starting by code is starting, and counts so.
-from ..quiz import (
+# The start form's own limits: starting by code is starting, and counts so.
+from ..attempts.starts import (
+    find_class,
+    limited_start,
     offered_quizzes,
     opening_refusal,
-    sign_in_as,
     start_in_class,
-    starts_per_address,
-    starts_per_browser,
-    this_browser,
     unfinished_in_browser,
 )
+from ..bank import Quiz
+from ..formatting import say_times_for
+from ..models import Class, RosterStudent
+from ..names import tidy
 from ..ratelimits import charges_code_lookups
-from . import bp
 from .store import find_student
+
+bp = Blueprint("roster", __name__)
 
 
 class CodeForm(FlaskForm):
@@ -70,7 +70,7 @@ def _used_up(student: RosterStudent, quizzes: list[Quiz]) -> list[Quiz]:
         quiz
         for quiz in quizzes
         if quiz.slug in limited
-        and rules.free_seat(*seats[limited[quiz.slug].id], limited[quiz.slug].attempts_allowed)
+        and policy.free_seat(*seats[limited[quiz.slug].id], limited[quiz.slug].attempts_allowed)
         is None
     ]
 
@@ -103,10 +103,8 @@ def sign_in():
 
 
 @bp.route("/s/<code>", methods=["GET", "POST"])
-# Checked from the bottom up, as on the start form.
 @charges_code_lookups
-@starts_per_address
-@starts_per_browser
+@limited_start
 def personal(code):
     """A student's personal link: their name and class to confirm, then their quiz."""
     student = find_student(code)

@@ -2,30 +2,16 @@
 and finding a student by code."""
 
 import re
-import secrets
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import joinedload
 
+from ..codes import SIGN_IN_CODE_LENGTH, SIGN_IN_TRIES, new_sign_in_code
 from ..extensions import db
-from ..models import CODE_ALPHABET, RosterStudent, now
+from ..models import RosterStudent, now
+from ..races import commit_first_free
 from ..ratelimits import note_code
 from .parse import Entry, Listed, RosterError, clashes
-
-# 31^8, about 850 billion codes: guessing one at the unknown-code rate limit takes millennia.
-SIGN_IN_CODE_LENGTH = 8
-# A clash among so many codes is rare; each try draws every code afresh.
-TRIES = 5
-
-
-def new_code() -> str:
-    """A fresh sign-in code, from the join codes' alphabet without look-alikes."""
-    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(SIGN_IN_CODE_LENGTH))
-
-
-def spaced(code: str) -> str:
-    """A sign-in code as printed on a card, in two easy halves: "ABCD EFGH"."""
-    return f"{code[:4]} {code[4:]}"
 
 
 def class_roster(class_id: int) -> list[RosterStudent]:
@@ -39,12 +25,6 @@ def class_roster(class_id: int) -> list[RosterStudent]:
     )
 
 
-def has_roster(class_id: int) -> bool:
-    """Whether the class signs its students in by personal code: it has a current roster."""
-    found = db.select(RosterStudent.id).filter_by(class_id=class_id, removed_at=None).limit(1)
-    return db.session.scalar(found) is not None
-
-
 def add_students(class_id: int, entries: list[Entry]) -> list[RosterStudent]:
     """Add the students to the roster, each with a fresh sign-in code, all or none.
 
@@ -52,7 +32,8 @@ def add_students(class_id: int, entries: list[Entry]) -> list[RosterStudent]:
     meanwhile are reported rather than duplicated; the database's unique constraints are the
     last word on ids and codes.
     """
-    for _ in range(TRIES):
+
+    def draw() -> list[RosterStudent]:
         roster = [
             Listed(student.name, student.student_number, student.removed_at is not None)
             for student in class_roster(class_id)
@@ -64,29 +45,23 @@ def add_students(class_id: int, entries: list[Entry]) -> list[RosterStudent]:
                 class_id=class_id,
                 name=entry.name,
                 student_number=entry.student_number,
-                sign_in_code=new_code(),
+                sign_in_code=new_sign_in_code(),
             )
             for entry in entries
         ]
         db.session.add_all(added)
-        try:
-            db.session.commit()
-            return added
-        except IntegrityError:
-            db.session.rollback()
-    raise RuntimeError(f"no free sign-in codes after {TRIES} tries")
+        return added
+
+    return commit_first_free(draw, SIGN_IN_TRIES, "sign-in codes")
 
 
 def give_new_code(student: RosterStudent) -> None:
     """Replace a student's sign-in code: the old code and link stop working at once."""
-    for _ in range(TRIES):
-        student.sign_in_code = new_code()
-        try:
-            db.session.commit()
-            return
-        except IntegrityError:
-            db.session.rollback()
-    raise RuntimeError(f"no free sign-in code after {TRIES} tries")
+
+    def draw() -> None:
+        student.sign_in_code = new_sign_in_code()
+
+    commit_first_free(draw, SIGN_IN_TRIES, "sign-in code")
 
 
 def remove_student(student: RosterStudent) -> None:

@@ -20,7 +20,8 @@ from wtforms import (
 from wtforms.validators import NumberRange, Optional, ValidationError
 from wtforms.widgets import Select, html_params
 
-from .. import rules
+from .. import zones
+from ..attempts import policy
 from ..audit import audit
 from ..auth import class_or_404
 from ..bank import current_bank
@@ -28,7 +29,7 @@ from ..extensions import db
 from ..formatting import page_zone, zone_chosen
 from ..models import Assignment, Class, FeedbackWhen, Instructor, Role, now
 from ..reports import Counting, class_roster
-from . import bp
+from .blueprint import bp
 
 MOST_MINUTES = 1440
 MOST_ATTEMPTS = 100
@@ -55,7 +56,7 @@ class ZoneSelect(Select):
             # A new assignment, its dates still to type, whose zone nobody chose: the script
             # picks the browser's. Never on an edit, whose dates are filled in on this zone.
             kwargs["data-browser-default"] = True
-        groups = [("Universal", [("UTC", "UTC")]), *rules.zone_groups()]
+        groups = [("Universal", [("UTC", "UTC")]), *zones.zone_groups()]
         return Markup("<select {}>{}</select>").format(
             html_params(name=field.name, **kwargs),
             Markup("").join(
@@ -145,7 +146,7 @@ class AssignmentForm(FlaskForm):
             )
 
     def validate_time_zone(self, field):
-        if field.data not in rules.known_zones():
+        if field.data not in zones.known_zones():
             raise ValidationError("Choose a time zone from the list.")
 
     def validate_opens(self, field):
@@ -158,11 +159,11 @@ class AssignmentForm(FlaskForm):
             raise ValidationError("Closes must be after Opens.")
 
     def _on_the_clock(self, field):
-        if field.data is None or self.time_zone.data not in rules.known_zones():
+        if field.data is None or self.time_zone.data not in zones.known_zones():
             return
         try:
-            rules.local_to_utc(field.data, self.time_zone.data)
-        except rules.NoSuchLocalTime as error:
+            zones.local_to_utc(field.data, self.time_zone.data)
+        except zones.NoSuchLocalTime as error:
             raise ValidationError(
                 f"The clocks skip this time in {self.time_zone.data}: choose another."
             ) from error
@@ -180,7 +181,7 @@ class AssignmentForm(FlaskForm):
         zone = self.time_zone.data
 
         def utc(wall: datetime | None) -> datetime | None:
-            return None if wall is None else rules.local_to_utc(wall, zone)
+            return None if wall is None else zones.local_to_utc(wall, zone)
 
         return Settings(
             opens_at=utc(self.opens.data),
@@ -288,7 +289,7 @@ class Listed:
 
     assignment: Assignment
     title: str
-    window: rules.Window
+    window: policy.Window
     held: bool
     """Whether its feedback waits for the close or "Release feedback", and neither came yet."""
     feedback_opens_at: datetime | None
@@ -309,14 +310,14 @@ def listing(scope: Class) -> list[Listed]:
     moment = now()
     found = []
     for assignment in scope.assignments:
-        window = rules.window(moment, assignment.opens_at, assignment.closes_at)
+        window = policy.window(moment, assignment.opens_at, assignment.closes_at)
         feedback = FeedbackWhen(assignment.feedback)
-        opens_at = rules.feedback_opens_at(
-            feedback, rules.utc(assignment.closes_at), assignment.time_limit_minutes
+        opens_at = policy.feedback_opens_at(
+            feedback, zones.utc(assignment.closes_at), assignment.time_limit_minutes
         )
         # "Release feedback" is for feedback that waits for the close: after the attempt,
         # each student's opens with their own finish.
-        held = feedback == FeedbackWhen.AFTER_CLOSE and rules.holds_back_key(
+        held = feedback == FeedbackWhen.AFTER_CLOSE and policy.holds_back_key(
             feedback, moment, opens_at, assignment.feedback_released_at
         )
         # A removed one stays listed only while its attempts' feedback waits for a release.
@@ -379,7 +380,7 @@ def edit_assignment(class_id, assignment_id):
 
 def _on_clock(moment: datetime | None, zone: str) -> datetime | None:
     """A stored moment as the naive wall-clock time the form's picker shows."""
-    return None if moment is None else rules.utc_to_local(moment, zone).replace(tzinfo=None)
+    return None if moment is None else zones.utc_to_local(moment, zone).replace(tzinfo=None)
 
 
 @bp.post("/classes/<int:class_id>/assignments/<int:assignment_id>/remove")
@@ -404,13 +405,13 @@ def confirm_release(class_id, assignment_id):
     scope, assignment = _assignment_or_404(class_id, assignment_id)
     quiz = current_bank().quizzes.get(assignment.quiz_slug)
     roster = class_roster(quiz, scope.id, Counting.FIRST) if quiz else None
-    window = rules.window(now(), assignment.opens_at, assignment.closes_at)
+    window = policy.window(now(), assignment.opens_at, assignment.closes_at)
     return render_template(
         "teach/release.html",
         scope=scope,
         assignment=assignment,
         quiz_title=quiz_title(assignment.quiz_slug),
-        still_open=window is not rules.Window.CLOSED,
+        still_open=window is not policy.Window.CLOSED,
         # Each of them may still be answering while a classmate's results link shows the key.
         not_finished=sum(bool(row.unfinished) for row in roster.students) if roster else 0,
         not_started=roster.not_started if roster else 0,

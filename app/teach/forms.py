@@ -19,8 +19,8 @@ from wtforms.validators import DataRequired, Length, ValidationError
 
 from ..auth import find_instructor
 from ..bank import current_bank
-from ..forms import tidy
 from ..models import Class, Role
+from ..names import tidy
 from ..reports import Counting
 from ..roster import Entry, RosterError
 from ..roster.parse import (
@@ -32,7 +32,7 @@ from ..roster.parse import (
     entries,
     read_table,
 )
-from ..rules import SeenStudent
+from .students import SeenStudent
 
 
 def _class_name():

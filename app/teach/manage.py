@@ -5,21 +5,21 @@ from flask import abort, flash, redirect, render_template, request, url_for
 from flask_login import current_user
 from sqlalchemy.exc import IntegrityError
 
-from ..attempts import attempt_or_404
+from ..attempts.lookup import attempt_or_404
 from ..audit import audit
 from ..auth import class_or_404, may, require_admin, role_in, share_class
 from ..extensions import db
 from ..models import Attempt, ClassShare, Instructor, Role, now
-from ..rules import kept_student
-from ..students import (
+from .blueprint import bp
+from .forms import SHARE_ROLES, DeleteForm, MergeForm, RenameForm, ShareForm, StopSharingForm
+from .students import (
     delete_class_attempts,
+    kept_student,
     merge_students,
     restore_attempt,
     seen_students,
     void_attempt,
 )
-from . import bp
-from .forms import SHARE_ROLES, DeleteForm, MergeForm, RenameForm, ShareForm, StopSharingForm
 from .views import new_join_code
 
 

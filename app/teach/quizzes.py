@@ -7,7 +7,7 @@ from .. import formats
 from ..audit import audit
 from ..auth import require_author
 from ..bank import Quiz, current_bank
-from . import bp
+from .blueprint import bp
 
 MEDIA_TYPES = {
     "moodle-xml": "application/xml",

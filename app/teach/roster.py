@@ -10,7 +10,8 @@ from ..auth import class_or_404
 from ..extensions import db
 from ..models import Class, Role, RosterStudent
 from ..roster.parse import MOST_BYTES, PREVIEW_ROWS
-from . import bp, exports
+from . import exports
+from .blueprint import bp
 from .forms import ColumnsForm, RosterForm
 from .views import loopback_fix, qr_code
 

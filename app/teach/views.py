@@ -2,7 +2,6 @@
 
 import functools
 import ipaddress
-import secrets
 from urllib.parse import urlsplit
 
 import segno
@@ -10,19 +9,20 @@ from flask import abort, redirect, render_template, request, url_for
 from flask_login import current_user, login_required
 from markupsafe import Markup
 from sqlalchemy import func
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import joinedload
 
-from .. import reports
-from ..attempts import attempt_or_404, progress, quiz_of, shown_choices, standing
+from .. import codes, reports, signals
+from ..attempts.lookup import attempt_or_404
+from ..attempts.service import progress, quiz_of, shown_choices, standing
 from ..audit import audit
 from ..auth import class_or_404, may, require_admin, require_author, role_in
 from ..bank import Quiz, current_bank
 from ..extensions import db
-from ..lti import lms_class
-from ..models import CODE_ALPHABET, Attempt, Class, ClassShare, Instructor, QuizVersion, Role
+from ..models import Attempt, Class, ClassShare, Instructor, QuizVersion, Role
+from ..races import commit_first_free
 from ..stats import FEW_ATTEMPTS
-from . import assignments, bp, exports
+from . import assignments, exports
+from .blueprint import bp
 from .forms import SHARE_ROLES, ClassForm, ReportForm
 
 REFRESH_SECONDS = 30
@@ -109,16 +109,18 @@ def dashboard():
 
 def new_join_code(scope: Class) -> None:
     """Give a class a fresh join code and commit: the old code and link stop working at once."""
-    for _ in range(10):  # a clash is rare (31^6 codes); the unique constraint catches it
-        scope.join_code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(6))
-        try:
-            db.session.commit()
-            return
-        except IntegrityError:
-            db.session.rollback()
-            if scope.id is None:  # a new class, rolled back out of the session: add it again
-                db.session.add(scope)
-    raise RuntimeError("no free join code after 10 tries")
+
+    def draw() -> None:
+        db.session.add(scope)  # a new class, rolled back out of the session, goes back in
+        scope.join_code = codes.new_join_code()
+
+    commit_first_free(draw, codes.JOIN_TRIES, "join code")
+
+
+def _lms_panel(class_id: int, slug: str):
+    """What a feature plugged into the class page (LTI) adds for this class, if anything."""
+    added = signals.class_page.send(class_id=class_id, slug=slug)
+    return next((panel for _, panel in added if panel is not None), None)
 
 
 @bp.get("/no-class", defaults={"class_id": None})
@@ -148,7 +150,7 @@ def class_page(class_id):
         # Each quiz is assigned once: with all of them assigned, the form would offer none.
         all_assigned=bool(scope)
         and set(current_bank().quizzes) <= {a.quiz_slug for a in scope.assignments},
-        lms=lms_class(scope.id, report.quiz.slug) if scope else None,
+        lms=_lms_panel(scope.id, report.quiz.slug) if scope else None,
     )
 
 

@@ -9,9 +9,9 @@ import factories
 import pytest
 from playwright.sync_api import expect
 
-from app.attempts import utc
 from app.extensions import db
 from app.models import Assignment, FeedbackWhen
+from app.zones import utc
 
 from conftest import PHONE
 from helpers import gunicorn, make_app

@@ -6,16 +6,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from flask import abort
 from sqlalchemy import Connection, Row, bindparam, case, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import joinedload, undefer
 
-from . import rules
-from .bank import Choice, Question, Quiz, current_bank, quiz_from_snapshot
-from .extensions import db
-from .grading import Feedback, Score, grade, score
-from .models import (
+from .. import signals
+from ..bank import Choice, Question, Quiz, current_bank, quiz_from_snapshot
+from ..extensions import db
+from ..grading import Feedback, Score, grade, score
+from ..models import (
     Answer,
     Assignment,
     Attempt,
@@ -28,36 +27,31 @@ from .models import (
     roster_key,
     student_key,
 )
-from .rules import utc
-
-GRADE_CHANGED: list[Callable[[int, str], None]] = []
-"""Called with the id of an attempt and what happened to it ("finished", "voided",
-"restored"), inside the transaction that did it and before its commit: LTI's grade passback
-writes its outbox there, so no grade is ever lost."""
-
-
-ATTEMPT_STARTING: list[Callable[[Attempt], None]] = []
-"""Called with a new attempt that came with no `also` of its own (a retake, a start by a roster
-code), before its commit: LTI ties a launched student's every attempt to their launch there."""
+from ..races import commit_first_free, insert_or_get
+from ..zones import utc
+from . import policy
 
 
 def grade_changed(attempt_id: int, occasion: str) -> None:
-    """Tell the GRADE_CHANGED hooks, inside the caller's transaction."""
-    for hook in GRADE_CHANGED:
-        hook(attempt_id, occasion)
+    """Send the grade_changed signal, inside the caller's transaction."""
+    signals.grade_changed.send(attempt_id=attempt_id, occasion=occasion)
+
+
+def has_roster(class_id: int) -> bool:
+    """Whether the class signs its students in by personal code: it has a current roster."""
+    found = db.select(RosterStudent.id).filter_by(class_id=class_id, removed_at=None).limit(1)
+    return db.session.scalar(found) is not None
 
 
 def record_version(quiz: Quiz) -> QuizVersion:
     """The stored copy of this version of the quiz, made on first use."""
     find = db.select(QuizVersion).filter_by(slug=quiz.slug, digest=quiz.version)
     version = db.session.scalar(find)
-    if version is None:
-        db.session.add(QuizVersion(slug=quiz.slug, digest=quiz.version, snapshot=quiz.snapshot))
-        try:
-            db.session.commit()
-        except IntegrityError:
-            db.session.rollback()  # another request stored it first; theirs is identical
-        version = db.session.scalars(find).one()
+    if version is None:  # another request may store it first; theirs is identical
+        version = insert_or_get(
+            QuizVersion(slug=quiz.slug, digest=quiz.version, snapshot=quiz.snapshot),
+            lambda: db.session.scalars(find).one(),
+        )
     return version
 
 
@@ -112,11 +106,12 @@ def start_attempt(
     *,
     assignment: Assignment | None = None,
     roster_student: RosterStudent | None = None,
-    also: Callable[[Attempt], None] | None = None,
+    with_rows: Callable[[Attempt], None] | None = None,
 ) -> Attempt:
     """Begin a new attempt, fixing the order its choices will be shown in; under a limit of
-    attempts it takes a free seat or raises NoAttemptsLeft. `also` adds rows that belong with
-    the attempt (its LTI launch) to the same transaction; without it, ATTEMPT_STARTING does."""
+    attempts it takes a free seat or raises NoAttemptsLeft. `with_rows` adds rows that belong
+    with the attempt (its LTI launch) to the same transaction; without it, the
+    attempt_starting signal may."""
     version = record_version(quiz)
 
     def fresh() -> Attempt:
@@ -135,8 +130,10 @@ def start_attempt(
     def add(attempt: Attempt) -> None:
         db.session.add(attempt)
         # Only now: a row added earlier would be flushed, seatless, by the seats' lookup.
-        for hook in [also] if also is not None else ATTEMPT_STARTING:
-            hook(attempt)
+        if with_rows is not None:
+            with_rows(attempt)
+        else:
+            signals.attempt_starting.send(attempt=attempt)
 
     allowed = assignment.attempts_allowed if assignment else None
     if allowed is None:
@@ -144,21 +141,19 @@ def start_attempt(
         add(attempt)
         db.session.commit()
         return attempt
+
     # Starts racing for the last seat meet at the unique constraint: a loser looks again, with
     # a new attempt, as a rolled-back one keeps the id its insert was given.
-    for _ in range(allowed + 1):
+    def seated() -> Attempt:
         attempt = fresh()
         taken, unseated = used_seats(assignment.id, attempt.student_key)
-        attempt.seat = rules.free_seat(taken, unseated, allowed)
+        attempt.seat = policy.free_seat(taken, unseated, allowed)
         if attempt.seat is None:
             raise NoAttemptsLeft(allowed)
         add(attempt)
-        try:
-            db.session.commit()
-            return attempt
-        except IntegrityError:
-            db.session.rollback()
-    raise RuntimeError(f"no free seat settled after {allowed + 1} tries")
+        return attempt
+
+    return commit_first_free(seated, allowed + 1, "seat settled")
 
 
 def used_seats(assignment_id: int, key: str) -> tuple[set[int], int]:
@@ -182,8 +177,8 @@ def key_held(slug: str, besides: int | None = None) -> bool:
         )
     )
     return any(
-        rules.holds_back_key(
-            FeedbackWhen(feedback), moment, rules.key_hold_ends(utc(closes_at), limit), None
+        policy.holds_back_key(
+            FeedbackWhen(feedback), moment, policy.key_hold_ends(utc(closes_at), limit), None
         )
         for feedback, closes_at, limit in waiting
     )
@@ -223,12 +218,12 @@ def _can_go_on(rows, quizzes: list[Quiz]) -> list[Row]:
         row
         for row in rows
         if (row.slug, row.digest) in sizes
-        and not rules.attempt_finished(
+        and not policy.attempt_finished(
             moment,
             row.finished_at,
             row.answered,
             sizes[row.slug, row.digest],
-            rules.answer_deadline(utc(row.ends_at), utc(row.closes_at)),
+            policy.answer_deadline(utc(row.ends_at), utc(row.closes_at)),
         )
     ]
 
@@ -354,7 +349,7 @@ def record_answer(attempt: Attempt, feedback: Feedback) -> bool:
     past its deadline, in which case it is finished now and scored on what was answered."""
     moment = now()
     deadline = answer_deadline(attempt)
-    if not rules.may_answer(moment, utc(attempt.finished_at), deadline):
+    if not policy.may_answer(moment, utc(attempt.finished_at), deadline):
         if deadline is not None and moment > deadline:
             finish_attempt(attempt, deadline)
         return False
@@ -418,14 +413,11 @@ _WITH_CLASS_RULES = _BY_TOKEN.options(
 )
 
 
-def attempt_or_404(token: str, class_rules: bool = False) -> Attempt:
+def find_attempt(token: str, class_rules: bool = False) -> Attempt | None:
     """The attempt with this token, its version and answers loaded (and with `class_rules`,
-    what its class sets for retakes), or a 404 page."""
+    what its class sets for retakes)."""
     query = _WITH_CLASS_RULES if class_rules else _BY_TOKEN
-    attempt = db.session.scalars(query, {"token": token}).unique().one_or_none()
-    if attempt is None:
-        abort(404, description="There is no attempt at this address. Check the link.")
-    return attempt
+    return db.session.scalars(query, {"token": token}).unique().one_or_none()
 
 
 def quiz_of(attempt: Attempt) -> Quiz:
@@ -478,7 +470,7 @@ def progress(attempt: Attempt, quiz: Quiz) -> Progress:
 def answer_deadline(attempt: Attempt) -> datetime | None:
     """The last moment this attempt takes an answer, under its assignment's rules."""
     closes_at = attempt.assignment.closes_at if attempt.assignment else None
-    return rules.answer_deadline(utc(attempt.ends_at), utc(closes_at))
+    return policy.answer_deadline(utc(attempt.ends_at), utc(closes_at))
 
 
 @dataclass(frozen=True)
@@ -487,13 +479,13 @@ class Standing:
 
     deadline: datetime | None
     """The last moment an answer is saved; None when nothing ends the attempt."""
-    ending: rules.Ending
+    ending: policy.Ending
     finished: bool
     feedback_opens_at: datetime | None
     """When held feedback opens for everyone without a release; None when only a release does."""
     feedback_shown: bool
     """Whether its student may see verdicts, explanations, right answers and the score."""
-    shows: rules.Shows
+    shows: policy.Shows
     """When they show, as every sentence about feedback says it."""
     held_elsewhere: bool
     """Whether only another assignment's hold on the quiz's key keeps its feedback back."""
@@ -519,23 +511,23 @@ def standing(attempt: Attempt, quiz: Quiz) -> Standing:
     closes_at = utc(assignment.closes_at) if assignment else None
     finished_at, ends_at = utc(attempt.finished_at), utc(attempt.ends_at)
     answered, questions = len(attempt.answers), len(quiz.questions)
-    deadline = rules.answer_deadline(ends_at, closes_at)
-    finished = rules.attempt_finished(moment, finished_at, answered, questions, deadline)
-    shown = rules.feedback_visible(when, finished, moment, opens_at, released_at)
+    deadline = policy.answer_deadline(ends_at, closes_at)
+    finished = policy.attempt_finished(moment, finished_at, answered, questions, deadline)
+    shown = policy.feedback_visible(when, finished, moment, opens_at, released_at)
     # Another assignment's hold on the key outranks this attempt's own rule. Asked whatever the
     # rule, so that every page costs the same query, on the quiz's index.
     held = key_held(quiz.slug, besides=attempt.assignment_id)
     held_elsewhere = held and shown
     return Standing(
         deadline=deadline,
-        ending=rules.how_it_ended(moment, finished_at, answered, questions, ends_at, closes_at),
+        ending=policy.how_it_ended(moment, finished_at, answered, questions, ends_at, closes_at),
         finished=finished,
         feedback_opens_at=opens_at,
         feedback_shown=shown and not held_elsewhere,
-        shows=rules.feedback_shows(when, moment, opens_at, released_at, held_elsewhere=held),
+        shows=policy.feedback_shows(when, moment, opens_at, released_at, held_elsewhere=held),
         held_elsewhere=held_elsewhere,
         open_to_anyone=not held_elsewhere
-        and rules.review_open_to_anyone(when, finished, moment, opens_at, released_at),
+        and policy.review_open_to_anyone(when, finished, moment, opens_at, released_at),
         finishable=ends_at is not None or when != FeedbackWhen.EACH_ANSWER,
         seconds_left=None if ends_at is None else _seconds(ends_at - moment),
         seconds_to_deadline=None if deadline is None else _seconds(deadline - moment),
@@ -555,7 +547,7 @@ def feedback_rule(
     if assignment is None:
         return FeedbackWhen.EACH_ANSWER, None, None
     when = FeedbackWhen(assignment.feedback)
-    opens_at = rules.feedback_opens_at(
+    opens_at = policy.feedback_opens_at(
         when, utc(assignment.closes_at), assignment.time_limit_minutes
     )
     return when, opens_at, utc(assignment.feedback_released_at)
@@ -563,14 +555,14 @@ def feedback_rule(
 
 def new_attempt_shows(
     slug: str, assignment: Assignment | None, held: bool | None = None
-) -> tuple[rules.Shows, datetime | None]:
+) -> tuple[policy.Shows, datetime | None]:
     """When feedback would show for an attempt started now (under the assignment, if any), and
     when held feedback opens without a release, for the start page to say; `held` is
     key_held's answer for this start, when the caller has already asked it."""
     when, opens_at, released_at = feedback_rule(assignment)
     if held is None:
         held = key_held(slug, besides=assignment.id if assignment else None)
-    return rules.feedback_shows(when, now(), opens_at, released_at, held_elsewhere=held), opens_at
+    return policy.feedback_shows(when, now(), opens_at, released_at, held_elsewhere=held), opens_at
 
 
 def counts_as_merged(attempt: Attempt) -> None:

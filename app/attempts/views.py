@@ -1,35 +1,28 @@
 """The student pages: choose a quiz, answer each question, read the feedback, see the results."""
 
-import hashlib
-import re
-import secrets
-from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
 
-from flask import (
-    Blueprint,
-    Flask,
-    abort,
-    after_this_request,
-    flash,
-    g,
-    redirect,
-    render_template,
-    request,
-    session,
-    url_for,
-)
+from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 from flask_login import current_user
 from flask_wtf import FlaskForm
 
-from . import cookies, rules
-from .attempts import (
-    NoAttemptsLeft,
+from ..audit import audit
+from ..auth import role_in
+from ..bank import current_bank, quiz_or_404
+from ..extensions import limiter
+from ..formatting import say_times_for
+from ..grading import grade
+from ..models import Attempt, Class
+from ..ratelimits import charges_code_lookups
+from . import policy
+from .browser import browser_id, only_its_browser, owns, signed_in_as
+from .forms import AnswerForm, StartForm
+from .lookup import attempt_or_404
+from .policy import Ending
+from .service import (
     Standing,
-    attempt_or_404,
-    attempts_of_student,
     finish_attempt,
+    has_roster,
     key_held,
     new_attempt_shows,
     progress,
@@ -37,137 +30,26 @@ from .attempts import (
     record_answer,
     shown_choices,
     standing,
-    start_attempt,
-    unfinished_attempts,
     used_seats,
 )
-from .audit import audit
-from .auth import role_in
-from .bank import Quiz, current_bank, quiz_or_404
-from .extensions import limiter
-from .formatting import say_times_for
-from .forms import AnswerForm, StartForm, find_class
-from .grading import grade
-from .models import Assignment, Attempt, Class, RosterStudent, now
-from .ratelimits import charges_code_lookups
-from .roster import has_roster
-from .rules import Ending
+from .starts import (
+    NEEDS_CLASS_CODE,
+    NO_ATTEMPTS_LEFT,
+    NOT_ASSIGNED,
+    assignment_for,
+    find_class,
+    limited_start,
+    offered_quizzes,
+    refused_page,
+    start_in_class,
+    unfinished_in_browser,
+)
 
 bp = Blueprint("quiz", __name__)
 
 
-def init_app(app: Flask) -> None:
-    """Add the student pages."""
-    app.register_blueprint(bp)
-
-
-# Each start adds a student to a class, so a script must not add hundreds. A browser starts a
-# few a minute at most; one address may be a whole lecture hall behind a school's NAT.
-STARTS_PER_BROWSER = "10 per minute"
-STARTS_PER_ADDRESS = "300 per minute"
-
-
-BROWSER_COOKIE = "browser"
-# Students come back to an unfinished attempt after closing the browser.
-BROWSER_LIFETIME = timedelta(days=30)
-# What secrets.token_urlsafe(16) makes; a cookie is the browser's to forge, the column is short.
-BROWSER_ID = re.compile(r"[A-Za-z0-9_-]{22}")
-
-
-def _keep_browser(browser: str) -> None:
-    """Send this browser its id in a cookie of its own, apart from an instructor's login."""
-    g.browser = browser
-
-    @after_this_request
-    def remember(response):
-        response.set_cookie(
-            BROWSER_COOKIE,
-            browser,
-            max_age=BROWSER_LIFETIME,
-            httponly=True,
-            **cookies.attributes(),
-        )
-        return response
-
-
-def _browser_id() -> str | None:
-    """This browser's id, if it has one yet."""
-    if "browser" in g:
-        return g.browser
-    if BROWSER_ID.fullmatch(request.cookies.get(BROWSER_COOKIE, "")):
-        return request.cookies[BROWSER_COOKIE]
-    if "browser" in session:
-        # Before its own cookie the id lived in the session: move it, so attempts stay theirs.
-        _keep_browser(session.pop("browser"))
-        return g.browser
-    return None
-
-
-def this_browser() -> str:
-    """This browser's random id, made on its first attempt; each attempt keeps it a month more."""
-    browser = _browser_id()
-    if "browser" not in g:  # else this response sends it already
-        _keep_browser(browser or secrets.token_urlsafe(16))
-    return g.browser
-
-
-def _owns(attempt: Attempt) -> bool:
-    return secrets.compare_digest(attempt.browser, _browser_id() or "")
-
-
-# Roster students this browser's session has signed in as, with their code or an LMS launch:
-# their finished attempts' results are theirs here too. Answering stays with one browser.
-SIGNED_IN_AS = "students"
-
-
-def _proof(student: RosterStudent) -> str:
-    """What a session keeps of the code a student signed in with: a new code ends it."""
-    return hashlib.sha256(student.sign_in_code.encode()).hexdigest()[:16]
-
-
-def sign_in_as(student: RosterStudent) -> None:
-    """Remember, for this session, that its student proved to be this roster student."""
-    kept = session.get(SIGNED_IN_AS, [])
-    known = [pair for pair in kept if isinstance(pair, list) and pair[0] != student.id]
-    session[SIGNED_IN_AS] = [*known[-19:], [student.id, _proof(student)]]
-
-
-def _signed_in_as(attempt: Attempt) -> bool:
-    """Whether this session signed in as the attempt's roster student, with their code as it is
-    now, and they are still on the roster."""
-    student = attempt.roster_student
-    return (
-        student is not None
-        and student.removed_at is None
-        and [student.id, _proof(student)] in session.get(SIGNED_IN_AS, [])
-    )
-
-
 def _status(form: FlaskForm) -> int:
     return 400 if form.errors else 200
-
-
-starts_per_browser = limiter.shared_limit(
-    STARTS_PER_BROWSER,
-    scope="starts per browser",
-    key_func=this_browser,
-    methods=["POST"],
-    error_message="This browser has just started many quizzes. Wait a minute, then try again: "
-    "your answers so far are saved.",
-)
-starts_per_address = limiter.shared_limit(
-    STARTS_PER_ADDRESS,
-    scope="starts per address",
-    methods=["POST"],
-    error_message="Many quizzes have just been started from your network. Wait a minute, then "
-    "try again: your answers so far are saved.",
-)
-
-
-def unfinished_in_browser(quizzes: list[Quiz]) -> list[Attempt]:
-    """This browser's attempts still in progress; no query for a browser never seen before."""
-    browser = _browser_id()
-    return unfinished_attempts(browser, quizzes) if browser else []
 
 
 @bp.get("/")
@@ -180,10 +62,8 @@ def index():
 
 
 @bp.route("/quizzes/<slug>", methods=["GET", "POST"])
-# Checked from the bottom up: a browser over its own limit then uses none of its address's.
 @charges_code_lookups
-@starts_per_address
-@starts_per_browser
+@limited_start
 def start(slug):
     """Introduce a quiz and start an attempt at it."""
     quiz = quiz_or_404(slug)
@@ -195,7 +75,7 @@ def start(slug):
         form.class_code.errors.append(NEEDS_CLASS_CODE)
         valid = False
     if valid and not by_code:
-        assignment, refusal = _assigned(form.class_, slug)
+        assignment, refusal = assignment_for(form.class_, slug)
         if refusal == NOT_ASSIGNED:
             form.class_code.errors.append(
                 f"{form.class_.name} does not set this quiz. Open its join link to see the "
@@ -205,9 +85,9 @@ def start(slug):
             return start_in_class(quiz, form.class_, form.name.data)
     code = form.class_code.data
     joining = form.class_ or (find_class(code) if code and request.method == "GET" else None)
-    assignment, refusal = _assigned(joining, slug)
+    assignment, refusal = assignment_for(joining, slug)
     if refusal and request.method == "GET":
-        return _refused(refusal, quiz, joining, assignment)
+        return refused_page(refusal, quiz, joining, assignment)
     shows, opens_at = new_attempt_shows(slug, assignment, held if assignment is None else None)
     say_times_for(joining)
     page = render_template(
@@ -222,93 +102,6 @@ def start(slug):
         by_code=by_code,
     )
     return page, _status(form)
-
-
-NEEDS_CLASS_CODE = "Enter your class code: this quiz is being taken as an assignment."
-NOT_ASSIGNED = "not assigned"
-NO_ATTEMPTS_LEFT = "no attempts left"
-
-
-def opening_refusal(joining: Class, slug: str) -> str | None:
-    """ "closed" or "not yet open" when the class's assignment of this quiz takes no start now."""
-    refusal = _assigned(joining, slug)[1]
-    return refusal if refusal in ("closed", "not yet open") else None
-
-
-def _assigned(joining: Class | None, slug: str) -> tuple[Assignment | None, str | None]:
-    """The assignment a start at this quiz in this class follows, and why none may start now:
-    the class sets other quizzes, or the quiz is not open yet or closed."""
-    if joining is None:
-        return None, None
-    assigned = {assignment.quiz_slug: assignment for assignment in joining.current_assignments}
-    if not rules.may_take(slug, assigned):
-        return None, NOT_ASSIGNED
-    assignment = assigned.get(slug)
-    if assignment is None:
-        return None, None
-    window = rules.window(now(), assignment.opens_at, assignment.closes_at)
-    return assignment, None if window is rules.Window.OPEN else window.value
-
-
-def _refused(
-    reason: str,
-    quiz: Quiz,
-    joining: Class,
-    assignment: Assignment | None,
-    roster_student: RosterStudent | None = None,
-):
-    """The page that says why no attempt starts, with a signed-in student's finished attempts:
-    403 for a refused start, 200 for a look."""
-    offered = offered_quizzes(joining) if reason == NOT_ASSIGNED else []
-    done = attempts_of_student(roster_student.id, [quiz])[1] if roster_student else []
-    say_times_for(joining)
-    page = render_template(
-        "quiz/unavailable.html",
-        reason=reason,
-        quiz=quiz,
-        joining=joining,
-        assignment=assignment,
-        offered=offered,
-        unfinished=unfinished_in_browser([quiz]),
-        done=done,
-    )
-    return page, 403 if request.method == "POST" else 200
-
-
-def start_in_class(
-    quiz: Quiz,
-    joining: Class | None,
-    name: str,
-    roster_student: RosterStudent | None = None,
-    also: Callable[[Attempt], None] | None = None,
-):
-    """Start an attempt under the class's assignment and go to its first question, or show the
-    page that says why none may start now; `also` as start_attempt takes it."""
-    if roster_student is not None:
-        sign_in_as(roster_student)
-    assignment, refusal = _assigned(joining, quiz.slug)
-    if refusal:
-        return _refused(refusal, quiz, joining, assignment, roster_student)
-    try:
-        attempt = start_attempt(
-            quiz,
-            name,
-            this_browser(),
-            joining.id if joining else None,
-            assignment=assignment,
-            roster_student=roster_student,
-            also=also,
-        )
-    except NoAttemptsLeft:
-        return _refused(NO_ATTEMPTS_LEFT, quiz, joining, assignment, roster_student)
-    return redirect(url_for("quiz.question", token=attempt.token, number=1), 303)
-
-
-def offered_quizzes(joining: Class) -> list[Quiz]:
-    """The quizzes a class's students may start: those it assigns, or all when it assigns none."""
-    bank = current_bank().quizzes
-    assigned = {assignment.quiz_slug for assignment in joining.current_assignments}
-    return [bank[slug] for slug in rules.offered(bank, assigned)]
 
 
 def _needs_personal_code(form: StartForm) -> bool:
@@ -360,7 +153,7 @@ def _reading() -> bool:
 
 
 def _browser_or_address() -> str:
-    return _browser_id() or request.remote_addr or "unknown"
+    return browser_id() or request.remote_addr or "unknown"
 
 
 @bp.route("/attempts/<token>/questions/<int:number>", methods=["GET", "POST"])
@@ -374,9 +167,7 @@ def question(token, number):
     quiz = quiz_of(attempt)
     if not 1 <= number <= len(quiz.questions):
         abort(404, description=f"This quiz has questions 1 to {len(quiz.questions)}.")
-    if not _owns(attempt):
-        audit("access denied")
-        abort(403, description="Only the browser that started this attempt can answer in it.")
+    only_its_browser(attempt, "answer in it")
     question = quiz.questions[number - 1]
     choices = shown_choices(attempt, question)
     so_far = progress(attempt, quiz)
@@ -463,9 +254,7 @@ def finish(token):
     """End an attempt before its time: nothing more can be answered, and it is scored on what
     was answered."""
     attempt = attempt_or_404(token)
-    if not _owns(attempt):
-        audit("access denied")
-        abort(403, description="Only the browser that started this attempt can finish it.")
+    only_its_browser(attempt, "finish it")
     finish_attempt(attempt)
     return redirect(url_for(".results", token=token), 303)
 
@@ -475,9 +264,7 @@ def resume(token):
     """Back to the first question this attempt has not answered, or to its results once it is
     over."""
     attempt = attempt_or_404(token)
-    if not _owns(attempt):
-        audit("access denied")
-        abort(403, description="Only the browser that started this attempt can continue it.")
+    only_its_browser(attempt, "continue it")
     quiz = quiz_of(attempt)
     number = progress(attempt, quiz).next_number
     if number is None or standing(attempt, quiz).finished:
@@ -503,7 +290,7 @@ def results(token):
     quiz = quiz_of(attempt)
     state = standing(attempt, quiz)
     # Their own, in the browser that took it or wherever they signed in since, once it is over.
-    is_owner = _owns(attempt) or (state.finished and _signed_in_as(attempt))
+    is_owner = owns(attempt) or (state.finished and signed_in_as(attempt))
     as_instructor = not is_owner and not state.open_to_anyone and _teaches(attempt)
     if not (is_owner or state.open_to_anyone or as_instructor):
         page = render_template(
@@ -555,23 +342,22 @@ def _sign_in_to_retake(class_: Class) -> str:
 def _retake_chance(attempt: Attempt) -> RetakeChance:
     if attempt.roster_student_id is None and attempt.class_ and attempt.class_.signs_in_by_code:
         return RetakeChance(SIGN_IN_WITH_CODE, None, None)
-    assignment, refusal = _assigned(attempt.class_, attempt.quiz_version.slug)
+    assignment, refusal = assignment_for(attempt.class_, attempt.quiz_version.slug)
     if assignment is None or assignment.attempts_allowed is None:
         return RetakeChance(refusal, None, None)
     taken, unseated = used_seats(assignment.id, attempt.student_key)
-    left = rules.attempts_left(len(taken) + unseated, assignment.attempts_allowed)
+    left = policy.attempts_left(len(taken) + unseated, assignment.attempts_allowed)
     return RetakeChance(
         refusal or (None if left else NO_ATTEMPTS_LEFT), assignment.attempts_allowed, left
     )
 
 
 @bp.post("/attempts/<token>/retake")
-@starts_per_address
-@starts_per_browser
+@limited_start
 def retake(token):
     """Start a fresh attempt at the current version of the same quiz, under the same name."""
     attempt = attempt_or_404(token, class_rules=True)
-    if not (_owns(attempt) or _signed_in_as(attempt)):
+    if not (owns(attempt) or signed_in_as(attempt)):
         audit("access denied")
         abort(403, description="Only the browser that took this attempt can retake it.")
     if attempt.class_ and attempt.class_.archived_at is not None:

@@ -1,16 +1,14 @@
-"""Rules that decide, as pure functions over plain values: no Flask and no database, so that
-views and storage ask them, never re-implement them, and tests check them without an app."""
+"""The student side's rules, as pure functions over plain values: no Flask and no database, so
+that views and storage ask them, never re-implement them, and tests check them without an app."""
 
 from collections.abc import Collection, Iterable
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from enum import StrEnum
-from functools import cache
-from zoneinfo import ZoneInfo, available_timezones
 
-from .models import FeedbackWhen
+from ..models import FeedbackWhen
+from ..zones import utc
 
-# --- Assignments (i15-assign): the window, the attempts allowed, the zone dates are typed in ---
+# --- An assignment: its window, the attempts allowed, the quizzes a class offers ------------
 
 
 class Window(StrEnum):
@@ -58,62 +56,7 @@ def may_take(slug: str, assigned: Collection[str]) -> bool:
     return not assigned or slug in assigned
 
 
-class NoSuchLocalTime(ValueError):
-    """A wall-clock time the zone skips, when clocks go forward."""
-
-
-def local_to_utc(wall: datetime, zone: str) -> datetime:
-    """A time as typed on a clock in the zone (naive), in UTC; the earlier of a repeated hour,
-    and NoSuchLocalTime for an hour the clocks skip."""
-    place = ZoneInfo(zone)
-    moment = wall.replace(tzinfo=place)
-    # A skipped time does not survive the trip to UTC and back unchanged.
-    if moment.astimezone(UTC).astimezone(place).replace(tzinfo=None) != wall:
-        raise NoSuchLocalTime(f"{wall:%d %b %Y %H:%M} does not exist in {zone}")
-    return moment.astimezone(UTC)
-
-
-def utc_to_local(moment: datetime, zone: str) -> datetime:
-    """A stored moment on the zone's clocks."""
-    return utc(moment).astimezone(ZoneInfo(zone))
-
-
-# The IANA database's areas: their zones are the current names, where "US/Eastern" and
-# "Etc/GMT+5" are old or confusing aliases that only lengthen the list.
-AREAS = ("Africa", "America", "Antarctica", "Arctic", "Asia", "Atlantic", "Australia", "Europe",
-         "Indian", "Pacific")  # fmt: skip
-
-
-@cache
-def time_zones() -> tuple[str, ...]:
-    """The IANA zones of the world's areas this system knows, sorted, UTC first."""
-    return ("UTC", *sorted(zone for zone in available_timezones() if zone.startswith(AREAS)))
-
-
-@cache
-def known_zones() -> frozenset[str]:
-    """The zones of time_zones(), to look one up."""
-    return frozenset(time_zones())
-
-
-def zone_groups() -> list[tuple[str, list[tuple[str, str]]]]:
-    """The zones by area, each with the place it is named for as people write it:
-    ("America", [..., ("America/Argentina/Buenos_Aires", "Argentina, Buenos Aires"), ...])."""
-    groups: dict[str, list[tuple[str, str]]] = {}
-    for zone in time_zones()[1:]:
-        area, _, place = zone.partition("/")
-        groups.setdefault(area, []).append((zone, place.replace("_", " ").replace("/", ", ")))
-    return list(groups.items())
-
-
-def utc(moment: datetime | None) -> datetime | None:
-    """A stored moment as an aware UTC datetime: SQLite hands back stored UTC without its zone."""
-    if moment is None:
-        return None
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
-
-
-# --- T (i15-timing): an attempt's clock, its end, and when its feedback shows ------------------
+# --- An attempt's clock, its end, and when its feedback shows ---------------------------------
 
 ANSWER_GRACE = timedelta(seconds=10)
 """After a time limit ends, answers still on their way (a slow network, a click at 0:00) count."""
@@ -296,28 +239,3 @@ def review_open_to_anyone(
     return feedback_visible(feedback, finished, moment, opens_at, released_at) and _released(
         moment, opens_at, released_at
     )
-
-
-# --- Class management (i15-manage): which spelling a merge of two students keeps -------------
-
-
-@dataclass(frozen=True)
-class SeenStudent:
-    """A student of a class as a merge sees them: their key, spelling and first attempt."""
-
-    key: str
-    name: str
-    first_seen: datetime | None
-    """When their first attempt started; None for a roster student who never started."""
-    on_roster: bool
-
-
-def kept_student(one: SeenStudent, other: SeenStudent) -> tuple[SeenStudent, SeenStudent] | None:
-    """Which of two students a merge keeps and which it folds in: the roster's spelling, otherwise
-    the first seen; None when both are on the roster (two records, so not one student)."""
-    if one.on_roster and other.on_roster:
-        return None
-    if one.on_roster != other.on_roster:
-        return (one, other) if one.on_roster else (other, one)
-    order = sorted((one, other), key=lambda seen: (seen.first_seen, seen.key))
-    return order[0], order[1]

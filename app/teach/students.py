@@ -1,13 +1,38 @@
 """A class's students as its instructors manage them: voiding and restoring attempts, merging
 two spellings of one student, and clearing a deleted class's attempts."""
 
+from dataclasses import dataclass
+from datetime import datetime
+
 from sqlalchemy import func, update
 from sqlalchemy.exc import IntegrityError
 
-from . import rules
-from .attempts import ROSTER_KEY_PREFIX, grade_changed, used_seats
-from .extensions import db
-from .models import Answer, Assignment, Attempt, Instructor, MergedStudent, RosterStudent, now
+from ..attempts import policy
+from ..attempts.service import ROSTER_KEY_PREFIX, grade_changed, used_seats
+from ..extensions import db
+from ..models import Answer, Assignment, Attempt, Instructor, MergedStudent, RosterStudent, now
+
+
+@dataclass(frozen=True)
+class SeenStudent:
+    """A student of a class as a merge sees them: their key, spelling and first attempt."""
+
+    key: str
+    name: str
+    first_seen: datetime | None
+    """When their first attempt started; None for a roster student who never started."""
+    on_roster: bool
+
+
+def kept_student(one: SeenStudent, other: SeenStudent) -> tuple[SeenStudent, SeenStudent] | None:
+    """Which of two students a merge keeps and which it folds in: the roster's spelling, otherwise
+    the first seen; None when both are on the roster (two records, so not one student)."""
+    if one.on_roster and other.on_roster:
+        return None
+    if one.on_roster != other.on_roster:
+        return (one, other) if one.on_roster else (other, one)
+    order = sorted((one, other), key=lambda seen: (seen.first_seen, seen.key))
+    return order[0], order[1]
 
 
 def void_attempt(attempt: Attempt, instructor: Instructor) -> None:
@@ -28,7 +53,7 @@ def restore_attempt(attempt: Attempt) -> bool:
         seat = None
         if allowed:
             taken, unseated = used_seats(attempt.assignment_id, attempt.student_key)
-            seat = rules.free_seat(taken, unseated, allowed)
+            seat = policy.free_seat(taken, unseated, allowed)
             if seat is None:
                 return False
         attempt.voided_at, attempt.voided_by_id, attempt.seat = None, None, seat
@@ -41,7 +66,7 @@ def restore_attempt(attempt: Attempt) -> bool:
     return False
 
 
-def seen_students(class_id: int) -> list[rules.SeenStudent]:
+def seen_students(class_id: int) -> list[SeenStudent]:
     """Everyone who started an attempt in a class, and its roster, in name order: two queries."""
     first = (
         db.select(
@@ -62,17 +87,17 @@ def seen_students(class_id: int) -> list[rules.SeenStudent]:
         )
         .group_by(first.c.student_key, first.c.first_seen)
     )
-    seen = {key: rules.SeenStudent(key, name, at, False) for key, name, at in spelled}
+    seen = {key: SeenStudent(key, name, at, False) for key, name, at in spelled}
     roster = db.session.scalars(
         db.select(RosterStudent).filter_by(class_id=class_id, removed_at=None)
     )
     for student in roster:
         at = seen[student.student_key].first_seen if student.student_key in seen else None
-        seen[student.student_key] = rules.SeenStudent(student.student_key, student.name, at, True)
+        seen[student.student_key] = SeenStudent(student.student_key, student.name, at, True)
     return sorted(seen.values(), key=lambda student: (student.name.casefold(), student.key))
 
 
-def merge_students(class_id: int, kept: rules.SeenStudent, folded: rules.SeenStudent) -> int:
+def merge_students(class_id: int, kept: SeenStudent, folded: SeenStudent) -> int:
     """Make a class count `folded` as `kept`: their attempts move under one key and spelling,
     and later starts under the folded spelling join the kept student. Returns attempts moved."""
     attempts = Attempt.__table__.c

@@ -1,0 +1,17 @@
+"""The student side: starting an attempt, answering, finishing, and the results. Its parts:
+
+- views.py: the student pages; forms.py: what they ask; browser.py: whose attempt it is;
+- starts.py: starting, as a typed name, a roster code and an LMS launch all do;
+- service.py: recording starts, answers and finishes (the only code that writes answers);
+- policy.py: the rules that decide, as pure functions.
+
+Rosters, LTI and the instructor pages use starts, service, policy and lookup, never the views."""
+
+from flask import Flask
+
+from .views import bp
+
+
+def init_app(app: Flask) -> None:
+    """Add the student pages."""
+    app.register_blueprint(bp)

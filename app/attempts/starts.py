@@ -1,0 +1,144 @@
+"""Starting an attempt, as every way in shares it (a typed name, a roster code, an LMS launch):
+which assignment a start follows, its limits, and the page that says why none may start."""
+
+import re
+from collections.abc import Callable
+
+from flask import redirect, render_template, request, url_for
+
+from ..bank import Quiz, current_bank
+from ..extensions import db, limiter
+from ..formatting import say_times_for
+from ..models import Assignment, Attempt, Class, RosterStudent, now
+from ..ratelimits import note_code
+from . import policy
+from .browser import browser_id, sign_in_as, this_browser
+from .service import NoAttemptsLeft, attempts_of_student, start_attempt, unfinished_attempts
+
+# Each start adds a student to a class, so a script must not add hundreds. A browser starts a
+# few a minute at most; one address may be a whole lecture hall behind a school's NAT.
+STARTS_PER_BROWSER = "10 per minute"
+STARTS_PER_ADDRESS = "300 per minute"
+
+starts_per_browser = limiter.shared_limit(
+    STARTS_PER_BROWSER,
+    scope="starts per browser",
+    key_func=this_browser,
+    methods=["POST"],
+    error_message="This browser has just started many quizzes. Wait a minute, then try again: "
+    "your answers so far are saved.",
+)
+starts_per_address = limiter.shared_limit(
+    STARTS_PER_ADDRESS,
+    scope="starts per address",
+    methods=["POST"],
+    error_message="Many quizzes have just been started from your network. Wait a minute, then "
+    "try again: your answers so far are saved.",
+)
+
+
+def unfinished_in_browser(quizzes: list[Quiz]) -> list[Attempt]:
+    """This browser's attempts still in progress; no query for a browser never seen before."""
+    browser = browser_id()
+    return unfinished_attempts(browser, quizzes) if browser else []
+
+
+def limited_start(view):
+    """Count a view's starts per browser, then per address: checked from the bottom up, so a
+    browser over its own limit then uses none of its address's."""
+    return starts_per_address(starts_per_browser(view))
+
+
+def find_class(code: str) -> Class | None:
+    """The class with this join code, however it was typed (case, spaces, dashes)."""
+    normal = re.sub(r"[\s-]", "", code).upper()
+    found = db.session.scalar(db.select(Class).filter_by(join_code=normal))
+    note_code(found)  # counted against guessing (ratelimits.UNKNOWN_CODES_PER_ADDRESS)
+    return found
+
+
+NEEDS_CLASS_CODE = "Enter your class code: this quiz is being taken as an assignment."
+NOT_ASSIGNED = "not assigned"
+NO_ATTEMPTS_LEFT = "no attempts left"
+
+
+def opening_refusal(joining: Class, slug: str) -> str | None:
+    """ "closed" or "not yet open" when the class's assignment of this quiz takes no start now."""
+    refusal = assignment_for(joining, slug)[1]
+    return refusal if refusal in ("closed", "not yet open") else None
+
+
+def assignment_for(joining: Class | None, slug: str) -> tuple[Assignment | None, str | None]:
+    """The assignment a start at this quiz in this class follows, and why none may start now:
+    the class sets other quizzes, or the quiz is not open yet or closed."""
+    if joining is None:
+        return None, None
+    assigned = {assignment.quiz_slug: assignment for assignment in joining.current_assignments}
+    if not policy.may_take(slug, assigned):
+        return None, NOT_ASSIGNED
+    assignment = assigned.get(slug)
+    if assignment is None:
+        return None, None
+    window = policy.window(now(), assignment.opens_at, assignment.closes_at)
+    return assignment, None if window is policy.Window.OPEN else window.value
+
+
+def refused_page(
+    reason: str,
+    quiz: Quiz,
+    joining: Class,
+    assignment: Assignment | None,
+    roster_student: RosterStudent | None = None,
+):
+    """The page that says why no attempt starts, with a signed-in student's finished attempts:
+    403 for a refused start, 200 for a look."""
+    offered = offered_quizzes(joining) if reason == NOT_ASSIGNED else []
+    done = attempts_of_student(roster_student.id, [quiz])[1] if roster_student else []
+    say_times_for(joining)
+    page = render_template(
+        "quiz/unavailable.html",
+        reason=reason,
+        quiz=quiz,
+        joining=joining,
+        assignment=assignment,
+        offered=offered,
+        unfinished=unfinished_in_browser([quiz]),
+        done=done,
+    )
+    return page, 403 if request.method == "POST" else 200
+
+
+def start_in_class(
+    quiz: Quiz,
+    joining: Class | None,
+    name: str,
+    roster_student: RosterStudent | None = None,
+    with_rows: Callable[[Attempt], None] | None = None,
+):
+    """Start an attempt under the class's assignment and go to its first question, or show the
+    page that says why none may start now; `with_rows` as start_attempt takes it."""
+    if roster_student is not None:
+        sign_in_as(roster_student)
+    assignment, refusal = assignment_for(joining, quiz.slug)
+    if refusal:
+        return refused_page(refusal, quiz, joining, assignment, roster_student)
+    try:
+        attempt = start_attempt(
+            quiz,
+            name,
+            this_browser(),
+            joining.id if joining else None,
+            assignment=assignment,
+            roster_student=roster_student,
+            with_rows=with_rows,
+        )
+    except NoAttemptsLeft:
+        return refused_page(NO_ATTEMPTS_LEFT, quiz, joining, assignment, roster_student)
+    return redirect(url_for("quiz.question", token=attempt.token, number=1), 303)
+
+
+def offered_quizzes(joining: Class) -> list[Quiz]:
+    """The quizzes a class's students may start: those it assigns, or all when it assigns none."""
+    bank = current_bank().quizzes
+    assigned = {assignment.quiz_slug for assignment in joining.current_assignments}
+    return [bank[slug] for slug in policy.offered(bank, assigned)]
