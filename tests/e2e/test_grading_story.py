@@ -58,6 +58,8 @@ def browser(chromium, story):
 
 
 def fits_a_phone(page: Page) -> None:
+    # The page's text can show before its stylesheet has loaded: measure the page as styled.
+    page.wait_for_load_state()
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= PHONE["width"], f"{page.url} is {width}px wide"
 

@@ -113,6 +113,8 @@ def test_keyboard_only(browse, quiz):
 
 def fits(page, viewport=PHONE):
     """The page is no wider than the screen: nothing scrolls sideways."""
+    # The page's text can show before its stylesheet has loaded: measure the page as styled.
+    page.wait_for_load_state()
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= viewport["width"], f"{page.url} is {width}px wide"
 
