@@ -22,6 +22,7 @@ from test_lti import (
     page_text,
 )
 
+from app import signals
 from app.attempts.policy import ANSWER_GRACE
 from app.bank import current_bank
 from app.extensions import db
@@ -33,7 +34,7 @@ from app.lti.storage import aware
 from app.models import Assignment, Attempt, FeedbackWhen, RosterStudent, now
 from app.reports import Counting
 
-from helpers import SLUG, free_port
+from helpers import SLUG, free_port, make_app
 
 pytestmark = pytest.mark.postgres
 # The test platform and the tool under gunicorn, as the launch tests use them.
@@ -382,3 +383,12 @@ def test_two_senders_at_once_send_each_score_once(world):
     assert sorted(body["userId"] for _, body in world.platform.site.scores) == [
         f"learner-{n}" for n in range(3)
     ]
+
+
+def test_every_app_in_one_process_shares_one_connection_of_each_lti_receiver(tmp_path):
+    """Tests and servers make many apps in one process: a second connection of LTI's receivers
+    would queue every grade twice and tie every retake to its launch twice."""
+    make_app(tmp_path)
+    make_app(tmp_path)
+    for signal in (signals.grade_changed, signals.attempt_starting, signals.class_page):
+        assert len(signal.receivers) == 1, signal.name

@@ -3,6 +3,7 @@
 - views.py: the student pages; forms.py: what they ask; browser.py: whose attempt it is;
 - starts.py: starting, as a typed name, a roster code and an LMS launch all do;
 - service.py: recording starts, answers and finishes (the only code that writes answers);
+- lookup.py: an attempt for a page, or its 404;
 - policy.py: the rules that decide, as pure functions.
 
 Rosters, LTI and the instructor pages use starts, service, policy and lookup, never the views."""

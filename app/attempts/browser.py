@@ -57,6 +57,7 @@ def this_browser() -> str:
 
 
 def owns(attempt: Attempt) -> bool:
+    """Whether this browser started the attempt."""
     return secrets.compare_digest(attempt.browser, browser_id() or "")
 
 
