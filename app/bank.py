@@ -11,6 +11,8 @@ from pathlib import Path
 from flask import abort, current_app
 from jsonschema import Draft202012Validator
 
+from .question_types import DEFAULT, TYPES, Question
+
 SCHEMA_PATH = Path(__file__).with_name("questions.schema.json")
 # JSON Schema's type names, and Python's parsed JSON types, as a question writer says them.
 TYPE_WORDS = {
@@ -38,40 +40,6 @@ class BankError(Exception):
     def __init__(self, errors: list[str]):
         super().__init__("\n".join(errors))
         self.errors = errors
-
-
-@dataclass(frozen=True)
-class Reference:
-    title: str
-    url: str
-
-
-@dataclass(frozen=True)
-class Choice:
-    id: str
-    text: str
-    correct: bool
-    explanation: str
-
-
-@dataclass(frozen=True)
-class Question:
-    id: str
-    prompt: str
-    choices: tuple[Choice, ...]
-    explanation: str
-    references: tuple[Reference, ...]
-    evidence: str | None = None
-    """The name of a measurement whose numbers the feedback shows (app/evidence.py)."""
-
-    @property
-    def right_choice(self) -> Choice:
-        """The one correct choice."""
-        return next(choice for choice in self.choices if choice.correct)
-
-    def choice(self, choice_id: str) -> Choice | None:
-        """The choice with this id, or None."""
-        return next((choice for choice in self.choices if choice.id == choice_id), None)
 
 
 @dataclass(frozen=True)
@@ -179,15 +147,7 @@ def build_quiz(data: dict) -> Quiz:
         description=data["description"],
         shuffle_choices=data.get("shuffle_choices", False),
         questions=tuple(
-            Question(
-                id=question["id"],
-                prompt=question["prompt"],
-                choices=tuple(Choice(**choice) for choice in question["choices"]),
-                explanation=question["explanation"],
-                references=tuple(Reference(**ref) for ref in question["references"]),
-                evidence=question.get("evidence"),
-            )
-            for question in data["questions"]
+            TYPES[question.get("type", DEFAULT)].build(question) for question in data["questions"]
         ),
         version=hashlib.sha256(snapshot.encode()).hexdigest(),
         snapshot=snapshot,
@@ -264,6 +224,11 @@ def _describe(error, data) -> list[str]:
         case "contains" | "minContains" | "maxContains":
             count = sum(isinstance(c, dict) and c.get("correct") is True for c in instance)
             return [_locate(path, data, f"needs exactly one correct choice, has {count}")]
+        case "enum" if path and path[-1] == "type":
+            known = ", ".join(error.validator_value)
+            return [
+                _locate(path, data, f"{instance!r} is not a question type here: use one of {known}")
+            ]
         case "pattern" if path and path[-1] == "url":
             return [_locate(path, data, "must be an https:// address")]
         case "maxLength":

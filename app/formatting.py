@@ -9,8 +9,8 @@ from flask import g, get_template_attribute, request
 from flask_login import current_user
 from markupsafe import Markup, escape
 
-from .bank import Question
 from .models import Attempt, Class
+from .question_types import Question, type_of
 from .zones import known_zones, utc, utc_to_local
 
 
@@ -95,7 +95,7 @@ def breakable_address(address: str) -> Markup:
 
 @lru_cache(maxsize=1024)
 def _review(question: Question, order: tuple[str, ...], chosen_id: str | None, tag: str) -> Markup:
-    macro = get_template_attribute("_macros.html", "choice_reviews")
+    macro = get_template_attribute(question_template(question), "review")
     return Markup(macro(question, [question.choice(c) for c in order], chosen_id, tag))
 
 
@@ -105,8 +105,14 @@ def reviewed(question: Question, choices, chosen_id: str | None, tag: str) -> Ma
     return _review(question, tuple(choice.id for choice in choices), chosen_id, tag)
 
 
+def question_template(question: Question) -> str:
+    """The template whose macros draw this question's type (templates/questions/)."""
+    return f"questions/{type_of(question).name}.html"
+
+
 def init_app(app):
     app.add_template_global(reviewed)
+    app.add_template_global(question_template)
     app.add_template_filter(duration)
     app.add_template_filter(when)
     app.add_template_filter(clock)

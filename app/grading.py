@@ -1,25 +1,9 @@
-"""Grading, kept apart from recording: what a choice earns and what to say about it."""
+"""Grading, kept apart from recording: what an answer earns, through its question's type."""
 
 import math
 from dataclasses import dataclass
 
-from .bank import Choice, Question
-
-
-@dataclass(frozen=True)
-class Feedback:
-    """What a student sees after answering: their choice against the right one."""
-
-    question: Question
-    chosen: Choice
-
-    @property
-    def correct(self) -> bool:
-        return self.chosen.correct
-
-    @property
-    def right(self) -> Choice:
-        return self.question.right_choice
+from .question_types import Feedback, Question, type_of
 
 
 @dataclass(frozen=True)
@@ -46,10 +30,9 @@ def half_up(value: float, digits: int = 0) -> float:
     return math.floor(value * scale + 0.5) / scale
 
 
-def grade(question: Question, choice_id: str) -> Feedback | None:
-    """Grade a choice by id; None when the question has no such choice."""
-    chosen = question.choice(choice_id)
-    return Feedback(question, chosen) if chosen else None
+def grade(question: Question, response: str) -> Feedback | None:
+    """Grade an answer as its type reads it; None when it answers nothing the question asks."""
+    return type_of(question).grade(question, response)
 
 
 def score(correct: list[bool], out_of: int) -> Score:

@@ -15,7 +15,7 @@ from sqlalchemy.orm import undefer
 
 from . import stats, zones
 from .attempts import policy
-from .bank import Question, Quiz, quiz_from_snapshot
+from .bank import Quiz, quiz_from_snapshot
 from .extensions import db
 from .grading import Score, percent
 from .models import (
@@ -28,6 +28,7 @@ from .models import (
     roster_key,
     student_key,
 )
+from .question_types import Question, type_of
 
 
 class Counting(StrEnum):
@@ -167,7 +168,12 @@ class ItemRow:
     facility: float | None
     discrimination: float | None
     counts: dict[str, int]
-    """Choice id -> how many counted attempts chose it."""
+    """Stored response -> how many counted attempts gave it."""
+
+    @property
+    def tally(self) -> list:
+        """How many gave each answer, as the question's type lists them."""
+        return type_of(self.question).tally(self.question, self.counts)
 
     @property
     def not_answered(self) -> int:
@@ -183,13 +189,9 @@ class ItemRow:
     @property
     def flags(self) -> list[str]:
         """Plain-language warnings for the instructor."""
-        right = self.question.right_choice
-        top = max(self.counts[choice.id] for choice in self.question.choices)
-        leaders = [choice for choice in self.question.choices if self.counts[choice.id] == top]
         found = []
-        # One choice, and a wrong one, chosen more than any other: a tie names no single choice.
-        if self.n and len(leaders) == 1 and top > self.counts[right.id]:
-            found.append(f"Most students chose “{leaders[0].text}”")
+        if self.n and (misread := type_of(self.question).misread(self.question, self.counts)):
+            found.append(f"Most students chose “{misread}”")
         if self.discrimination is not None and self.discrimination < 0:
             found.append("Negative discrimination: check the key or the wording")
         if self.n and self.facility == 1:

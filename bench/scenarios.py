@@ -27,6 +27,7 @@ from app.lti.models import LtiCourse, LtiPlatform
 from app.lti.people import launched_from, roster_student_for, user_for
 from app.lti.platforms import PlatformDetails, save_platform
 from app.models import Class, FeedbackWhen, now
+from app.question_types import right_choice
 
 Request = tuple[str, str, str, tuple[str, ...]]
 """What wrk sends: method, path, body and headers ("Name: value")."""
@@ -289,6 +290,6 @@ def random_picks(quiz: Quiz, count: int, rng) -> list[Sequence[str]]:
         for question in quiz.questions:
             right = rng.random() < 0.3 + 0.6 * skill
             wrong = [c for c in question.choices if not c.correct]
-            mine.append((question.right_choice if right else rng.choice(wrong)).id)
+            mine.append((right_choice(question) if right else rng.choice(wrong)).id)
         picks.append(mine)
     return picks

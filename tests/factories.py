@@ -27,6 +27,7 @@ from app.models import (
     RosterStudent,
     now,
 )
+from app.question_types import right_choice
 from app.roster import add_students, read_text
 from app.teach.assignments import Settings, save_assignment
 
@@ -129,7 +130,7 @@ def right_or_wrong(quiz: Quiz, marks: Sequence[bool | int | None]) -> list[str |
         None
         if mark is None
         else (
-            question.right_choice if mark else next(c for c in question.choices if not c.correct)
+            right_choice(question) if mark else next(c for c in question.choices if not c.correct)
         ).id
         for question, mark in zip(quiz.questions, marks, strict=True)
     ]

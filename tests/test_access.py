@@ -13,6 +13,7 @@ from app.bank import current_bank
 from app.extensions import db
 from app.lti.keys import signing_key
 from app.models import Attempt, Class, FeedbackWhen, Role, RosterStudent, now, student_key
+from app.question_types import right_choice
 from app.roster import add_students, read_text
 
 from helpers import SLUG, Student, csrf_token, make_app, record_tables, shared_schema, text
@@ -316,7 +317,7 @@ def build_world(app, quiz):
     ada = Student(app.test_client())
     assert ada.start(name="Ada", class_code="ABCDEF").status_code == 303
     for number in (1, 2):
-        right = quiz.questions[number - 1].right_choice.id
+        right = right_choice(quiz.questions[number - 1]).id
         assert ada.answer(number, right).status_code == 303
         assert grace.answer(number, right).status_code == 303
     with app.app_context():  # added after Ada typed her name: a roster class takes codes only

@@ -16,6 +16,7 @@ from app.auth import create_instructor
 from app.bank import current_bank
 from app.extensions import db
 from app.models import Assignment, Attempt, Class, Instructor
+from app.question_types import right_choice
 
 from helpers import (
     SLUG,
@@ -308,7 +309,7 @@ def test_removing_an_assignment_keeps_its_attempts(app, teacher, class_id, caplo
     [saved] = stored(app)
     with app.app_context():
         quiz = current_bank().quizzes[SLUG]
-        right = [question.right_choice.id for question in quiz.questions]
+        right = [right_choice(question).id for question in quiz.questions]
         made = factories.attempt(quiz, "Ada", answers=right, class_id=class_id,
                                  assignment=db.session.get(Assignment, saved.id))  # fmt: skip
         token = made.token
@@ -438,7 +439,7 @@ def test_class_page_with_assignments_costs_the_same_queries_for_10_and_500(app, 
     def counted_queries(students):
         with app.app_context():
             quiz = current_bank().quizzes[SLUG]
-            picks = [[q.right_choice.id for q in quiz.questions]] * students
+            picks = [[right_choice(q).id for q in quiz.questions]] * students
             start = db.session.scalar(db.select(db.func.count(Attempt.id)))
             names = [f"Student {n}" for n in range(start, start + students)]
             factories.attempts(quiz, picks, names=names, class_id=class_id)
@@ -482,7 +483,7 @@ def test_release_and_remove_each_take_a_second_step_that_says_what_happens(app, 
         quiz = current_bank().quizzes[SLUG]
         held = db.session.get(Assignment, saved.id)
         for name in ("Ada", "Bo"):  # one answer each: neither has finished
-            factories.attempt(quiz, name, answers=[quiz.questions[0].right_choice.id],
+            factories.attempt(quiz, name, answers=[right_choice(quiz.questions[0]).id],
                               class_id=class_id, assignment=held)  # fmt: skip
     raw = teacher.get(f"/teach/classes/{class_id}").get_data(as_text=True)
     release = f"/teach/classes/{class_id}/assignments/{saved.id}/release"

@@ -28,6 +28,7 @@ from app.config import PROJECT_ROOT
 from app.extensions import db
 from app.models import Answer, Assignment, Attempt, Class, Instructor, RosterStudent, now
 from app.names import tidy, tidy_name
+from app.question_types import right_choice
 from app.roster import add_students, read_text
 
 from helpers import (
@@ -1262,7 +1263,7 @@ def leaks(response, app, client, question, quiz) -> list[str]:
         for place, body in (("page", page), ("headers", headers), ("cookie", cookie))
         if secret in body or shown(secret) in body
     ]
-    right = question.right_choice.id
+    right = right_choice(question).id
     if right in headers or right in cookie:
         found.append(f"right choice id {right!r} outside the form")
     return found
@@ -1316,10 +1317,10 @@ def test_the_answer_key_stays_on_the_server_until_answered(app, student, quiz, t
         )
         assert form.marked == []
 
-        assert student.answer(number, question.right_choice.id).status_code == 303
+        assert student.answer(number, right_choice(question).id).status_code == 303
         feedback = student.client.get(url)
         shown_now = text(feedback)
-        assert shown(question.right_choice.explanation) in shown_now  # sanity: now it shows
+        assert shown(right_choice(question).explanation) in shown_now  # sanity: now it shows
         assert "Right answer" in shown_now
         if number < len(quiz.questions):  # ...but the next question's key still does not
             upcoming = quiz.questions[number]

@@ -23,6 +23,7 @@ from app.bank import current_bank
 from app.config import PROJECT_ROOT
 from app.extensions import db
 from app.models import Answer, Attempt
+from app.question_types import right_choice
 
 from helpers import (
     POSTGRES_URL,
@@ -56,7 +57,7 @@ def test_backup_while_serving_restores_every_attempt(tmp_path):
     def keep_answering():
         for number, question in enumerate(quiz.questions[1:], 2):
             for student in students:
-                student.answer(number, question.right_choice.id)
+                student.answer(number, right_choice(question).id)
 
     worker = threading.Thread(target=keep_answering)
     worker.start()

@@ -10,6 +10,7 @@ from app.auth import create_instructor
 from app.extensions import db
 from app.grading import grade
 from app.models import Answer, Attempt, Class
+from app.question_types import right_choice
 from app.ratelimits import CODE_LOOKUPS_PER_ADDRESS
 
 from helpers import SLUG, Student, make_app, text, wrong_choice
@@ -55,7 +56,7 @@ def test_second_answer_to_a_question_changes_nothing(app, student, quiz):
     student.start()
     question = quiz.questions[0]
     student.answer(1, wrong_choice(question).id)
-    response = student.answer(1, question.right_choice.id)
+    response = student.answer(1, right_choice(question).id)
     assert response.status_code == 303
     assert "Incorrect." in text(student.client.get(response.location))
     [answer] = stored(app, Answer)
@@ -69,7 +70,7 @@ def test_the_database_keeps_one_answer_per_question(app, student, quiz):
     with app.app_context():
         attempt = db.session.scalars(db.select(Attempt)).one()
         record_answer(attempt, grade(question, wrong_choice(question).id))
-        record_answer(attempt, grade(question, question.right_choice.id))
+        record_answer(attempt, grade(question, right_choice(question).id))
     [answer] = stored(app, Answer)
     assert answer.is_correct is False
 

@@ -19,6 +19,7 @@ from app.bank import BankError, current_bank, load_bank
 from app.config import PROJECT_ROOT
 from app.extensions import db
 from app.models import QuizVersion, Release
+from app.question_types import right_choice
 
 from helpers import SLUG, gunicorn, make_app, queries, server_database
 
@@ -321,7 +322,7 @@ def test_real_bank_loads_with_its_answer_key():
     assert list(quizzes) == [SLUG]
     quiz = quizzes[SLUG]
     assert quiz.title == "Gradient Checkpointing Quiz"
-    key = ["abcd"[q.choices.index(q.right_choice)] for q in quiz.questions]
+    key = ["abcd"[q.choices.index(right_choice(q))] for q in quiz.questions]
     assert key == list("abcdabcd")
     for question in quiz.questions:
         assert all(choice.explanation.strip() for choice in question.choices), question.id

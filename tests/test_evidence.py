@@ -10,6 +10,7 @@ from click.testing import CliRunner
 from app.bank import current_bank, load_bank
 from app.cli import quiz_cli
 from app.evidence import FOLDER, EvidenceError, Spread, evidence_for, load_evidence
+from app.question_types import right_choice
 
 from helpers import SLUG, Student, make_app, text
 
@@ -35,7 +36,7 @@ def feedback(app, quiz, question_id):
     student = Student(app.test_client())
     student.start()
     number, question = next((n, q) for n, q in enumerate(quiz.questions, 1) if q.id == question_id)
-    student.answer(number, question.right_choice.id)
+    student.answer(number, right_choice(question).id)
     return student.client.get(student.question_url(number))
 
 
@@ -242,7 +243,7 @@ def test_reviews_link_to_the_measurements_instead_of_repeating_them(app, quiz, c
     student = Student(app.test_client())
     student.start()
     for number, question in enumerate(quiz.questions, 1):
-        student.answer(number, question.right_choice.id)
+        student.answer(number, right_choice(question).id)
     results = text(student.client.get(student.results_url))
     assert 'class="measured"' not in results
     # Each link carries the way back to its own review.

@@ -39,6 +39,7 @@ from app.bank import current_bank, quiz_from_snapshot
 from app.config import PROJECT_ROOT, database_url_from, engine_options
 from app.extensions import db
 from app.models import Attempt, Class
+from app.question_types import right_choice
 from app.ratelimits import counts_engine
 
 from helpers import (
@@ -212,7 +213,7 @@ def test_read_only_database_is_a_503_and_writing_resumes_by_itself(
 ):
     """With the database read-only, answering gets a 503 and stores nothing; once it is writable
     again, the same app stores the next answer, with no restart."""
-    first, second = (question.right_choice.id for question in quiz.questions[:2])
+    first, second = (right_choice(question).id for question in quiz.questions[:2])
     student.start()
     assert confirm(student, 1, first, quiz)
     with file_modes_bind(), read_only(tmp_path):
@@ -228,7 +229,7 @@ def test_read_only_database_is_a_503_and_writing_resumes_by_itself(
     # Before the fix, SQLite's read-only connection stayed in the pool: 503s until a restart.
     assert confirm(student, 2, second, quiz)
     assert inconsistent_attempts(app) == []
-    account(app, {(student.token, q.id): q.right_choice.id for q in quiz.questions[:2]}, tally)
+    account(app, {(student.token, q.id): right_choice(q).id for q in quiz.questions[:2]}, tally)
 
 
 # PostgreSQL: the connection is cut, or a COMMIT is lost on the wire.
@@ -405,7 +406,7 @@ def app_through_relay(tmp_path):
 def test_postgres_cut_off_is_a_503_and_service_resumes_by_itself(tmp_path, quiz, tally):
     """With PostgreSQL unreachable, pages that need it get a 503, /healthz says so and /livez
     does not; once it is back, the same app answers and stores again."""
-    first, second = (question.right_choice.id for question in quiz.questions[:2])
+    first, second = (right_choice(question).id for question in quiz.questions[:2])
     with app_through_relay(tmp_path) as (app, relay):
         student = Student(app.test_client())
         student.start()
@@ -430,7 +431,7 @@ def test_postgres_cut_off_is_a_503_and_service_resumes_by_itself(tmp_path, quiz,
         assert snapshot(app) == before
         assert confirm(student, 2, second, quiz)
         assert inconsistent_attempts(app) == []
-        account(app, {(student.token, q.id): q.right_choice.id for q in quiz.questions[:2]}, tally)
+        account(app, {(student.token, q.id): right_choice(q).id for q in quiz.questions[:2]}, tally)
 
 
 @on_postgres
@@ -515,7 +516,7 @@ def test_refused_commit_shows_an_error_and_stores_nothing(app, quiz, tally, acti
     student = Student(app.test_client())
     student.start(class_code=code)
     newcomer = Student(app.test_client())
-    right = quiz.questions[0].right_choice.id
+    right = right_choice(quiz.questions[0]).id
     teacher_token = form_token(teacher)
     # Each action, and the browser that follows its redirect.
     browser, act = {
@@ -866,7 +867,7 @@ def wrong(question):
 
 def key_after_edit(question):
     """The choice after the right one, in the bank's order: the key once `reworded`."""
-    right = question.choices.index(question.right_choice)
+    right = question.choices.index(right_choice(question))
     return question.choices[(right + 1) % len(question.choices)]
 
 
@@ -898,8 +899,8 @@ def test_bad_bank_over_a_good_one_is_refused_and_history_survives(tmp_path, tall
     # grading either again with the edited key would change their scores.
     tokens = []
     for name, choices in (
-        ("Ada", [question.right_choice for question in quiz.questions]),
-        ("Grace", [wrong(first), key_after_edit(second), third.right_choice]),
+        ("Ada", [right_choice(question) for question in quiz.questions]),
+        ("Grace", [wrong(first), key_after_edit(second), right_choice(third)]),
     ):
         student = Student(app.test_client())
         student.start(name=name, class_code=code)

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from app import formats
-from app.bank import UNFILLED, BankError, Reference, build_quiz, load_bank, problems
+from app.bank import UNFILLED, BankError, build_quiz, load_bank, problems
 from app.config import PROJECT_ROOT
 from app.formats import aiken, gift, moodle_xml, qti, qti3
+from app.question_types import Reference
 
 pytestmark = pytest.mark.any_database
 

@@ -12,6 +12,7 @@ from app.bank import PLACEHOLDER, UNFILLED, BankError, current_bank, load_bank
 from app.cli import quiz_cli
 from app.config import PROJECT_ROOT
 from app.extensions import db
+from app.question_types import right_choice
 
 from helpers import SLUG, make_app
 from test_formats import FIXTURES, SEED, canvas_package, comparable
@@ -294,10 +295,10 @@ def test_the_skeleton_is_true_if_served_as_it_is(tmp_path):
     quiz = load_bank(path).quizzes["cells"]
     notes = re.compile(r"replace|rewrite|your own|example|TO WRITE", re.I)
     assert [text for text in served_texts(quiz) if notes.search(text)] == []
-    assert quiz.questions[0].right_choice.text == "The bank file, biology.json"
+    assert right_choice(quiz.questions[0]).text == "The bank file, biology.json"
     assert all(
         "biology.json" in text
-        for text in (quiz.questions[0].explanation, quiz.questions[0].right_choice.explanation)
+        for text in (quiz.questions[0].explanation, right_choice(quiz.questions[0]).explanation)
     )
 
 

@@ -5,6 +5,7 @@ import pytest
 from app.bank import load_bank
 from app.config import PROJECT_ROOT
 from app.grading import Score, grade, score
+from app.question_types import right_choice
 
 from helpers import SLUG
 
@@ -18,7 +19,7 @@ def quiz():
 def test_right_choice_is_correct(quiz):
     """The keyed choice is graded correct and is its own right answer."""
     question = quiz.questions[0]
-    feedback = grade(question, question.right_choice.id)
+    feedback = grade(question, right_choice(question).id)
     assert feedback.correct and feedback.right == feedback.chosen
 
 
@@ -28,7 +29,7 @@ def test_wrong_choice_points_to_the_right_one(quiz):
     wrong = next(c for c in question.choices if not c.correct)
     feedback = grade(question, wrong.id)
     assert not feedback.correct
-    assert feedback.chosen == wrong and feedback.right == question.right_choice
+    assert feedback.chosen == wrong and feedback.right == right_choice(question)
 
 
 def test_unknown_choice_is_not_graded(quiz):

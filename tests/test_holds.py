@@ -12,6 +12,7 @@ from app.attempts import policy
 from app.bank import current_bank
 from app.extensions import db
 from app.models import Assignment, Attempt, Class, FeedbackWhen, RosterStudent
+from app.question_types import right_choice
 from app.roster import remove_student
 from app.teach.assignments import AlreadyAssigned, Settings, save_assignment
 
@@ -212,7 +213,7 @@ def test_the_class_holding_the_key_keeps_its_own_rule(app, class_id, other_class
     ada = student(app)
     assert ada.start(name="Ada", class_code=CODE).status_code == 303
     for number, question in enumerate(quiz.questions, 1):
-        assert ada.answer(number, question.right_choice.id).status_code == 303
+        assert ada.answer(number, right_choice(question).id).status_code == 303
     assert "scored" in text(ada.client.get(ada.results_url))
 
 
@@ -268,7 +269,7 @@ def test_a_review_stays_shut_while_a_classmate_can_still_answer(app, class_id, m
     assert app.test_client().get(alice.results_url).status_code == 403
     mine = text(alice.client.get(alice.results_url))
     assert "scored" not in mine and f'datetime="{opens:%Y-%m-%dT%H:%MZ}"' in mine
-    assert bob.answer(1, quiz.questions[0].right_choice.id).status_code == 303
+    assert bob.answer(1, right_choice(quiz.questions[0]).id).status_code == 303
     page = text(teacher.get(f"/teach/classes/{class_id}"))
     assert "Release feedback" in page and "opens to students" in page
 
@@ -329,11 +330,11 @@ def test_an_archived_class_takes_no_more_answers(app, class_id):
         quiz = current_bank().quizzes[SLUG]
     ada = student(app)
     assert ada.start(name="Ada", class_code=CODE).status_code == 303
-    assert ada.answer(1, quiz.questions[0].right_choice.id).status_code == 303
+    assert ada.answer(1, right_choice(quiz.questions[0]).id).status_code == 303
     with app.app_context():
         db.session.get(Class, class_id).archived_at = datetime.now(UTC)
         db.session.commit()
-    refused = ada.answer(2, quiz.questions[1].right_choice.id)
+    refused = ada.answer(2, right_choice(quiz.questions[1]).id)
     assert refused.status_code == 409
     page = text(refused)
     assert "Physics 101 has ended" in page and "This answer was not saved." in page
@@ -347,10 +348,10 @@ def test_a_student_taken_off_the_roster_answers_no_more(app, class_id):
         [dana] = factories.roster(class_id, "Dana Diaz, d42")
         code = dana.sign_in_code
     signing = signed_in(app, code)
-    assert signing.answer(1, quiz.questions[0].right_choice.id).status_code == 303
+    assert signing.answer(1, right_choice(quiz.questions[0]).id).status_code == 303
     with app.app_context():
         remove_student(db.session.get(RosterStudent, dana.id))
-    refused = signing.answer(2, quiz.questions[1].right_choice.id)
+    refused = signing.answer(2, right_choice(quiz.questions[1]).id)
     assert refused.status_code == 409
     assert "You are no longer on the roster of Physics 101" in text(refused)
     assert answered(app) == 1
@@ -389,7 +390,7 @@ def finished_attempt(app, **start) -> Student:
     taking = student(app)
     assert taking.start(**start).status_code == 303
     for number, question in enumerate(quiz.questions, 1):
-        assert taking.answer(number, question.right_choice.id).status_code == 303
+        assert taking.answer(number, right_choice(question).id).status_code == 303
     return taking
 
 
@@ -520,7 +521,7 @@ def test_a_voided_attempt_takes_no_more_answers(app, class_id):
     with app.app_context():
         db.session.execute(db.update(Attempt).values(voided_at=datetime.now(UTC), seat=None))
         db.session.commit()
-    refused = ada.answer(1, quiz.questions[0].right_choice.id)
+    refused = ada.answer(1, right_choice(quiz.questions[0]).id)
     assert refused.status_code == 409 and "voided this attempt" in text(refused)
     with app.app_context():
         assert db.session.scalars(db.select(Attempt)).one().answered == 0

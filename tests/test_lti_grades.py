@@ -32,6 +32,7 @@ from app.lti.models import LtiAttempt, LtiScore
 from app.lti.rules import retry_delay
 from app.lti.storage import aware
 from app.models import Assignment, Attempt, FeedbackWhen, RosterStudent, now
+from app.question_types import right_choice
 from app.reports import Counting
 
 from helpers import SLUG, free_port, make_app
@@ -172,7 +173,7 @@ def answer_right(world, browser, token) -> None:
         here = f"{world.tool}/attempts/{token}/questions/{number}"
         fields = {
             "csrf_token": csrf_token(browser.get(here).text),
-            "choice": question.right_choice.id,
+            "choice": right_choice(question).id,
         }
         assert browser.post(here, data=fields, allow_redirects=False).status_code == 303
 

@@ -6,6 +6,7 @@ import pytest
 
 from app.extensions import db
 from app.models import Answer, Attempt
+from app.question_types import right_choice
 
 from helpers import SLUG, Student, queries, shown, text, wrong_choice
 
@@ -38,7 +39,7 @@ def test_whole_quiz_with_right_and_wrong_answers(app, student, quiz):
         assert f'<legend class="prompt">{shown(question.prompt)}</legend>' in page
         assert ">Check answer</button>" in page
 
-        choice = question.right_choice if number in right else wrong_choice(question)
+        choice = right_choice(question) if number in right else wrong_choice(question)
         response = student.answer(number, choice.id)
         assert response.status_code == 303
         assert response.location == student.question_url(number)
@@ -71,7 +72,7 @@ def test_feedback_marks_choices_in_words_not_only_colour(student, quiz):
     question = quiz.questions[0]
     student.answer(1, wrong_choice(question).id)
     page = text(student.client.get(student.question_url(1)))
-    assert f"The right answer is “{shown(question.right_choice.text)}”" in page
+    assert f"The right answer is “{shown(right_choice(question).text)}”" in page
     assert ">Your answer<" in page and ">Right answer<" in page
     assert "autofocus" in page  # keyboard and screen-reader users land on the verdict
 
@@ -80,7 +81,7 @@ def test_retake_starts_a_fresh_attempt(app, student, quiz):
     """ "Retake quiz" gives a new attempt under the same name, starting at question 1."""
     student.start(name="Grace")
     for number, question in enumerate(quiz.questions, 1):
-        student.answer(number, question.right_choice.id)
+        student.answer(number, right_choice(question).id)
     first = student.token
     response = student.post(f"/attempts/{first}/retake")
     assert response.status_code == 303
@@ -96,7 +97,7 @@ def test_retake_starts_a_fresh_attempt(app, student, quiz):
 def test_unfinished_results_offer_to_continue(student, quiz):
     """Results before the end show progress, the next question to answer, and no score."""
     student.start()
-    student.answer(1, quiz.questions[0].right_choice.id)
+    student.answer(1, right_choice(quiz.questions[0]).id)
     page = text(student.client.get(student.results_url))
     assert "1 of 8 questions answered" in page
     assert "You scored" not in page
@@ -110,7 +111,7 @@ def test_results_link_is_read_only_for_other_browsers(app, student, quiz):
     """Someone given the results link can read them but cannot answer, retake or continue."""
     student.start(name="Ada")
     for number, question in enumerate(quiz.questions, 1):
-        student.answer(number, question.right_choice.id)
+        student.answer(number, right_choice(question).id)
     other = Student(app.test_client())
 
     shared = text(other.client.get(student.results_url))
@@ -127,7 +128,7 @@ def test_other_browser_cannot_answer(app, student, quiz):
     """An attempt token copied into another browser stores nothing."""
     student.start()
     other = Student(app.test_client())
-    response = other.post(student.question_url(1), choice=quiz.questions[0].right_choice.id)
+    response = other.post(student.question_url(1), choice=right_choice(quiz.questions[0]).id)
     assert response.status_code == 403
     assert "Only the browser that started this attempt" in text(response)
     with app.app_context():
@@ -168,7 +169,7 @@ def test_unanswered_questions_stay_hidden_in_results(student, quiz):
     student.start()
     page = text(student.client.get(student.results_url))
     for question in quiz.questions:
-        assert shown(question.right_choice.explanation) not in page
+        assert shown(right_choice(question).explanation) not in page
         assert shown(question.explanation) not in page
 
 
@@ -179,7 +180,7 @@ def test_question_pages_cost_a_fixed_number_of_queries(app, student, quiz):
     with queries(app) as asking:
         student.client.get(student.question_url(1))
     with queries(app) as answering:
-        student.answer(1, quiz.questions[0].right_choice.id)
+        student.answer(1, right_choice(quiz.questions[0]).id)
     with queries(app) as feedback:
         student.client.get(student.question_url(1))
     with queries(app) as results:
@@ -203,7 +204,7 @@ def test_feedback_moves_on_by_link_to_clean_addresses(student, quiz):
     """ "Next question" and "See results" are links: no GET form leaves a "?" on the address."""
     student.start()
     for number, question in enumerate(quiz.questions, 1):
-        student.answer(number, question.right_choice.id)
+        student.answer(number, right_choice(question).id)
     middle = text(student.client.get(student.question_url(1)))
     last = text(student.client.get(student.question_url(8)))
     assert f'<a class="button" href="{student.question_url(2)}">Next question</a>' in middle
@@ -214,7 +215,7 @@ def test_feedback_moves_on_by_link_to_clean_addresses(student, quiz):
 def test_results_open_with_every_question_in_words(student, quiz):
     """The top of the results lists each question, linked to its review, marked in words."""
     student.start()
-    student.answer(1, quiz.questions[0].right_choice.id)
+    student.answer(1, right_choice(quiz.questions[0]).id)
     student.answer(2, wrong_choice(quiz.questions[1]).id)
     page = text(student.client.get(student.results_url))
     overview = page[page.index('<ol class="overview"') : page.index("</ol>")]
@@ -244,7 +245,7 @@ def test_a_score_of_nothing_gets_a_kind_word_and_a_next_step(student, quiz):
     assert "Read the reviews below" in page and "retake the quiz" in page
     student.start()
     for number, question in enumerate(quiz.questions, 1):
-        student.answer(number, question.right_choice.id)
+        student.answer(number, right_choice(question).id)
     assert "Read the reviews below" not in text(student.client.get(student.results_url))
 
 
@@ -252,7 +253,7 @@ def test_an_unfinished_attempt_can_be_continued(app, student, quiz):
     """After closing the tab, the home and start pages offer to continue where the student left."""
     student.start(name="Ada")
     for number in (1, 2, 3):
-        student.answer(number, quiz.questions[number - 1].right_choice.id)
+        student.answer(number, right_choice(quiz.questions[number - 1]).id)
     for page in (text(student.client.get("/")), text(student.client.get(f"/quizzes/{SLUG}"))):
         assert "Continue your attempt" in page
         assert "as Ada: <strong>3 of 8 answered</strong>" in page
@@ -264,7 +265,7 @@ def test_an_unfinished_attempt_can_be_continued(app, student, quiz):
     assert "Continue your attempt" not in text(stranger.get("/"))
     assert stranger.get(f"/attempts/{student.token}/continue").status_code == 403
     for number in range(4, 9):
-        student.answer(number, quiz.questions[number - 1].right_choice.id)
+        student.answer(number, right_choice(quiz.questions[number - 1]).id)
     assert "Continue your attempt" not in text(student.client.get("/"))
     finished = student.client.get(f"/attempts/{student.token}/continue")
     assert finished.location == student.results_url
@@ -276,7 +277,7 @@ def test_continuing_resumes_at_the_first_question_left_open(student, quiz):
     """A student who skipped ahead by address goes back to the gap, not past it."""
     student.start()
     for number in (1, 2, 4):
-        student.answer(number, quiz.questions[number - 1].right_choice.id)
+        student.answer(number, right_choice(quiz.questions[number - 1]).id)
     resumed = student.client.get(f"/attempts/{student.token}/continue")
     assert resumed.location == student.question_url(3)
 

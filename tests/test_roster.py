@@ -20,6 +20,7 @@ from app.codes import CODE_ALPHABET
 from app.config import PROJECT_ROOT
 from app.extensions import db
 from app.models import Attempt, RosterStudent
+from app.question_types import right_choice
 from app.roster import store as roster_store
 
 from helpers import (
@@ -368,7 +369,7 @@ def test_a_removed_student_keeps_their_attempts_marked_removed(app, teacher, cap
     with app.app_context():
         quiz = current_bank().quizzes[SLUG]
     for number, question in enumerate(quiz.questions, 1):
-        student.answer(number, question.right_choice.id)
+        student.answer(number, right_choice(question).id)
     with caplog.at_level(logging.WARNING):
         assert remove(teacher, class_id, app, "Dana Diaz").status_code == 303
         assert remove(teacher, class_id, app, "Eli Ek").status_code == 303
@@ -436,10 +437,10 @@ def test_the_gradebook_lists_every_roster_student(app, teacher):
         quiz = current_bank().quizzes[SLUG]
     for number, question in enumerate(quiz.questions, 1):
         finished.answer(
-            number, (question.right_choice if number <= 6 else wrong_choice(question)).id
+            number, (right_choice(question) if number <= 6 else wrong_choice(question)).id
         )
     started, _ = sign_in(app, code_of(app, "Bo Bee"))
-    started.answer(1, quiz.questions[0].right_choice.id)
+    started.answer(1, right_choice(quiz.questions[0]).id)
     gradebook = teacher.get(f"/teach/classes/{class_id}/gradebook.csv?count=best")
     assert gradebook.get_data().decode("utf-8-sig").splitlines()[0].startswith("student,")
     disposition = gradebook.headers["Content-Disposition"]
@@ -540,7 +541,7 @@ def test_class_pages_cost_the_same_queries_with_a_roster_of_500(app, teacher, ki
     def counted_queries(start, stop):
         with app.app_context():
             who = [db.session.get(RosterStudent, id_) for id_, _ in signed[start:stop]]
-            picks = [[q.right_choice.id for q in quiz.questions]] * len(who)
+            picks = [[right_choice(q).id for q in quiz.questions]] * len(who)
             names = [name for _, name in signed[start:stop]]
             factories.attempts(quiz, picks, names=names, class_id=class_id, roster_students=who)
         with queries(app) as statements:
@@ -625,7 +626,7 @@ def test_a_roster_student_continues_their_attempt_in_another_browser(app, teache
     assign_once(app, class_id)
     add(teacher, class_id, "Dana Diaz, 1\nBo Bee, 2")
     old, _ = sign_in(app, code_of(app, "Dana Diaz"))
-    assert old.answer(1, quiz.questions[0].right_choice.id).status_code == 303
+    assert old.answer(1, right_choice(quiz.questions[0]).id).status_code == 303
     new, page = sign_in(app, code_of(app, "Dana Diaz"), confirm=False)
     page = text(page)
     assert "Continue your attempt" in page and "1 of 8 answered" in page
@@ -640,8 +641,8 @@ def test_a_roster_student_continues_their_attempt_in_another_browser(app, teache
     assert moved.status_code == 303 and moved.location.endswith(f"/attempts/{old.token}/continue")
     assert new.client.get(moved.location).location.endswith("/questions/2")
     new.token = old.token
-    assert new.answer(2, quiz.questions[1].right_choice.id).status_code == 303
-    assert old.answer(3, quiz.questions[2].right_choice.id).status_code == 403
+    assert new.answer(2, right_choice(quiz.questions[1]).id).status_code == 303
+    assert old.answer(3, right_choice(quiz.questions[2]).id).status_code == 403
     with app.app_context():
         assert db.session.scalars(db.select(Attempt.answered)).all() == [2]
 
@@ -654,7 +655,7 @@ def test_a_roster_student_with_no_attempt_left_is_told_before_confirming(app, te
     add(teacher, class_id, "Dana Diaz, 1")
     student, _ = sign_in(app, code_of(app, "Dana Diaz"))
     for number, question in enumerate(quiz.questions, 1):
-        assert student.answer(number, question.right_choice.id).status_code == 303
+        assert student.answer(number, right_choice(question).id).status_code == 303
     _, page = sign_in(app, code_of(app, "Dana Diaz"), confirm=False)
     page = text(page)
     assert "You have used every attempt you are allowed at" in page

@@ -7,6 +7,7 @@ import pytest
 from app.auth import create_instructor
 from app.extensions import db
 from app.models import Attempt, now
+from app.question_types import right_choice
 
 from helpers import Student, form_token, login, make_app, shown, text
 
@@ -137,11 +138,11 @@ def test_a_student_mid_attempt_keeps_it_after_the_upgrade(app, quiz):
         session["browser"] = id_from_session
         session.permanent = True
 
-    assert student.answer(1, quiz.questions[0].right_choice.id).status_code == 303
+    assert student.answer(1, right_choice(quiz.questions[0]).id).status_code == 303
     assert student.client.get_cookie("browser").value == id_from_session
     with student.client.session_transaction() as session:
         assert "browser" not in session
-    assert student.answer(2, quiz.questions[1].right_choice.id).status_code == 303
+    assert student.answer(2, right_choice(quiz.questions[1]).id).status_code == 303
     assert Student(app.test_client()).client.get(student.question_url(3)).status_code == 403
 
 

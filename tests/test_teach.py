@@ -17,6 +17,7 @@ from app.codes import CODE_ALPHABET
 from app.config import PROJECT_ROOT, from_environment
 from app.extensions import db
 from app.models import Attempt, Class, Instructor
+from app.question_types import right_choice
 
 from helpers import SLUG, Student, form_token, login, make_app, queries, text
 
@@ -50,7 +51,7 @@ def take(app, name, code, right, slug=SLUG):
         quiz = current_bank().quizzes[slug]
     for number, question in enumerate(quiz.questions, 1):
         wrong = [c for c in question.choices if not c.correct][0]
-        student.answer(number, (question.right_choice if number in right else wrong).id)
+        student.answer(number, (right_choice(question) if number in right else wrong).id)
     return student
 
 
@@ -358,7 +359,7 @@ def retake(app, student, right):
         quiz = current_bank().quizzes[SLUG]
     for number, question in enumerate(quiz.questions, 1):
         wrong = [c for c in question.choices if not c.correct][0]
-        student.answer(number, (question.right_choice if number in right else wrong).id)
+        student.answer(number, (right_choice(question) if number in right else wrong).id)
 
 
 def test_counting_methods_pick_first_best_latest_or_all(app, teacher):

@@ -16,6 +16,7 @@ from app.attempts.service import finish_attempt, record_answer
 from app.extensions import db
 from app.grading import grade
 from app.models import Answer, Assignment, Attempt, Class, FeedbackWhen
+from app.question_types import right_choice
 from app.zones import utc
 
 from helpers import Student, login, queries, shown, text, wrong_choice
@@ -88,7 +89,7 @@ def held_back(quiz, number, chosen=None):
     strings = [shown(c.explanation) for c in question.choices]
     strings += [shown(question.explanation), "Right answer", "Correct", "Incorrect", "scored"]
     if chosen is not None and not chosen.correct:
-        strings.append(shown(question.right_choice.text))
+        strings.append(shown(right_choice(question).text))
     return strings
 
 
@@ -172,11 +173,11 @@ def test_time_taken_past_the_limit_says_it_is_the_grace(app, client, quiz, cours
     """2 min 5 s on a 2-minute limit is the grace for an answer already on its way."""
     timed = assign(app, quiz, course, time_limit_minutes=2, feedback=FeedbackWhen.EACH_ANSWER)
     student = taking(
-        app, client, quiz, timed, answers=[q.right_choice.id for q in quiz.questions[:-1]]
+        app, client, quiz, timed, answers=[right_choice(q).id for q in quiz.questions[:-1]]
     )
     clock.wait(timedelta(minutes=2, seconds=5))
     assert (
-        student.answer(len(quiz.questions), quiz.questions[-1].right_choice.id).status_code == 303
+        student.answer(len(quiz.questions), right_choice(quiz.questions[-1]).id).status_code == 303
     )
     page = text(client.get(student.results_url))
     # 5 s of the clock's, and the real seconds a loaded machine took between the steps.
@@ -193,7 +194,7 @@ def test_an_untimed_attempt_has_no_clock_and_behaves_as_before(app, client, quiz
     assert "data-seconds-left" not in page and "countdown.js" not in page
     assert "Finish attempt" not in page and ">Check answer</button>" in page
     question = quiz.questions[0]
-    assert student.answer(1, question.right_choice.id).location == student.question_url(1)
+    assert student.answer(1, right_choice(question).id).location == student.question_url(1)
     feedback = text(client.get(student.question_url(1)))
     assert "Correct." in feedback and shown(question.explanation) in feedback
 
@@ -215,12 +216,12 @@ def test_an_answer_after_the_time_and_its_grace_is_refused_and_the_attempt_finis
     timed = assign(app, quiz, course, time_limit_minutes=30)
     student = taking(app, client, quiz, timed)
     first, second, third = quiz.questions[:3]
-    assert student.answer(1, first.right_choice.id).status_code == 303
+    assert student.answer(1, right_choice(first).id).status_code == 303
     clock.wait(timedelta(minutes=30) + ANSWER_GRACE - timedelta(seconds=2))
-    assert student.answer(2, second.right_choice.id).status_code == 303
+    assert student.answer(2, right_choice(second).id).status_code == 303
     clock.wait(timedelta(seconds=3))
 
-    late = student.answer(3, third.right_choice.id)
+    late = student.answer(3, right_choice(third).id)
     assert late.status_code == 409
     page = text(late)
     assert "<h1>Time is up</h1>" in page and "so this answer was not saved" in page
@@ -241,7 +242,7 @@ def test_an_attempt_left_open_past_its_time_is_over_without_another_answer(
 ):
     """Nobody pressed anything when the time ran out: the pages say so all the same."""
     timed = assign(app, quiz, course, time_limit_minutes=5)
-    student = taking(app, client, quiz, timed, answers=[quiz.questions[0].right_choice.id])
+    student = taking(app, client, quiz, timed, answers=[right_choice(quiz.questions[0]).id])
     assert "Continue your attempt" in text(client.get("/"))
     clock.wait(timedelta(minutes=6))
     assert "Continue your attempt" not in text(client.get("/"))
@@ -265,7 +266,7 @@ def test_the_class_page_and_gradebook_score_an_attempt_its_deadline_ended(
     if "closes_in" in settings:
         settings = {"closes_at": datetime.now(UTC) + settings["closes_in"]}
     assignment = assign(app, quiz, course, **settings)
-    taking(app, client, quiz, assignment, answers=[quiz.questions[0].right_choice.id])
+    taking(app, client, quiz, assignment, answers=[right_choice(quiz.questions[0]).id])
     teacher = app.test_client()
     login(teacher, "teacher", "correct horse")
     gradebook = f"/teach/classes/{course}/gradebook.csv"
@@ -303,9 +304,9 @@ def test_without_a_time_limit_the_close_ends_the_attempt_after_its_grace(
     closing = assign(app, quiz, course, closes_at=closes)
     student = taking(app, client, quiz, closing)
     clock.wait(timedelta(minutes=10) + CLOSE_GRACE - timedelta(seconds=30))
-    assert student.answer(1, quiz.questions[0].right_choice.id).status_code == 303
+    assert student.answer(1, right_choice(quiz.questions[0]).id).status_code == 303
     clock.wait(timedelta(minutes=1))
-    late = student.answer(2, quiz.questions[1].right_choice.id)
+    late = student.answer(2, right_choice(quiz.questions[1]).id)
     assert late.status_code == 409 and "<h1>The quiz has closed</h1>" in text(late)
     assert "The quiz closed at" in text(client.get(student.results_url))
     assert stored_attempt(app).answered == 1
@@ -316,7 +317,7 @@ def test_without_a_time_limit_the_close_ends_the_attempt_after_its_grace(
 
 def test_finish_attempt_ends_it_and_later_answers_are_refused(app, client, quiz, course):
     timed = assign(app, quiz, course, time_limit_minutes=30)
-    student = taking(app, client, quiz, timed, answers=[quiz.questions[0].right_choice.id])
+    student = taking(app, client, quiz, timed, answers=[right_choice(quiz.questions[0]).id])
     question_page = text(client.get(student.question_url(2)))
     assert f'<a href="{student.results_url}">Finish attempt…</a>' in question_page
     summary = text(client.get(student.results_url))
@@ -330,7 +331,7 @@ def test_finish_attempt_ends_it_and_later_answers_are_refused(app, client, quiz,
     assert "You scored <strong>1 out of 8</strong>" in results
     assert "ran out" not in results and "Finish attempt" not in results
 
-    refused = student.answer(2, quiz.questions[1].right_choice.id)
+    refused = student.answer(2, right_choice(quiz.questions[1]).id)
     assert refused.status_code == 409
     assert "<h1>This attempt is finished</h1>" in text(refused)
     assert stored_attempt(app).answered == 1
@@ -359,10 +360,10 @@ def test_finishing_twice_keeps_the_first_moment(app, client, quiz, course):
 def test_the_last_answer_finishes_the_attempt(app, client, quiz, course):
     held = assign(app, quiz, course, feedback=FeedbackWhen.AFTER_ATTEMPT)
     student = taking(
-        app, client, quiz, held, answers=[q.right_choice.id for q in quiz.questions[:7]]
+        app, client, quiz, held, answers=[right_choice(q).id for q in quiz.questions[:7]]
     )
     assert stored_attempt(app).finished_at is None
-    last = student.answer(8, quiz.questions[7].right_choice.id)
+    last = student.answer(8, right_choice(quiz.questions[7]).id)
     assert client.get(last.location).location == student.results_url
     attempt = stored_attempt(app)
     assert attempt.finished_at == attempt.last_answer_at
@@ -383,7 +384,7 @@ def test_an_answer_read_before_a_finish_is_refused_by_the_database(app, quiz, co
         with app.app_context():  # another request, with a session of its own
             assert finish_attempt(attempt_or_404(token))
         assert stale.finished_at is None
-        assert record_answer(stale, grade(question, question.right_choice.id)) is False
+        assert record_answer(stale, grade(question, right_choice(question).id)) is False
     attempt = stored_attempt(app)
     assert (attempt.answered, attempt.points, attempt.last_answer_at) == (0, 0, None)
     with app.app_context():
@@ -423,13 +424,13 @@ def test_finish_and_the_last_answer_race_safely(app, quiz, course):
             quiz,
             timed,
             browser=browser,
-            answers=[q.right_choice.id for q in quiz.questions[:7]],
+            answers=[right_choice(q).id for q in quiz.questions[:7]],
         )
         student.csrf  # noqa: B018 - fetch the form token before the race
         finish, answer = race(
             app, client, student, browser,
             (f"/attempts/{student.token}/finish", {}),
-            (student.question_url(8), {"choice": quiz.questions[7].right_choice.id}),
+            (student.question_url(8), {"choice": right_choice(quiz.questions[7]).id}),
         )  # fmt: skip
         with app.app_context():
             attempt = db.session.scalars(db.select(Attempt).filter_by(token=student.token)).one()
@@ -483,7 +484,7 @@ def test_feedback_after_the_close_is_held_until_the_close_or_a_release(
     closes = datetime.now(UTC) + timedelta(days=1)
     held = assign(app, quiz, course, feedback=FeedbackWhen.AFTER_CLOSE, closes_at=closes)
     choices = [wrong_choice(q).id for q in quiz.questions[:4]] + [
-        q.right_choice.id for q in quiz.questions[4:]
+        right_choice(q).id for q in quiz.questions[4:]
     ]
     student = taking(app, client, quiz, held, answers=choices[:7])
     last = student.answer(8, choices[7])
@@ -533,7 +534,7 @@ def test_feedback_after_the_close_is_held_until_the_close_or_a_release(
 
 def test_released_feedback_opens_the_review_before_the_close(app, client, quiz, course):
     held = assign(app, quiz, course, feedback=FeedbackWhen.AFTER_CLOSE)
-    student = taking(app, client, quiz, held, answers=[q.right_choice.id for q in quiz.questions])
+    student = taking(app, client, quiz, held, answers=[right_choice(q).id for q in quiz.questions])
     assert app.test_client().get(student.results_url).status_code == 403
     assert "scored" not in text(client.get(student.results_url))
     with app.app_context():
@@ -546,7 +547,7 @@ def test_released_feedback_opens_the_review_before_the_close(app, client, quiz, 
 def test_an_unfinished_attempt_keeps_its_feedback_after_a_release(app, client, quiz, course):
     """Released feedback shows to those who have finished; one still answering sees none."""
     held = assign(app, quiz, course, feedback=FeedbackWhen.AFTER_CLOSE, released=True)
-    student = taking(app, client, quiz, held, answers=[quiz.questions[0].right_choice.id])
+    student = taking(app, client, quiz, held, answers=[right_choice(quiz.questions[0]).id])
     assert_nothing_given_away(app, client.get(student.results_url), held_back(quiz, 1))
     assert app.test_client().get(student.results_url).status_code == 403
 
@@ -565,7 +566,7 @@ def test_assigned_question_pages_cost_the_same_queries_as_any(app, client, quiz,
     with queries(app) as asking:
         client.get(student.question_url(1))
     with queries(app) as answering:
-        student.answer(1, quiz.questions[0].right_choice.id)
+        student.answer(1, right_choice(quiz.questions[0]).id)
     with queries(app) as answered:
         client.get(student.question_url(1))
     with queries(app) as results:

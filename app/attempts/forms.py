@@ -1,10 +1,9 @@
-"""The student's forms: the start form and the answer form, each validating its own input."""
+"""The start form; each question type brings its own answer form (app/question_types/)."""
 
 from flask_wtf import FlaskForm
-from wtforms import RadioField, SelectChoice, StringField, SubmitField
-from wtforms.validators import AnyOf, DataRequired, InputRequired, Length, ValidationError
+from wtforms import StringField, SubmitField
+from wtforms.validators import DataRequired, Length, ValidationError
 
-from ..bank import Choice
 from ..models import Class
 from ..names import tidy, tidy_name
 from .starts import find_class
@@ -42,18 +41,3 @@ class StartForm(FlaskForm):
             raise ValidationError(
                 f"{self.class_.name} is closed, so no new attempts can start. Ask your instructor."
             )
-
-
-class AnswerForm(FlaskForm):
-    """Validates an answer; quiz/question.html draws it by hand, for speed."""
-
-    choice = RadioField(validate_choice=False)
-
-    def __init__(self, choices: list[Choice], **kwargs):
-        super().__init__(**kwargs)
-        ids = [choice.id for choice in choices]
-        self.choice.choices = [SelectChoice(choice.id, choice.text) for choice in choices]
-        self.choice.validators = [
-            InputRequired("Choose one answer."),
-            AnyOf(ids, message="Choose one answer."),
-        ]

@@ -11,9 +11,9 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import joinedload, undefer
 
 from .. import signals
-from ..bank import Choice, Question, Quiz, current_bank, quiz_from_snapshot
+from ..bank import Quiz, current_bank, quiz_from_snapshot
 from ..extensions import db
-from ..grading import Feedback, Score, grade, score
+from ..grading import Score, grade, score
 from ..models import (
     Answer,
     Assignment,
@@ -27,6 +27,7 @@ from ..models import (
     roster_key,
     student_key,
 )
+from ..question_types import Choice, Feedback, Question, type_of
 from ..races import commit_first_free, insert_or_get
 from ..zones import utc
 from . import policy
@@ -67,9 +68,9 @@ def new_attempt(
 ) -> Attempt:
     """An attempt not yet stored, with the order its choices will be shown in and, under a time
     limit, the moment it ends fixed."""
-    shuffle = random.SystemRandom().sample
+    rng = random.SystemRandom()
     order = (
-        {q.id: shuffle([c.id for c in q.choices], len(q.choices)) for q in quiz.questions}
+        {q.id: type_of(q).arrangement(q, rng) for q in quiz.questions}
         if quiz.shuffle_choices
         else None
     )
@@ -321,7 +322,7 @@ def store_answers(
             {
                 "attempt_id": attempt_id,
                 "question_id": feedback.question.id,
-                "choice_id": feedback.chosen.id,
+                "choice_id": feedback.response,
                 "is_correct": feedback.correct,
                 "answered_at": moment,
             }
@@ -431,9 +432,10 @@ def quiz_of(attempt: Attempt) -> Quiz:
 
 def shown_choices(attempt: Attempt, question: Question) -> list[Choice]:
     """The question's choices in the order this attempt shows them."""
-    if attempt.choice_order is None:
+    order = (attempt.choice_order or {}).get(question.id)
+    if order is None:  # not shuffled, or of a type with nothing to shuffle
         return list(question.choices)
-    return [question.choice(choice_id) for choice_id in attempt.choice_order[question.id]]
+    return [question.choice(choice_id) for choice_id in order]
 
 
 @dataclass(frozen=True)

@@ -11,12 +11,12 @@ from ..auth import role_in
 from ..bank import current_bank, quiz_or_404
 from ..extensions import limiter
 from ..formatting import say_times_for
-from ..grading import grade
 from ..models import Attempt, Class
+from ..question_types import type_of
 from ..ratelimits import charges_code_lookups
 from . import policy
 from .browser import browser_id, only_its_browser, owns, signed_in_as
-from .forms import AnswerForm, StartForm
+from .forms import StartForm
 from .lookup import attempt_or_404
 from .policy import Ending
 from .service import (
@@ -188,9 +188,11 @@ def question(token, number):
             return _over(attempt, state)
         return redirect(url_for(".results", token=token), 303)
     # Only an answer sent needs checking: a question read gets its token from csrf_token().
-    form = AnswerForm(choices) if answer is None and request.method == "POST" else None
+    kind = type_of(question)
+    posted = answer is None and request.method == "POST"
+    form = kind.answer_form(question, choices) if posted else None
     if form and form.validate_on_submit():
-        if not record_answer(attempt, grade(question, form.choice.data)):
+        if not record_answer(attempt, kind.grade(question, form.response)):
             return _over(attempt, standing(attempt_or_404(token), quiz))
         if state.feedback_shown:
             return redirect(here, 303)
@@ -217,7 +219,7 @@ def question(token, number):
         answered=len(so_far.feedback),
         next_number=so_far.next_number,
         feedback=so_far.feedback.get(question.id) if state.feedback_shown else None,
-        chosen=question.choice(answer.choice_id) if answer else None,
+        saved=kind.describe(question, answer.choice_id) if answer else None,
         state=state,
         form=form,
     )

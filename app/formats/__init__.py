@@ -14,8 +14,9 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..bank import PLACEHOLDER, PLACEHOLDER_URL, UNFILLED, BankError, Question, Quiz, problems
+from ..bank import PLACEHOLDER, PLACEHOLDER_URL, UNFILLED, BankError, Quiz, problems
 from ..evidence import FOLDER as EVIDENCE_FOLDER
+from ..question_types import Question
 from . import aiken, gift, moodle_xml, qti, qti3
 from .common import MAX_BYTES, FormatError, Skip, Source, read_limited
 
@@ -240,8 +241,14 @@ def write_bank(bank_path: Path, bank: dict) -> None:
 
 
 def export_quiz(quiz: Quiz, format_name: str) -> bytes:
-    """The quiz in a format another system imports."""
-    return FORMATS[format_name].write(quiz)
+    """The quiz in a format another system imports; FormatError names each question of a type
+    the format cannot hold."""
+    module = FORMATS[format_name]
+    if unwritable := [q for q in quiz.questions if q.type not in module.TYPES]:
+        raise FormatError(
+            [f'question "{q.id}" is {q.type}, which {format_name} cannot hold' for q in unwritable]
+        )
+    return module.write(quiz)
 
 
 def dropped(format_name: str) -> tuple[str, ...]:

@@ -7,7 +7,8 @@ export drops them (DROPS says so). A question may run over several lines before 
 import re
 import string
 
-from ..bank import Choice, Question, Quiz
+from ..bank import Quiz
+from ..question_types import Choice, Question, right_choice
 from .common import FormatError, Source, check_size, decode
 
 DROPS = (
@@ -18,6 +19,8 @@ DROPS = (
     "evidence links",
     "the quiz's slug",
 )
+TYPES = frozenset({"single_choice"})
+"""The question types (app/question_types/) this format reads and writes."""
 CHOICE = re.compile(r"^([A-Z])[.)]\s+(.*\S)\s*$")
 ANSWER = re.compile(r"^ANSWER:\s*([A-Z])\s*$")
 
@@ -94,6 +97,6 @@ def write(quiz: Quiz) -> bytes:
         out.append(" ".join(question.prompt.split()))
         for letter, choice in zip(string.ascii_uppercase, question.choices, strict=False):
             out.append(f"{letter}. {' '.join(choice.text.split())}")
-        right = string.ascii_uppercase[question.choices.index(question.right_choice)]
+        right = string.ascii_uppercase[question.choices.index(right_choice(question))]
         out += [f"ANSWER: {right}", ""]
     return "\n".join(out).encode()

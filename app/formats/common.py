@@ -13,7 +13,8 @@ from xml.etree.ElementTree import Element, ParseError
 import defusedxml.ElementTree
 from defusedxml import DefusedXmlException
 
-from ..bank import BankError, Question, Reference
+from ..bank import BankError
+from ..question_types import Question, Reference
 
 MAX_BYTES = 50 * 1000 * 1000
 """No source, nor everything unpacked from a package, may be larger: 50 MB."""

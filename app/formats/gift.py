@@ -15,7 +15,8 @@ evidence in comment lines of their own (`// quizwright-slug: ...`), which are st
 import re
 from dataclasses import replace
 
-from ..bank import Choice, Question, Quiz
+from ..bank import Quiz
+from ..question_types import Choice, Question
 from .common import (
     MARK,
     FormatError,
@@ -34,6 +35,8 @@ from .common import (
 )
 
 DROPS = ("the quiz's description", "whether choices are shuffled")
+TYPES = frozenset({"single_choice"})
+"""The question types (app/question_types/) this format reads and writes."""
 SPECIAL = "~=#{}:"
 ESCAPE = re.compile(r"\\(.)", re.S)
 WEIGHT = re.compile(r"^%(-?\d+(?:\.\d+)?)%")

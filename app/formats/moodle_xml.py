@@ -8,7 +8,8 @@ keeps."""
 
 from xml.etree.ElementTree import Element
 
-from ..bank import Choice, Question, Quiz
+from ..bank import Quiz
+from ..question_types import Choice, Question
 from .common import (
     FormatError,
     Found,
@@ -25,6 +26,8 @@ from .common import (
 )
 
 DROPS = ()
+TYPES = frozenset({"single_choice"})
+"""The question types (app/question_types/) this format reads and writes."""
 TRUE = {"true", "1"}
 STANDARD_FEEDBACK = ("Your answer is correct.", "Your answer is incorrect.")
 """What Moodle writes in correctfeedback and incorrectfeedback unless the author changes it."""

@@ -15,7 +15,8 @@ import zlib
 from xml.etree import ElementTree
 from xml.etree.ElementTree import Element
 
-from ..bank import Choice, Question, Quiz
+from ..bank import Quiz
+from ..question_types import Choice, Question, right_choice
 from .common import (
     MAX_BYTES,
     FormatError,
@@ -34,6 +35,8 @@ from .common import (
 )
 
 DROPS = ()
+TYPES = frozenset({"single_choice"})
+"""The question types (app/question_types/) this format reads and writes."""
 MAX_ENTRIES = 10_000
 MAX_RATIO = 200
 """No honest XML compresses this well; a zip bomb does."""
@@ -331,7 +334,7 @@ def _item(section: Element, question: Question) -> None:
         _sub(_sub(condition, "conditionvar"), "varequal", choice.id, respident="response1")
         _sub(condition, "displayfeedback", feedbacktype="Response", linkrefid=f"{choice.id}_fb")
     right = _sub(processing, "respcondition", **{"continue": "No"})
-    _sub(_sub(right, "conditionvar"), "varequal", question.right_choice.id, respident="response1")
+    _sub(_sub(right, "conditionvar"), "varequal", right_choice(question).id, respident="response1")
     _sub(right, "setvar", "100", action="Set", varname="SCORE")
     feedback = _sub(item, "itemfeedback", ident="general_fb")
     general_feedback = to_html(question.explanation) + sources_html(question.references)

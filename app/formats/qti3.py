@@ -18,7 +18,8 @@ from html import escape
 from xml.etree import ElementTree
 from xml.etree.ElementTree import Element
 
-from ..bank import Choice, Question, Quiz, Reference
+from ..bank import Quiz
+from ..question_types import Choice, Question, Reference, right_choice
 from .common import (
     FormatError,
     Found,
@@ -36,6 +37,8 @@ from .common import (
 from .qti import manifest_files, package_files
 
 DROPS = ()
+TYPES = frozenset({"single_choice"})
+"""The question types (app/question_types/) this format reads and writes."""
 NAMESPACE = "http://www.imsglobal.org/xsd/imsqtiasi_v3p0"
 MANIFEST = "http://www.imsglobal.org/xsd/qti/qtiv3p0/imscp_v1p1"
 ITEM_TYPE = "imsqti_item_xmlv3p0"
@@ -358,7 +361,7 @@ def _item(question: Question, shuffle: bool) -> Element:
         item.set("label", marked("evidence", question.evidence))
     declaration = _sub(item, "qti-response-declaration", identifier="RESPONSE",
                        cardinality="single", **{"base-type": "identifier"})  # fmt: skip
-    _sub(_sub(declaration, "qti-correct-response"), "qti-value", question.right_choice.id)
+    _sub(_sub(declaration, "qti-correct-response"), "qti-value", right_choice(question).id)
     score = _sub(item, "qti-outcome-declaration", identifier="SCORE", cardinality="single",
                  **{"base-type": "float"})  # fmt: skip
     _sub(_sub(score, "qti-default-value"), "qti-value", "0")

@@ -13,6 +13,7 @@ from flask import Response, stream_with_context
 
 from .. import reports
 from ..bank import Quiz
+from ..question_types import type_of
 from ..reports import ClassReport, Counting, Roster
 
 Table = tuple[list[str], Iterable[list]]
@@ -138,12 +139,7 @@ def canvas_gradebook(roster: Roster) -> Table:
 def responses(class_name: str, versions: dict[int, Quiz], answers: Iterable[tuple]) -> Table:
     """One row per answer, with the question and choice as the student saw them."""
     prompts = {(v, q.id): q.prompt for v, quiz in versions.items() for q in quiz.questions}
-    texts = {
-        (v, q.id, c.id): c.text
-        for v, quiz in versions.items()
-        for q in quiz.questions
-        for c in q.choices
-    }
+    questions = {(v, q.id): q for v, quiz in versions.items() for q in quiz.questions}
     header = [
         "student",
         "student_id",
@@ -166,7 +162,7 @@ def responses(class_name: str, versions: dict[int, Quiz], answers: Iterable[tupl
             question,
             prompts[version, question],
             choice,
-            texts[version, question, choice],
+            type_of(questions[version, question]).describe(questions[version, question], choice),
             "true" if correct else "false",
             utc(answered_at),
         ]
@@ -178,7 +174,7 @@ def responses(class_name: str, versions: dict[int, Quiz], answers: Iterable[tupl
 def item_statistics(report: ClassReport) -> Table:
     """One row per question: facility, discrimination and how many chose each choice, the
     choices named by their text."""
-    most = max(len(item.question.choices) for item in report.items)
+    most = max(len(item.tally) for item in report.items)
     header = [
         "question", "question_text", "n", "not_answered", "facility", "discrimination",
         "right_choice",
@@ -187,6 +183,7 @@ def item_statistics(report: ClassReport) -> Table:
         header += [f"choice_{k}", f"choice_{k}_count"]
     rows = []
     for item in report.items:
+        tally = item.tally
         row = [
             item.question.id,
             item.question.prompt,
@@ -194,10 +191,10 @@ def item_statistics(report: ClassReport) -> Table:
             item.not_answered,
             number(item.facility, 3),
             number(item.discrimination, 3),
-            item.question.right_choice.text,
+            "; ".join(line.text for line in tally if line.right),
         ]
-        for choice in item.question.choices:
-            row += [choice.text, item.counts[choice.id]]
+        for line in tally:
+            row += [line.text, line.count]
         rows.append(row)
     return header, rows
 

@@ -48,8 +48,12 @@ def download(slug, format_name):
     quiz = _quiz_or_404(slug)
     audit(f"quiz {quiz.slug} exported as {format_name}")
     name = f"{quiz.slug}.{formats.EXTENSIONS[format_name]}"
+    try:
+        exported = formats.export_quiz(quiz, format_name)
+    except formats.FormatError as error:
+        abort(409, description=" ".join(error.errors))
     return Response(
-        formats.export_quiz(quiz, format_name),
+        exported,
         mimetype=MEDIA_TYPES[format_name],
         headers={"Content-Disposition": f'attachment; filename="{name}"'},
     )

@@ -1,0 +1,99 @@
+"""What every question type provides, and the frozen question it builds from a bank."""
+
+from abc import ABC, abstractmethod
+from collections import Counter
+from dataclasses import dataclass
+from random import Random
+from typing import ClassVar, NamedTuple
+
+from flask_wtf import FlaskForm
+
+
+@dataclass(frozen=True)
+class Reference:
+    title: str
+    url: str
+
+
+@dataclass(frozen=True)
+class Choice:
+    id: str
+    text: str
+    correct: bool
+    explanation: str
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    prompt: str
+    choices: tuple[Choice, ...]
+    explanation: str
+    references: tuple[Reference, ...]
+    evidence: str | None = None
+    """The name of a measurement whose numbers the feedback shows (app/evidence.py)."""
+    type: str = "single_choice"
+    """The name its question type is registered under (app/question_types/__init__.py)."""
+
+    @abstractmethod
+    def choice(self, choice_id: str) -> Choice | None:
+        """The choice with this id, or None."""
+        return next((choice for choice in self.choices if choice.id == choice_id), None)
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """The verdict on one answer: what was answered, as stored, and whether it earns the point."""
+
+    question: Question
+    response: str
+    """The answer as the database keeps it (Answer.choice_id), read back by the type's grade."""
+    correct: bool
+
+
+class Tally(NamedTuple):
+    """One line of a question's answer counts on the class page and in the statistics CSV."""
+
+    text: str
+    count: int
+    right: bool
+
+
+class QuestionType(ABC):
+    """A kind of question: how it is built from a bank, answered, graded and counted.
+
+    The pages draw it with the macros in templates/questions/<name>.html (answer, verdict,
+    review, tally); docs/writing-quizzes.md says what a new type must provide.
+    """
+
+    name: ClassVar[str]
+    """Its "type" in questions.json, and its template's name."""
+
+    @abstractmethod
+    def build(self, data: dict) -> Question:
+        """Freeze one question of a validated bank."""
+
+    @abstractmethod
+    def arrangement(self, question: Question, rng: Random) -> list[str] | None:
+        """The order a shuffling quiz shows this question's parts in for one attempt; None
+        when the type has nothing to shuffle."""
+
+    @abstractmethod
+    def answer_form(self, question: Question, shown: list, **kwargs) -> FlaskForm:
+        """The form that reads and checks one answer; its `response` is what grade takes."""
+
+    @abstractmethod
+    def grade(self, question: Question, response: str) -> Feedback | None:
+        """The verdict on a stored or submitted answer; None when it answers nothing asked."""
+
+    @abstractmethod
+    def describe(self, question: Question, response: str) -> str:
+        """An answer in words, as the saved-answer page and the responses CSV give it."""
+
+    @abstractmethod
+    def tally(self, question: Question, counts: Counter) -> list[Tally]:
+        """How many gave each answer, from counts of stored responses, in the order shown."""
+
+    @abstractmethod
+    def misread(self, question: Question, counts: Counter) -> str | None:
+        """A wrong answer given more than any other, in words, for the item's warning."""

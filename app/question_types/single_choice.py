@@ -1,0 +1,93 @@
+"""Single choice: several choices, exactly one right; the answer is the chosen choice's id."""
+
+from collections import Counter
+from dataclasses import dataclass
+from random import Random
+
+from flask_wtf import FlaskForm
+from wtforms import RadioField, SelectChoice
+from wtforms.validators import AnyOf, InputRequired
+
+from .base import Choice, Feedback, Question, QuestionType, Reference, Tally
+
+CHOOSE_ONE = "Choose one answer."
+
+
+@dataclass(frozen=True)
+class ChoiceFeedback(Feedback):
+    """A verdict that also names the chosen choice and the right one, for the pages."""
+
+    chosen: Choice
+
+    @property
+    def right(self) -> Choice:
+        return right_choice(self.question)
+
+
+def right_choice(question: Question) -> Choice:
+    """The one correct choice."""
+    return next(choice for choice in question.choices if choice.correct)
+
+
+class AnswerForm(FlaskForm):
+    """Validates a choice; the type's answer macro draws it by hand, for speed."""
+
+    choice = RadioField(validate_choice=False)
+
+    def __init__(self, shown: list[Choice], **kwargs):
+        super().__init__(**kwargs)
+        self.choice.choices = [SelectChoice(choice.id, choice.text) for choice in shown]
+        self.choice.validators = [
+            InputRequired(CHOOSE_ONE),
+            AnyOf([choice.id for choice in shown], message=CHOOSE_ONE),
+        ]
+
+    @property
+    def response(self) -> str:
+        return self.choice.data
+
+    @property
+    def problems(self) -> list[str]:
+        """What is wrong with the answer sent, for the page's title and its alert."""
+        return self.choice.errors
+
+
+class SingleChoice(QuestionType):
+    name = "single_choice"
+
+    def build(self, data: dict) -> Question:
+        return Question(
+            id=data["id"],
+            prompt=data["prompt"],
+            choices=tuple(Choice(**choice) for choice in data["choices"]),
+            explanation=data["explanation"],
+            references=tuple(Reference(**ref) for ref in data["references"]),
+            evidence=data.get("evidence"),
+            type=self.name,
+        )
+
+    def arrangement(self, question: Question, rng: Random) -> list[str]:
+        return rng.sample([choice.id for choice in question.choices], len(question.choices))
+
+    def answer_form(self, question: Question, shown: list[Choice], **kwargs) -> AnswerForm:
+        return AnswerForm(shown, **kwargs)
+
+    def grade(self, question: Question, response: str) -> ChoiceFeedback | None:
+        chosen = question.choice(response)
+        if chosen is None:
+            return None
+        return ChoiceFeedback(question, chosen.id, chosen.correct, chosen)
+
+    def describe(self, question: Question, response: str) -> str:
+        return question.choice(response).text
+
+    def tally(self, question: Question, counts: Counter) -> list[Tally]:
+        return [Tally(c.text, counts[c.id], c.correct) for c in question.choices]
+
+    def misread(self, question: Question, counts: Counter) -> str | None:
+        top = max(counts[choice.id] for choice in question.choices)
+        leaders = [choice for choice in question.choices if counts[choice.id] == top]
+        # One choice, and a wrong one, chosen more than any other: a tie names no single choice.
+        if len(leaders) == 1 and top > counts[right_choice(question).id]:
+            return leaders[0].text
+        return None
