@@ -2,10 +2,11 @@
 that views and storage ask them, never re-implement them, and tests check them without an app."""
 
 from collections.abc import Collection, Iterable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from ..models import FeedbackWhen
+from ..models import Assignment, FeedbackWhen
 from ..zones import utc
 
 # --- An assignment: its window, the attempts allowed, the quizzes a class offers ------------
@@ -238,4 +239,91 @@ def review_open_to_anyone(
         return True
     return feedback_visible(feedback, finished, moment, opens_at, released_at) and _released(
         moment, opens_at, released_at
+    )
+
+
+# --- The rules in force for one student, resolved once ----------------------------------------
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The rules in force for one student under one assignment: its window, time limit,
+    attempts and feedback, resolved once by rules_for. Starting, answering, results, the class
+    page, grade passback and the release page ask this value, never an assignment's columns, so
+    that a rule changed for one student (extra time, another attempt) is changed in rules_for."""
+
+    feedback: FeedbackWhen = FeedbackWhen.EACH_ANSWER
+    opens_at: datetime | None = None
+    closes_at: datetime | None = None
+    time_limit_minutes: int | None = None
+    attempts_allowed: int | None = None
+    released_at: datetime | None = None
+    """When the instructor released held feedback; None until then."""
+
+    @property
+    def last_answer_possible(self) -> datetime | None:
+        """When no attempt under these rules can still be answered after the close: the one
+        moment feedback that waits for the close opens and a key held back is let go. None
+        without a close."""
+        return key_hold_ends(self.closes_at, self.time_limit_minutes)
+
+    @property
+    def feedback_opens_at(self) -> datetime | None:
+        """When held feedback opens for everyone without a release; None when only a release
+        opens it (or nothing holds it)."""
+        if self.feedback != FeedbackWhen.AFTER_CLOSE:
+            return None
+        return self.last_answer_possible
+
+    def window(self, moment: datetime) -> Window:
+        return window(moment, self.opens_at, self.closes_at)
+
+    def answer_deadline(self, ends_at: datetime | None) -> datetime | None:
+        """The last moment an attempt ending at ends_at (its time limit) takes an answer."""
+        return answer_deadline(ends_at, self.closes_at)
+
+    def holds_back_key(self, moment: datetime) -> bool:
+        """Whether these rules still keep the quiz's key from every other attempt."""
+        return holds_back_key(self.feedback, moment, self.last_answer_possible, self.released_at)
+
+    def shows(self, moment: datetime, held_elsewhere: bool = False) -> Shows:
+        return feedback_shows(
+            self.feedback, moment, self.feedback_opens_at, self.released_at, held_elsewhere
+        )
+
+    def feedback_visible(self, finished: bool, moment: datetime) -> bool:
+        return feedback_visible(
+            self.feedback, finished, moment, self.feedback_opens_at, self.released_at
+        )
+
+    def review_open_to_anyone(self, finished: bool, moment: datetime) -> bool:
+        return review_open_to_anyone(
+            self.feedback, finished, moment, self.feedback_opens_at, self.released_at
+        )
+
+
+UNASSIGNED = Rules()
+"""An attempt outside any assignment: no window, no limits, feedback after each answer."""
+RULE_COLUMNS = (
+    Assignment.feedback,
+    Assignment.opens_at,
+    Assignment.closes_at,
+    Assignment.time_limit_minutes,
+    Assignment.attempts_allowed,
+    Assignment.feedback_released_at,
+)
+"""What rules_for reads, for a query that selects rows rather than assignments."""
+
+
+def rules_for(assignment) -> Rules:
+    """The rules an assignment (or a row of RULE_COLUMNS) sets; UNASSIGNED for None."""
+    if assignment is None or assignment.feedback is None:  # an outer join that found none
+        return UNASSIGNED
+    return Rules(
+        feedback=FeedbackWhen(assignment.feedback),
+        opens_at=utc(assignment.opens_at),
+        closes_at=utc(assignment.closes_at),
+        time_limit_minutes=assignment.time_limit_minutes,
+        attempts_allowed=assignment.attempts_allowed,
+        released_at=utc(assignment.feedback_released_at),
     )

@@ -75,7 +75,7 @@ def new_attempt(
         else None
     )
     started = now()
-    limit = assignment.time_limit_minutes if assignment else None
+    limit = policy.rules_for(assignment).time_limit_minutes
     return Attempt(
         quiz_version=version,
         student_name=roster_student.name if roster_student else student_name,
@@ -136,7 +136,7 @@ def start_attempt(
         else:
             signals.attempt_starting.send(attempt=attempt)
 
-    allowed = assignment.attempts_allowed if assignment else None
+    allowed = policy.rules_for(assignment).attempts_allowed
     if allowed is None:
         attempt = fresh()
         add(attempt)
@@ -168,7 +168,7 @@ def key_held(slug: str, besides: int | None = None) -> bool:
     any class, so that no other attempt may show it: one query, on the quiz's index."""
     moment = now()
     waiting = db.session.execute(
-        db.select(Assignment.feedback, Assignment.closes_at, Assignment.time_limit_minutes).where(
+        db.select(*policy.RULE_COLUMNS).where(
             Assignment.quiz_slug == slug,
             Assignment.id.is_distinct_from(besides),
             Assignment.feedback != FeedbackWhen.EACH_ANSWER.value,
@@ -177,12 +177,7 @@ def key_held(slug: str, besides: int | None = None) -> bool:
             Assignment.removed_at.is_(None),
         )
     )
-    return any(
-        policy.holds_back_key(
-            FeedbackWhen(feedback), moment, policy.key_hold_ends(utc(closes_at), limit), None
-        )
-        for feedback, closes_at, limit in waiting
-    )
+    return any(policy.rules_for(row).holds_back_key(moment) for row in waiting)
 
 
 # Built once, like _BY_TOKEN below. Only the browser (or the roster student) is asked in SQL,
@@ -196,7 +191,7 @@ _IN_PROGRESS = (
         Attempt.answered,
         Attempt.finished_at,
         Attempt.ends_at,
-        Assignment.closes_at,
+        *policy.RULE_COLUMNS,
         QuizVersion.slug,
         QuizVersion.digest,
     )
@@ -224,7 +219,7 @@ def _can_go_on(rows, quizzes: list[Quiz]) -> list[Row]:
             row.finished_at,
             row.answered,
             sizes[row.slug, row.digest],
-            policy.answer_deadline(utc(row.ends_at), utc(row.closes_at)),
+            policy.rules_for(row).answer_deadline(utc(row.ends_at)),
         )
     ]
 
@@ -471,8 +466,7 @@ def progress(attempt: Attempt, quiz: Quiz) -> Progress:
 
 def answer_deadline(attempt: Attempt) -> datetime | None:
     """The last moment this attempt takes an answer, under its assignment's rules."""
-    closes_at = attempt.assignment.closes_at if attempt.assignment else None
-    return policy.answer_deadline(utc(attempt.ends_at), utc(closes_at))
+    return policy.rules_for(attempt.assignment).answer_deadline(utc(attempt.ends_at))
 
 
 @dataclass(frozen=True)
@@ -508,14 +502,13 @@ def standing(attempt: Attempt, quiz: Quiz) -> Standing:
     """Ask the rules about this attempt now, from what attempt_or_404 loaded, and whether any
     other assignment of its quiz holds the key."""
     moment = now()
-    assignment = attempt.assignment
-    when, opens_at, released_at = feedback_rule(assignment)
-    closes_at = utc(assignment.closes_at) if assignment else None
+    rules = policy.rules_for(attempt.assignment)
+    closes_at = rules.closes_at
     finished_at, ends_at = utc(attempt.finished_at), utc(attempt.ends_at)
     answered, questions = len(attempt.answers), len(quiz.questions)
-    deadline = policy.answer_deadline(ends_at, closes_at)
+    deadline = rules.answer_deadline(ends_at)
     finished = policy.attempt_finished(moment, finished_at, answered, questions, deadline)
-    shown = policy.feedback_visible(when, finished, moment, opens_at, released_at)
+    shown = rules.feedback_visible(finished, moment)
     # Another assignment's hold on the key outranks this attempt's own rule. Asked whatever the
     # rule, so that every page costs the same query, on the quiz's index.
     held = key_held(quiz.slug, besides=attempt.assignment_id)
@@ -524,13 +517,12 @@ def standing(attempt: Attempt, quiz: Quiz) -> Standing:
         deadline=deadline,
         ending=policy.how_it_ended(moment, finished_at, answered, questions, ends_at, closes_at),
         finished=finished,
-        feedback_opens_at=opens_at,
+        feedback_opens_at=rules.feedback_opens_at,
         feedback_shown=shown and not held_elsewhere,
-        shows=policy.feedback_shows(when, moment, opens_at, released_at, held_elsewhere=held),
+        shows=rules.shows(moment, held_elsewhere=held),
         held_elsewhere=held_elsewhere,
-        open_to_anyone=not held_elsewhere
-        and policy.review_open_to_anyone(when, finished, moment, opens_at, released_at),
-        finishable=ends_at is not None or when != FeedbackWhen.EACH_ANSWER,
+        open_to_anyone=not held_elsewhere and rules.review_open_to_anyone(finished, moment),
+        finishable=ends_at is not None or rules.feedback != FeedbackWhen.EACH_ANSWER,
         seconds_left=None if ends_at is None else _seconds(ends_at - moment),
         seconds_to_deadline=None if deadline is None else _seconds(deadline - moment),
         closes_first=closes_at if closes_at and ends_at and closes_at < ends_at else None,
@@ -541,30 +533,16 @@ def _seconds(span: timedelta) -> int:
     return max(0, int(span.total_seconds()))
 
 
-def feedback_rule(
-    assignment: Assignment | None,
-) -> tuple[FeedbackWhen, datetime | None, datetime | None]:
-    """An assignment's feedback rule, when its held feedback opens without a release, and when
-    it was released; without an assignment, feedback after each answer."""
-    if assignment is None:
-        return FeedbackWhen.EACH_ANSWER, None, None
-    when = FeedbackWhen(assignment.feedback)
-    opens_at = policy.feedback_opens_at(
-        when, utc(assignment.closes_at), assignment.time_limit_minutes
-    )
-    return when, opens_at, utc(assignment.feedback_released_at)
-
-
 def new_attempt_shows(
     slug: str, assignment: Assignment | None, held: bool | None = None
 ) -> tuple[policy.Shows, datetime | None]:
     """When feedback would show for an attempt started now (under the assignment, if any), and
     when held feedback opens without a release, for the start page to say; `held` is
     key_held's answer for this start, when the caller has already asked it."""
-    when, opens_at, released_at = feedback_rule(assignment)
+    rules = policy.rules_for(assignment)
     if held is None:
         held = key_held(slug, besides=assignment.id if assignment else None)
-    return policy.feedback_shows(when, now(), opens_at, released_at, held_elsewhere=held), opens_at
+    return rules.shows(now(), held_elsewhere=held), rules.feedback_opens_at
 
 
 def counts_as_merged(attempt: Attempt) -> None:

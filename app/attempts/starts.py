@@ -79,7 +79,7 @@ def assignment_for(joining: Class | None, slug: str) -> tuple[Assignment | None,
     assignment = assigned.get(slug)
     if assignment is None:
         return None, None
-    window = policy.window(now(), assignment.opens_at, assignment.closes_at)
+    window = policy.rules_for(assignment).window(now())
     return assignment, None if window is policy.Window.OPEN else window.value
 
 

@@ -345,13 +345,12 @@ def _retake_chance(attempt: Attempt) -> RetakeChance:
     if attempt.roster_student_id is None and attempt.class_ and attempt.class_.signs_in_by_code:
         return RetakeChance(SIGN_IN_WITH_CODE, None, None)
     assignment, refusal = assignment_for(attempt.class_, attempt.quiz_version.slug)
-    if assignment is None or assignment.attempts_allowed is None:
+    allowed = policy.rules_for(assignment).attempts_allowed
+    if allowed is None:
         return RetakeChance(refusal, None, None)
     taken, unseated = used_seats(assignment.id, attempt.student_key)
-    left = policy.attempts_left(len(taken) + unseated, assignment.attempts_allowed)
-    return RetakeChance(
-        refusal or (None if left else NO_ATTEMPTS_LEFT), assignment.attempts_allowed, left
-    )
+    left = policy.attempts_left(len(taken) + unseated, allowed)
+    return RetakeChance(refusal or (None if left else NO_ATTEMPTS_LEFT), allowed, left)
 
 
 @bp.post("/attempts/<token>/retake")

@@ -155,23 +155,17 @@ def _post(client: ServiceConnector, score: LtiScore) -> None:
 
 def _held(row) -> bool:
     """Whether the assignment still holds the score back: feedback waits for the quiz to close."""
-    if row.feedback != FeedbackWhen.AFTER_CLOSE.value:
-        return False
-    # When the student pages show it: once no attempt started before the close can still be
+    rules = policy.rules_for(row)
+    # As the student pages show it: once no attempt started before the close can still be
     # answered, not at the close itself.
-    opens_at = policy.feedback_opens_at(
-        FeedbackWhen.AFTER_CLOSE, utc(row.closes_at), row.time_limit_minutes
-    )
-    return not policy.feedback_visible(
-        FeedbackWhen.AFTER_CLOSE, True, now(), opens_at, utc(row.feedback_released_at)
-    )
+    return rules.feedback == FeedbackWhen.AFTER_CLOSE and not rules.feedback_visible(True, now())
 
 
 def finish_timed_out() -> int:
     """Finish the launched attempts whose time ran out with nobody coming back, at their
     deadline, so that their grades reach the outbox too; how many."""
     open_ = db.session.execute(
-        db.select(Attempt, Assignment.closes_at)
+        db.select(Attempt, *policy.RULE_COLUMNS)
         .join(LtiAttempt, LtiAttempt.attempt_id == Attempt.id)
         .join(Assignment, Assignment.id == Attempt.assignment_id)
         .where(
@@ -182,10 +176,10 @@ def finish_timed_out() -> int:
         )
     ).all()
     finished = 0
-    for attempt, closes_at in open_:
-        deadline = policy.answer_deadline(utc(attempt.ends_at), utc(closes_at))
+    for row in open_:
+        deadline = policy.rules_for(row).answer_deadline(utc(row.Attempt.ends_at))
         if now() > deadline:
-            finished += finish_attempt(attempt, deadline)
+            finished += finish_attempt(row.Attempt, deadline)
     return finished
 
 
@@ -202,10 +196,7 @@ def send_due() -> Pass:
             LtiScore.line_item_url,
             LtiScore.next_try_at,
             LtiUser.platform_id,
-            Assignment.feedback,
-            Assignment.closes_at,
-            Assignment.time_limit_minutes,
-            Assignment.feedback_released_at,
+            *policy.RULE_COLUMNS,
         )
         .join(LtiUser, LtiUser.id == LtiScore.user_id)
         .join(Attempt, Attempt.id == LtiScore.attempt_id)

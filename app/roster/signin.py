@@ -62,16 +62,19 @@ class ContinueForm(FlaskForm):
 
 def _used_up(student: RosterStudent, quizzes: list[Quiz]) -> list[Quiz]:
     """The quizzes at which the student has used every attempt their assignment allows."""
-    limited = {a.quiz_slug: a for a in student.class_.assignments if a.attempts_allowed}
+    limited = {
+        a.quiz_slug: (a.id, allowed)
+        for a in student.class_.assignments
+        if (allowed := policy.rules_for(a).attempts_allowed)
+    }
     if not limited:
         return []
-    seats = seats_by_assignment(student.student_key, [a.id for a in limited.values()])
+    seats = seats_by_assignment(student.student_key, [id_ for id_, _ in limited.values()])
     return [
         quiz
         for quiz in quizzes
         if quiz.slug in limited
-        and policy.free_seat(*seats[limited[quiz.slug].id], limited[quiz.slug].attempts_allowed)
-        is None
+        and policy.free_seat(*seats[limited[quiz.slug][0]], limited[quiz.slug][1]) is None
     ]
 
 

@@ -310,16 +310,12 @@ def listing(scope: Class) -> list[Listed]:
     moment = now()
     found = []
     for assignment in scope.assignments:
-        window = policy.window(moment, assignment.opens_at, assignment.closes_at)
-        feedback = FeedbackWhen(assignment.feedback)
-        opens_at = policy.feedback_opens_at(
-            feedback, zones.utc(assignment.closes_at), assignment.time_limit_minutes
-        )
+        rules = policy.rules_for(assignment)
+        window = rules.window(moment)
         # "Release feedback" is for feedback that waits for the close: after the attempt,
         # each student's opens with their own finish.
-        held = feedback == FeedbackWhen.AFTER_CLOSE and policy.holds_back_key(
-            feedback, moment, opens_at, assignment.feedback_released_at
-        )
+        held = rules.feedback == FeedbackWhen.AFTER_CLOSE and rules.holds_back_key(moment)
+        opens_at = rules.feedback_opens_at
         # A removed one stays listed only while its attempts' feedback waits for a release.
         if assignment.removed_at is None or held:
             found.append(
@@ -405,7 +401,7 @@ def confirm_release(class_id, assignment_id):
     scope, assignment = _assignment_or_404(class_id, assignment_id)
     quiz = current_bank().quizzes.get(assignment.quiz_slug)
     roster = class_roster(quiz, scope.id, Counting.FIRST) if quiz else None
-    window = policy.window(now(), assignment.opens_at, assignment.closes_at)
+    window = policy.rules_for(assignment).window(now())
     return render_template(
         "teach/release.html",
         scope=scope,

@@ -47,7 +47,7 @@ def void_attempt(attempt: Attempt, instructor: Instructor) -> None:
 def restore_attempt(attempt: Attempt) -> bool:
     """Count a voided attempt again; False, and nothing changed, when its student has used every
     attempt its assignment allows meanwhile."""
-    allowed = attempt.assignment.attempts_allowed if attempt.assignment else None
+    allowed = policy.rules_for(attempt.assignment).attempts_allowed
     # A start racing for the same seat wins or loses at the unique constraint; then look again.
     for _ in range(allowed or 1):
         seat = None
