@@ -20,6 +20,7 @@ from flask_login import login_required, login_user
 from sqlalchemy.orm import joinedload, selectinload
 
 from ..attempts.browser import this_browser
+from ..attempts.service import move_to_browser
 from ..attempts.starts import start_in_class
 from ..audit import audit
 from ..auth import idle_minute, require_admin, share_class
@@ -305,8 +306,7 @@ def _learn(platform, deployment, context, user, claims):
             quiz, class_, student.name, student, launched_from(user.id, link, line_item)
         )
     # The platform vouches for who this is: their attempt follows them to this browser.
-    attempt.browser = this_browser()
-    db.session.commit()
+    move_to_browser(attempt.token, student.id, this_browser())
     return redirect(url_for("quiz.resume", token=attempt.token), 303)
 
 
