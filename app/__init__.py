@@ -20,6 +20,7 @@ from . import (
     evidence,
     formatting,
     guards,
+    headers,
     health,
     lti,
     ratelimits,
@@ -82,17 +83,13 @@ def create_app(config: dict | None = None, *, migrations: bool = True) -> Flask:
         app,
         force_https=False,  # the proxy in front redirects; the app may run behind plain HTTP
         session_cookie_secure=app.config["SESSION_COOKIE_SECURE"],
-        content_security_policy={
-            "default-src": "'self'",
-            "frame-ancestors": "'none'",
-            "form-action": "'self'",
-            "base-uri": "'none'",
-            "object-src": "'none'",
-        },
+        # Built per page by app/headers.py, which LTI pages widen for their platforms.
+        content_security_policy=None,
+        frame_options=None,
         # Attempt tokens are in the address: no other site should ever see one.
         referrer_policy="same-origin",
-        frame_options="DENY",
     )
+    headers.init_app(app)
     with app.app_context():
         if db.engine.dialect.name == "sqlite":
             sqlalchemy.event.listen(db.engine, "connect", _tune_sqlite)

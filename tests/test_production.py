@@ -6,8 +6,9 @@ import shutil
 
 import pytest
 import sqlalchemy
+from flask import Response
 
-from app import create_app, health
+from app import create_app, headers, health
 from app.auth import create_instructor
 from app.config import POOL_OVERFLOW, POOL_SIZE, ConfigError, engine_options
 from app.extensions import db
@@ -70,6 +71,24 @@ def test_every_response_carries_the_security_headers(client):
     assert response.headers["Referrer-Policy"] == "same-origin"
     assert "Strict-Transport-Security" not in response.headers
     assert "Strict-Transport-Security" in client.get("/", base_url="https://localhost").headers
+
+
+def test_a_page_widens_its_own_policy_and_no_other(app):
+    """What a view allows (framing by a platform, posting back to it) is in that response's
+    one policy, built from the start, and in no later response."""
+    with app.test_request_context("/"):
+        headers.allow_framing("https://lms.example")
+        headers.allow_posting_to("https://lms.example")
+        widened = headers.set_headers(Response()).headers
+    assert widened["Content-Security-Policy"] == (
+        "default-src 'self'; frame-ancestors 'self' https://lms.example; "
+        "form-action 'self' https://lms.example; base-uri 'none'; object-src 'none'"
+    )
+    assert "X-Frame-Options" not in widened
+    with app.test_request_context("/"):
+        plain = headers.set_headers(Response()).headers
+    assert "frame-ancestors 'none'" in plain["Content-Security-Policy"]
+    assert plain["X-Frame-Options"] == "DENY"
 
 
 def test_session_cookie_is_httponly_lax_and_secure_when_asked(tmp_path, monkeypatch):

@@ -4,7 +4,7 @@ resource link, whose line item is out of the quiz's number of questions."""
 
 from urllib.parse import urlsplit
 
-from flask import abort, g, redirect, render_template, request, session, url_for
+from flask import abort, redirect, render_template, request, session, url_for
 from flask_login import current_user, login_required
 from pylti1p3.deep_link import DeepLink
 from pylti1p3.deep_link_resource import DeepLinkResource
@@ -15,6 +15,7 @@ from ..auth import class_or_404
 from ..bank import current_bank
 from ..extensions import db
 from ..formatting import page_zone
+from ..headers import allow_posting_to
 from ..models import Class, Role
 from ..teach.assignments import AlreadyAssigned, AssignmentForm, save_assignment
 from .blueprint import bp
@@ -102,7 +103,7 @@ def _answer(asked: dict, slug: str):
     del session[SESSION_KEY]  # answered once: a reload cannot send a second link
     return_url = asked["return_url"]
     parts = urlsplit(return_url)
-    g.lti_form_action = f"{parts.scheme}://{parts.netloc}"
+    allow_posting_to(f"{parts.scheme}://{parts.netloc}")
     return render_template(
         "lti/deep_link_return.html", return_url=return_url, answer=answer, title=quiz.title
     )

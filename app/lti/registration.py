@@ -15,10 +15,11 @@ from datetime import timedelta
 from urllib.parse import urlsplit
 
 import requests
-from flask import current_app, g, render_template, request, url_for
+from flask import current_app, render_template, request, url_for
 
 from ..audit import audit
 from ..extensions import csrf
+from ..headers import allow_framing
 from .blueprint import bp
 from .config import find_platform
 from .launch import TimedSession
@@ -273,10 +274,10 @@ def register_with(configuration_url: str, token: str | None) -> tuple[str, str]:
 
 def _let_frame(configuration_url: str) -> None:
     """Let the registering platform frame this page, as Moodle does: the origin its own
-    configuration address names, for a page opened with a valid link (allow_platform_frames)."""
+    configuration address names, for a page opened with a valid link (allow_framing)."""
     address = normal_url(configuration_url)
     if address is not None:
-        g.lti_frame_origin = _origin(address)
+        allow_framing(_origin(address))
 
 
 @bp.get("/register")

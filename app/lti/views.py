@@ -8,7 +8,6 @@ from urllib.parse import urlencode, urlsplit
 
 from flask import (
     abort,
-    g,
     jsonify,
     redirect,
     render_template,
@@ -27,6 +26,7 @@ from ..auth import idle_minute, require_admin, share_class
 from ..bank import current_bank
 from ..cookies import in_frame
 from ..extensions import csrf, db, limiter
+from ..headers import allow_framing
 from ..models import Class, ClassShare, Instructor, Role, now
 from .blueprint import bp
 from .deep_linking import choose_quiz
@@ -376,29 +376,13 @@ def frame_ancestors() -> list[str]:
     return sorted(origins)
 
 
-def allow_platform_frames(response):
+def allow_platform_frames() -> None:
     """Let registered platforms frame LTI pages, and student pages a launch led to; every
-    other page keeps `frame-ancestors 'none'`."""
+    other page keeps `frame-ancestors 'none'` (app/headers.py)."""
     endpoint = request.endpoint or ""
-    form_action = g.pop("lti_form_action", None)
-    policy = response.headers.get("Content-Security-Policy")
-    if form_action and policy:
-        # The deep linking answer posts its form to the platform's return address.
-        policy = policy.replace("form-action 'self'", f"form-action 'self' {form_action}")
-        response.headers["Content-Security-Policy"] = policy
     framed = endpoint.startswith("lti.") and endpoint not in (
         "lti.admin",
         "lti.new_registration_link",
     )
-    framed = framed or (endpoint.startswith("quiz.") and FRAMED_SESSION_KEY in session)
-    policy = response.headers.get("Content-Security-Policy")
-    if not framed or not policy:
-        return response
-    # The platform registering itself (lti.register) frames the page before it is registered.
-    registering = [g.lti_frame_origin] if "lti_frame_origin" in g else []
-    origins = " ".join(["'self'", *frame_ancestors(), *registering])
-    response.headers["Content-Security-Policy"] = policy.replace(
-        "frame-ancestors 'none'", f"frame-ancestors {origins}"
-    )
-    response.headers.pop("X-Frame-Options", None)
-    return response
+    if framed or (endpoint.startswith("quiz.") and FRAMED_SESSION_KEY in session):
+        allow_framing(*frame_ancestors())
