@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from pathlib import Path
 
-from flask import abort, current_app
 from jsonschema import Draft202012Validator
 
 from .question_types import DEFAULT, TYPES, Question
@@ -158,19 +157,6 @@ def build_quiz(data: dict) -> Quiz:
 def quiz_from_snapshot(snapshot: str) -> Quiz:
     """Rebuild the quiz an old attempt was answered against."""
     return build_quiz(json.loads(snapshot))
-
-
-def current_bank() -> Bank:
-    """The bank the running app serves: the newest release in the database (app/releases.py)."""
-    return current_app.extensions["quizwright.offer"].bank()
-
-
-def quiz_or_404(slug: str) -> Quiz:
-    """The current quiz with this slug, or a 404 page."""
-    quiz = current_bank().quizzes.get(slug)
-    if quiz is None:
-        abort(404, description="There is no quiz at this address.")
-    return quiz
 
 
 def _document_order(error) -> list:

@@ -43,9 +43,9 @@ def serve(page: str, requests: int) -> None:
 
     from app import create_app
     from app.attempts.service import start_attempt
-    from app.bank import current_bank
     from app.extensions import db
     from app.models import Attempt
+    from app.offered import current_bank
 
     from helpers import csrf_token
 

@@ -9,9 +9,9 @@ import pytest
 import redis
 import sqlalchemy
 
-from app.bank import current_bank
 from app.config import database_url_from
 from app.extensions import db
+from app.offered import current_bank
 
 from helpers import (
     POSTGRES_URL,

@@ -9,10 +9,10 @@ from flask import url_for
 
 from app import create_app
 from app.auth import create_instructor
-from app.bank import current_bank
 from app.extensions import db
 from app.lti.keys import signing_key
 from app.models import Attempt, Class, FeedbackWhen, Role, RosterStudent, now, student_key
+from app.offered import current_bank
 from app.question_types import right_choice
 from app.roster import add_students, read_text
 

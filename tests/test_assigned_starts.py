@@ -9,9 +9,9 @@ from zoneinfo import ZoneInfo
 import factories
 import pytest
 
-from app.bank import current_bank
 from app.extensions import db
 from app.models import Assignment, Attempt, Class, Instructor
+from app.offered import current_bank
 
 from helpers import SLUG, Student, bank_with_copies, make_app, text
 

@@ -13,9 +13,9 @@ import pytest
 from sqlalchemy.exc import IntegrityError
 
 from app.auth import create_instructor
-from app.bank import current_bank
 from app.extensions import db
 from app.models import Assignment, Attempt, Class, Instructor
+from app.offered import current_bank
 from app.question_types import right_choice
 
 from helpers import (

@@ -23,11 +23,12 @@ from hypothesis import strategies as st
 
 from app import create_app
 from app.auth import create_instructor, find_instructor, safe_next
-from app.bank import BankError, current_bank, load_bank
+from app.bank import BankError, load_bank
 from app.config import PROJECT_ROOT
 from app.extensions import db
 from app.models import Answer, Assignment, Attempt, Class, Instructor, RosterStudent, now
 from app.names import tidy, tidy_name
+from app.offered import current_bank
 from app.question_types import right_choice
 from app.roster import add_students, read_text
 

@@ -19,10 +19,10 @@ from alembic.script import ScriptDirectory
 from sqlalchemy.pool import NullPool
 
 from app import create_app
-from app.bank import current_bank
 from app.config import PROJECT_ROOT
 from app.extensions import db
 from app.models import Answer, Attempt
+from app.offered import current_bank
 from app.question_types import right_choice
 
 from helpers import (

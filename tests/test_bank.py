@@ -15,10 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from app.bank import BankError, current_bank, load_bank
+from app.bank import BankError, load_bank
 from app.config import PROJECT_ROOT
 from app.extensions import db
 from app.models import QuizVersion, Release
+from app.offered import current_bank
 from app.question_types import right_choice
 
 from helpers import SLUG, gunicorn, make_app, queries, server_database

@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from app.bank import BankError, current_bank, load_bank
+from app.bank import BankError, load_bank
 from app.cli import quiz_cli
 from app.config import PROJECT_ROOT
 from app.extensions import db
 from app.models import QuizVersion
+from app.offered import current_bank
 
 from helpers import SLUG, make_app
 

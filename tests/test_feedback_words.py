@@ -6,9 +6,9 @@ from datetime import UTC, datetime, timedelta
 import factories
 import pytest
 
-from app.bank import current_bank
 from app.extensions import db
 from app.models import Assignment, Class, FeedbackWhen
+from app.offered import current_bank
 from app.question_types import right_choice
 
 from helpers import SLUG, Student, text

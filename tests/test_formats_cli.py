@@ -8,10 +8,11 @@ import pytest
 from click.testing import CliRunner
 
 from app import formats
-from app.bank import PLACEHOLDER, UNFILLED, BankError, current_bank, load_bank
+from app.bank import PLACEHOLDER, UNFILLED, BankError, load_bank
 from app.cli import quiz_cli
 from app.config import PROJECT_ROOT
 from app.extensions import db
+from app.offered import current_bank
 from app.question_types import right_choice
 
 from helpers import SLUG, make_app

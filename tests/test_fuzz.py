@@ -24,11 +24,12 @@ from sqlalchemy import select
 
 from app import stats
 from app.auth import create_instructor
-from app.bank import BankError, build_quiz, current_bank, load_bank
+from app.bank import BankError, build_quiz, load_bank
 from app.cli import quiz_cli
 from app.config import PROJECT_ROOT
 from app.extensions import db, limiter
 from app.models import Assignment, Class, Instructor
+from app.offered import current_bank
 from app.question_types import right_choice
 
 from helpers import SLUG, csrf_token, make_app, record_tables

@@ -8,7 +8,7 @@ import re
 import factories
 import pytest
 
-from app.bank import current_bank
+from app.offered import current_bank
 
 from helpers import SLUG, login, text
 

@@ -6,10 +6,10 @@ import re
 import factories
 import pytest
 
-from app.bank import current_bank
 from app.config import PROJECT_ROOT
 from app.extensions import db
 from app.models import Attempt, QuizVersion
+from app.offered import current_bank
 from app.question_types import right_choice
 
 from helpers import SLUG, Student, login, make_app, shown, text

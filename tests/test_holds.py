@@ -9,9 +9,9 @@ import factories
 import pytest
 
 from app.attempts import policy
-from app.bank import current_bank
 from app.extensions import db
 from app.models import Assignment, Attempt, Class, FeedbackWhen, RosterStudent
+from app.offered import current_bank
 from app.question_types import right_choice
 from app.roster import remove_student
 from app.teach.assignments import AlreadyAssigned, Settings, save_assignment

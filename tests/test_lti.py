@@ -26,7 +26,6 @@ from lti1p3platform.registration import Registration
 from lti1p3platform.request import Request
 
 from app.auth import create_instructor
-from app.bank import current_bank
 from app.extensions import db
 from app.formatting import breakable_address
 from app.lti.keys import signing_key
@@ -53,6 +52,7 @@ from app.models import (
     RosterStudent,
     now,
 )
+from app.offered import current_bank
 
 from helpers import (
     SLUG,

@@ -9,9 +9,9 @@ import requests
 import test_lti
 from test_lti import STUDENT, TEACHER, launch, page_text
 
-from app.bank import current_bank
 from app.extensions import db
 from app.models import Assignment
+from app.offered import current_bank
 
 from helpers import SLUG, csrf_token
 

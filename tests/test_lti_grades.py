@@ -24,7 +24,6 @@ from test_lti import (
 
 from app import signals
 from app.attempts.policy import ANSWER_GRACE
-from app.bank import current_bank
 from app.extensions import db
 from app.lti.grades import MOST_TRIES, send_due
 from app.lti.keys import signing_key
@@ -32,6 +31,7 @@ from app.lti.models import LtiAttempt, LtiScore
 from app.lti.rules import retry_delay
 from app.lti.storage import aware
 from app.models import Assignment, Attempt, FeedbackWhen, RosterStudent, now
+from app.offered import current_bank
 from app.question_types import right_choice
 from app.reports import Counting
 

@@ -8,7 +8,6 @@ import factories
 import pytest
 
 from app.attempts.service import new_attempt, record_version
-from app.bank import current_bank
 from app.extensions import db
 from app.models import (
     Answer,
@@ -22,6 +21,7 @@ from app.models import (
     RosterStudent,
     now,
 )
+from app.offered import current_bank
 from app.question_types import right_choice
 
 from helpers import (

@@ -15,11 +15,11 @@ from test_teach import create_class, on_host, rows
 from werkzeug.datastructures import FileStorage
 from werkzeug.test import encode_multipart
 
-from app.bank import current_bank
 from app.codes import CODE_ALPHABET
 from app.config import PROJECT_ROOT
 from app.extensions import db
 from app.models import Attempt, RosterStudent
+from app.offered import current_bank
 from app.question_types import right_choice
 from app.roster import store as roster_store
 

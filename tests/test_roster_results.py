@@ -8,9 +8,9 @@ import factories
 import pytest
 
 from app import roster
-from app.bank import current_bank
 from app.extensions import db
 from app.models import Class, FeedbackWhen, RosterStudent
+from app.offered import current_bank
 from app.question_types import right_choice
 
 from helpers import SLUG, Student, text

@@ -1,9 +1,12 @@
 """The shape of the code: no module of app/ imports, however indirectly, one that imports it."""
 
 import graphlib
+import re
 
 import grimp
 import pytest
+
+from app.config import PROJECT_ROOT
 
 
 def import_graph(package: str) -> dict[str, set[str]]:
@@ -46,3 +49,19 @@ def test_a_cycle_through_a_package_front_door_is_found(tmp_path, monkeypatch):
         graphlib.TopologicalSorter(import_graph("loop")).prepare()
     (package / "b" / "signin.py").write_text("y = 2\n")
     graphlib.TopologicalSorter(import_graph("loop")).prepare()
+
+
+SERVICES = (
+    "app/bank.py", "app/grading.py", "app/question_types", "app/attempts/service.py",
+    "app/attempts/policy.py", "app/roster/store.py",
+)  # fmt: skip
+
+
+def test_services_leave_pages_to_the_views():
+    """The bank, grading, the question types and the stores answer with values or None; a
+    404 page, the running app and the request's g are the views' (attempts/lookup.py)."""
+    pages = re.compile(r"^from flask import .*\b(abort|current_app|g|request)\b", re.M)
+    for folder in SERVICES:
+        path = PROJECT_ROOT / folder
+        for module in [path] if path.is_file() else sorted(path.glob("*.py")):
+            assert not pages.search(module.read_text()), module

@@ -12,11 +12,11 @@ import pytest
 from flask import before_render_template, template_rendered
 
 from app.auth import create_instructor
-from app.bank import current_bank
 from app.codes import CODE_ALPHABET
 from app.config import PROJECT_ROOT, from_environment
 from app.extensions import db
 from app.models import Attempt, Class, Instructor
+from app.offered import current_bank
 from app.question_types import right_choice
 
 from helpers import SLUG, Student, form_token, login, make_app, queries, text

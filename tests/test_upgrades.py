@@ -17,9 +17,9 @@ import factories
 import flask_migrate
 import pytest
 
-from app.bank import current_bank
 from app.config import PROJECT_ROOT
 from app.health import SCHEMA_REVISION
+from app.offered import current_bank
 
 from helpers import (
     POSTGRES_URL,

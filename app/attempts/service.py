@@ -11,7 +11,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import joinedload, undefer
 
 from .. import signals
-from ..bank import Quiz, current_bank, quiz_from_snapshot
+from ..bank import Quiz, quiz_from_snapshot
 from ..extensions import db
 from ..grading import Score, grade, score
 from ..models import (
@@ -27,6 +27,7 @@ from ..models import (
     roster_key,
     student_key,
 )
+from ..offered import current_bank
 from ..question_types import Choice, Feedback, Question, type_of
 from ..races import commit_first_free, insert_or_get
 from ..zones import utc

@@ -6,10 +6,11 @@ from collections.abc import Callable
 
 from flask import redirect, render_template, request, url_for
 
-from ..bank import Quiz, current_bank
+from ..bank import Quiz
 from ..extensions import db, limiter
 from ..formatting import say_times_for
 from ..models import Assignment, Attempt, Class, RosterStudent, now
+from ..offered import current_bank
 from ..ratelimits import note_code
 from . import policy
 from .browser import browser_id, sign_in_as, this_browser

@@ -8,16 +8,16 @@ from flask_wtf import FlaskForm
 
 from ..audit import audit
 from ..auth import role_in
-from ..bank import current_bank, quiz_or_404
 from ..extensions import limiter
 from ..formatting import say_times_for
 from ..models import Attempt, Class
+from ..offered import current_bank
 from ..question_types import type_of
 from ..ratelimits import charges_code_lookups
 from . import policy
 from .browser import browser_id, only_its_browser, owns, signed_in_as
 from .forms import StartForm
-from .lookup import attempt_or_404
+from .lookup import attempt_or_404, quiz_or_404
 from .policy import Ending
 from .service import (
     Standing,

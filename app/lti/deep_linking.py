@@ -12,11 +12,11 @@ from pylti1p3.lineitem import LineItem
 
 from ..audit import audit
 from ..auth import class_or_404
-from ..bank import current_bank
 from ..extensions import db
 from ..formatting import page_zone
 from ..headers import allow_posting_to
 from ..models import Class, Role
+from ..offered import current_bank
 from ..teach.assignments import AlreadyAssigned, AssignmentForm, save_assignment
 from .blueprint import bp
 from .config import DatabaseToolConf

@@ -23,11 +23,11 @@ from ..attempts.service import move_to_browser
 from ..attempts.starts import start_in_class
 from ..audit import audit
 from ..auth import idle_minute, require_admin, share_class
-from ..bank import current_bank
 from ..cookies import in_frame
 from ..extensions import csrf, db, limiter
 from ..headers import allow_framing
 from ..models import Class, ClassShare, Instructor, Role, now
+from ..offered import current_bank
 from .blueprint import bp
 from .deep_linking import choose_quiz
 from .keys import key_set, published_keys, signing_key

@@ -23,7 +23,7 @@ from ..bank import Quiz
 from ..formatting import say_times_for
 from ..models import Class, RosterStudent
 from ..names import tidy
-from ..ratelimits import charges_code_lookups
+from ..ratelimits import charges_code_lookups, note_code
 from .store import find_student
 
 bp = Blueprint("roster", __name__)
@@ -87,6 +87,13 @@ def _closed(class_: Class) -> str | None:
     return None
 
 
+def _student_with(code: str) -> RosterStudent | None:
+    """find_student, counted against guessing as class codes are (charges_code_lookups)."""
+    found = find_student(code)
+    note_code(found)
+    return found
+
+
 @bp.get("/s")
 @charges_code_lookups
 def sign_in():
@@ -94,7 +101,7 @@ def sign_in():
     form = CodeForm(request.args)
     joining = find_class(request.args["class"]) if request.args.get("class") else None
     if form.code.data:
-        student = find_student(form.code.data)
+        student = _student_with(form.code.data)
         if student is not None:
             return redirect(url_for(".personal", code=student.sign_in_code), 303)
         form.code.errors = [
@@ -110,7 +117,7 @@ def sign_in():
 @limited_start
 def personal(code):
     """A student's personal link: their name and class to confirm, then their quiz."""
-    student = find_student(code)
+    student = _student_with(code)
     if student is None:
         abort(404, description="No student has this sign-in link. Check it with your instructor.")
     class_ = student.class_

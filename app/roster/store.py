@@ -10,7 +10,6 @@ from ..codes import SIGN_IN_CODE_LENGTH, SIGN_IN_TRIES, new_sign_in_code
 from ..extensions import db
 from ..models import RosterStudent, now
 from ..races import commit_first_free
-from ..ratelimits import note_code
 from .parse import Entry, Listed, RosterError, clashes
 
 
@@ -105,5 +104,4 @@ def find_student(code: str) -> RosterStudent | None:
             .options(joinedload(RosterStudent.class_))
             .where(RosterStudent.sign_in_code == normal, RosterStudent.removed_at.is_(None))
         )
-    note_code(found)  # counted against guessing, as class codes are
     return found

@@ -24,10 +24,10 @@ from .. import zones
 from ..attempts import policy
 from ..audit import audit
 from ..auth import class_or_404
-from ..bank import current_bank
 from ..extensions import db
 from ..formatting import page_zone, zone_chosen
 from ..models import Assignment, Class, FeedbackWhen, Instructor, Role, now
+from ..offered import current_bank
 from ..reports import Counting, class_roster
 from .blueprint import bp
 

@@ -18,9 +18,9 @@ from wtforms import (
 from wtforms.validators import DataRequired, Length, ValidationError
 
 from ..auth import find_instructor
-from ..bank import current_bank
 from ..models import Class, Role
 from ..names import tidy
+from ..offered import current_bank
 from ..reports import Counting
 from ..roster import Entry, RosterError
 from ..roster.parse import (

@@ -6,7 +6,8 @@ from flask import Response, abort, render_template
 from .. import formats
 from ..audit import audit
 from ..auth import require_author
-from ..bank import Quiz, current_bank
+from ..bank import Quiz
+from ..offered import current_bank
 from .blueprint import bp
 
 MEDIA_TYPES = {

@@ -16,9 +16,10 @@ from ..attempts.lookup import attempt_or_404
 from ..attempts.service import progress, quiz_of, shown_choices, standing
 from ..audit import audit
 from ..auth import class_or_404, may, require_admin, require_author, role_in
-from ..bank import Quiz, current_bank
+from ..bank import Quiz
 from ..extensions import db
 from ..models import Attempt, Class, ClassShare, Instructor, QuizVersion, Role
+from ..offered import current_bank
 from ..races import commit_first_free
 from ..stats import FEW_ATTEMPTS
 from . import assignments, exports

@@ -11,8 +11,8 @@ sys.path[:0] = [str(Path(__file__).parent), str(Path(__file__).parent.parent)]
 import factories  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-from app.bank import current_bank  # noqa: E402
 from app.models import FeedbackWhen  # noqa: E402
+from app.offered import current_bank  # noqa: E402
 from app.question_types import right_choice  # noqa: E402
 
 from conftest import CHROMIUM, CHROMIUM_ARGS, DESKTOP, PHONE, TEACHER  # noqa: E402

@@ -8,9 +8,9 @@ import requests
 from playwright.sync_api import expect
 from test_lti import STUDENT, TEACHER, PlatformSite, launch, tool_for
 
-from app.bank import current_bank
 from app.extensions import db
 from app.models import Answer, Assignment, Attempt
+from app.offered import current_bank
 
 from conftest import CHROMIUM, CHROMIUM_ARGS, DESKTOP
 from helpers import SLUG

@@ -1,0 +1,10 @@
+"""The bank the running app serves: the newest release in the database (app/releases.py)."""
+
+from flask import current_app
+
+from .bank import Bank
+
+
+def current_bank() -> Bank:
+    """The bank this app serves now, from inside a request or an app context."""
+    return current_app.extensions["quizwright.offer"].bank()
