@@ -40,17 +40,17 @@ def page_zone() -> str:
     return g.page_zone
 
 
-def say_times_for(scope: Class | Attempt | None) -> None:
+def say_times_for(subject: Class | Attempt | None) -> None:
     """A student's page is for this class, or an attempt in one: without a zone of their own,
     its times are said in the zone of the class's instructor (looked up only if needed)."""
-    g.times_for = scope
+    g.times_for = subject
 
 
 def _class_zone() -> str | None:
-    scope = g.get("times_for")
-    if scope is not None and not isinstance(scope, Class):
-        scope = scope.class_
-    return scope.instructor.time_zone if scope is not None else None
+    subject = g.get("times_for")
+    if subject is not None and not isinstance(subject, Class):
+        subject = subject.class_
+    return subject.instructor.time_zone if subject is not None else None
 
 
 def _time(moment: datetime, shape: str, clock: bool = False) -> Markup:

@@ -80,7 +80,7 @@ def git_pull(release: Path) -> None:
     views = release / "app" / "teach" / "views.py"
     views.write_text(views.read_text() + NEXT_ROUTE)
     page = release / "app" / "templates" / "teach" / "class.html"
-    link = "{% block main %}<a href=\"{{ url_for('teach.motto', class_id=scope.id) }}\">Motto</a>"
+    link = "{% block main %}<a href=\"{{ url_for('teach.motto', class_id=class_.id) }}\">Motto</a>"
     page.write_text(page.read_text().replace("{% block main %}", link, 1))
 
 

@@ -42,11 +42,11 @@ def choose_quiz(platform: LtiPlatform, class_: Class, claims: dict):
     return redirect(url_for("lti.deep_link"), 303)
 
 
-def _form(scope: Class) -> AssignmentForm:
+def _form(class_: Class) -> AssignmentForm:
     """The assignment form; for a quiz the class assigns already, that assignment's edit."""
-    assigned = {assignment.quiz_slug: assignment for assignment in scope.assignments}
+    assigned = {assignment.quiz_slug: assignment for assignment in class_.assignments}
     editing = assigned.get(request.form.get("quiz", ""))
-    form = AssignmentForm(scope, editing=editing)
+    form = AssignmentForm(class_, editing=editing)
     if editing is not None:
         form.quiz.data = editing.quiz_slug
     return form
@@ -60,20 +60,20 @@ def deep_link():
     if asked is None:
         abort(404, description="There is no deep linking request to answer here: add the "
               "activity again from your course.")  # fmt: skip
-    scope = class_or_404(asked["class"], Role.MANAGE)
-    form = _form(scope)
+    class_ = class_or_404(asked["class"], Role.MANAGE)
+    form = _form(class_)
     if form.time_zone.data is None:
         form.time_zone.data = page_zone()
     if form.validate_on_submit():
         slug = form.quiz.data
         try:
-            save_assignment(scope, slug, form.settings(), editing=form.editing)
+            save_assignment(class_, slug, form.settings(), editing=form.editing)
         except AlreadyAssigned:
-            form.quiz.errors.append(f"{scope.name} assigned this quiz meanwhile: choose it again.")
+            form.quiz.errors.append(f"{class_.name} assigned this quiz meanwhile: choose it again.")
         else:
-            audit(f"lti deep link: class {scope.id}, quiz {slug}")
+            audit(f"lti deep link: class {class_.id}, quiz {slug}")
             return _answer(asked, slug)
-    page = render_template("lti/deep_link.html", scope=scope, form=form)
+    page = render_template("lti/deep_link.html", class_=class_, form=form)
     return page, 400 if form.errors else 200
 
 

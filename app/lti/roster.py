@@ -73,9 +73,9 @@ def _members(service: NamesRolesProvisioningService, url: str) -> list[dict]:
 @login_required
 def load_roster(class_id):
     """Add the course's learners to the class's roster, as their first launch would."""
-    scope = class_or_404(class_id, Role.MANAGE)
-    course = db.session.scalars(db.select(LtiCourse).filter_by(class_id=scope.id)).first()
-    back = redirect(url_for("teach.class_page", class_id=scope.id), 303)
+    class_ = class_or_404(class_id, Role.MANAGE)
+    course = db.session.scalars(db.select(LtiCourse).filter_by(class_id=class_.id)).first()
+    back = redirect(url_for("teach.class_page", class_id=class_.id), 303)
     if course is None or not course.memberships_url:
         flash("The LMS has not offered this course's member list: launch the activity from the "
               "course once, then try again.")  # fmt: skip
@@ -87,20 +87,20 @@ def load_roster(class_id):
     try:
         members = _members(service, course.memberships_url)
     except (requests.RequestException, LtiServiceException) as error:
-        audit(f"lti roster load failed: class {scope.id}: {error!r}"[:500])
+        audit(f"lti roster load failed: class {class_.id}: {error!r}"[:500])
         flash(f"{platform.name} did not hand over the member list, so nothing changed. Try "
               "again later; if it keeps failing, check that the tool may read course "
               "memberships (Names and Role Provisioning) in the LMS.")  # fmt: skip
         return back
     before = db.session.scalar(
-        db.select(db.func.count()).select_from(LtiLearner).filter_by(class_id=scope.id)
+        db.select(db.func.count()).select_from(LtiLearner).filter_by(class_id=class_.id)
     )
     found = learners(members)
     for sub, name in found:
-        roster_student_for(user_for(platform, sub, name), scope.id)
+        roster_student_for(user_for(platform, sub, name), class_.id)
     after = db.session.scalar(
-        db.select(db.func.count()).select_from(LtiLearner).filter_by(class_id=scope.id)
+        db.select(db.func.count()).select_from(LtiLearner).filter_by(class_id=class_.id)
     )
-    audit(f"lti roster loaded: class {scope.id}, {after - before} added")
+    audit(f"lti roster loaded: class {class_.id}, {after - before} added")
     flash(f"Loaded {len(found)} learners from {platform.name}: {after - before} new on the roster.")
     return back

@@ -126,9 +126,9 @@ class AssignmentForm(FlaskForm):
     )
     submit = SubmitField("Save assignment")
 
-    def __init__(self, scope: Class, editing: Assignment | None = None, **kwargs):
+    def __init__(self, class_: Class, editing: Assignment | None = None, **kwargs):
         super().__init__(**kwargs)
-        self.scope = scope
+        self.class_ = class_
         self.editing = editing
         self.time_zone.browser_default = editing is None
         self.quiz.choices = [
@@ -140,9 +140,9 @@ class AssignmentForm(FlaskForm):
             return  # an assignment keeps its quiz: its attempts were taken at it
         if field.data not in current_bank().quizzes:
             raise ValidationError("Choose one of the quizzes on offer.")
-        if any(assigned.quiz_slug == field.data for assigned in self.scope.current_assignments):
+        if any(assigned.quiz_slug == field.data for assigned in self.class_.current_assignments):
             raise ValidationError(
-                f"{self.scope.name} assigns this quiz already: edit that assignment instead."
+                f"{self.class_.name} assigns this quiz already: edit that assignment instead."
             )
 
     def validate_time_zone(self, field):
@@ -210,7 +210,7 @@ class AlreadyAssigned(Exception):
 
 
 def save_assignment(
-    scope: Class, slug: str, settings: Settings, editing: Assignment | None = None
+    class_: Class, slug: str, settings: Settings, editing: Assignment | None = None
 ) -> Assignment:
     """Store a new assignment of a quiz to a class, or new settings for an existing one; a quiz
     whose assignment was removed gets that one back with the new settings, so that its attempts
@@ -229,7 +229,7 @@ def save_assignment(
         revived = db.session.execute(
             db.update(Assignment)
             .where(
-                Assignment.class_id == scope.id,
+                Assignment.class_id == class_.id,
                 Assignment.quiz_slug == slug,
                 Assignment.removed_at.is_not(None),
             )
@@ -238,9 +238,9 @@ def save_assignment(
         if revived.rowcount:
             db.session.commit()
             return db.session.scalars(
-                db.select(Assignment).filter_by(class_id=scope.id, quiz_slug=slug)
+                db.select(Assignment).filter_by(class_id=class_.id, quiz_slug=slug)
             ).one()
-    assignment = editing or Assignment(class_id=scope.id, quiz_slug=slug)
+    assignment = editing or Assignment(class_id=class_.id, quiz_slug=slug)
     for name, value in values.items():
         setattr(assignment, name, value)
     db.session.add(assignment)
@@ -255,23 +255,23 @@ def save_assignment(
 def _assignment_or_404(
     class_id: int, assignment_id: int, removed_ok: bool = False
 ) -> tuple[Class, Assignment]:
-    scope = class_or_404(class_id, Role.MANAGE)
+    class_ = class_or_404(class_id, Role.MANAGE)
     found = db.session.get(Assignment, assignment_id)
-    if found is None or found.class_id != scope.id:
+    if found is None or found.class_id != class_.id:
         abort(404, description="This class has no such assignment.")
     if found.removed_at is not None and not removed_ok:
         abort(404, description="This assignment was removed: assign the quiz again to change it.")
-    return scope, found
+    return class_, found
 
 
-def _to_class(scope: Class, slug: str | None = None):
-    return redirect(url_for(".class_page", class_id=scope.id, quiz=slug), 303)
+def _to_class(class_: Class, slug: str | None = None):
+    return redirect(url_for(".class_page", class_id=class_.id, quiz=slug), 303)
 
 
-def _form_page(scope: Class, form: AssignmentForm, editing: Assignment | None):
+def _form_page(class_: Class, form: AssignmentForm, editing: Assignment | None):
     title = quiz_title(editing.quiz_slug) if editing else None
     page = render_template(
-        "teach/assignment.html", scope=scope, form=form, editing=editing, quiz_title=title
+        "teach/assignment.html", class_=class_, form=form, editing=editing, quiz_title=title
     )
     return page, 400 if form.errors else 200
 
@@ -304,12 +304,12 @@ class Listed:
         return FEEDBACK[FeedbackWhen(self.assignment.feedback)]
 
 
-def listing(scope: Class) -> list[Listed]:
+def listing(class_: Class) -> list[Listed]:
     """The class's assignments with their quizzes' titles and where they stand now; removed
     ones only while they hold feedback back, so that it can still be released."""
     moment = now()
     found = []
-    for assignment in scope.assignments:
+    for assignment in class_.assignments:
         rules = policy.rules_for(assignment)
         window = rules.window(moment)
         # "Release feedback" is for feedback that waits for the close: after the attempt,
@@ -333,29 +333,29 @@ def _keep_time_zone(instructor: Instructor, zone: str) -> None:
 @bp.route("/classes/<int:class_id>/assignments/new", methods=["GET", "POST"])
 def assign(class_id):
     """The "Assign a quiz" form, and saving it."""
-    scope = class_or_404(class_id, Role.MANAGE)
-    form = AssignmentForm(scope, time_zone=page_zone())
+    class_ = class_or_404(class_id, Role.MANAGE)
+    form = AssignmentForm(class_, time_zone=page_zone())
     if form.validate_on_submit():
         _keep_time_zone(current_user, form.time_zone.data)
         try:
-            saved = save_assignment(scope, form.quiz.data, form.settings())
+            saved = save_assignment(class_, form.quiz.data, form.settings())
         except AlreadyAssigned:
             form.quiz.errors.append(
-                f"{scope.name} assigns this quiz already: edit that assignment instead."
+                f"{class_.name} assigns this quiz already: edit that assignment instead."
             )
         else:
-            audit(f"assignment added: class {scope.id}, quiz {saved.quiz_slug}")
-            return _to_class(scope, saved.quiz_slug)
-    return _form_page(scope, form, None)
+            audit(f"assignment added: class {class_.id}, quiz {saved.quiz_slug}")
+            return _to_class(class_, saved.quiz_slug)
+    return _form_page(class_, form, None)
 
 
 @bp.route("/classes/<int:class_id>/assignments/<int:assignment_id>", methods=["GET", "POST"])
 def edit_assignment(class_id, assignment_id):
     """An assignment's settings, filled in for changing."""
-    scope, assignment = _assignment_or_404(class_id, assignment_id)
+    class_, assignment = _assignment_or_404(class_id, assignment_id)
     zone = page_zone()
     form = AssignmentForm(
-        scope,
+        class_,
         assignment,
         quiz=assignment.quiz_slug,
         time_zone=zone,
@@ -368,10 +368,10 @@ def edit_assignment(class_id, assignment_id):
     )
     if form.validate_on_submit():
         _keep_time_zone(current_user, form.time_zone.data)
-        save_assignment(scope, assignment.quiz_slug, form.settings(), assignment)
-        audit(f"assignment changed: class {scope.id}, quiz {assignment.quiz_slug}")
-        return _to_class(scope, assignment.quiz_slug)
-    return _form_page(scope, form, assignment)
+        save_assignment(class_, assignment.quiz_slug, form.settings(), assignment)
+        audit(f"assignment changed: class {class_.id}, quiz {assignment.quiz_slug}")
+        return _to_class(class_, assignment.quiz_slug)
+    return _form_page(class_, form, assignment)
 
 
 def _on_clock(moment: datetime | None, zone: str) -> datetime | None:
@@ -383,7 +383,7 @@ def _on_clock(moment: datetime | None, zone: str) -> datetime | None:
 def remove_assignment(class_id, assignment_id):
     """Stop assigning a quiz; the attempts taken under it stay with their scores, seats and
     feedback rule, so held feedback stays held until it is released or opens."""
-    scope, assignment = _assignment_or_404(class_id, assignment_id)
+    class_, assignment = _assignment_or_404(class_id, assignment_id)
     slug = assignment.quiz_slug
     db.session.execute(
         db.update(Assignment)
@@ -391,20 +391,20 @@ def remove_assignment(class_id, assignment_id):
         .values(removed_at=now())
     )
     db.session.commit()
-    audit(f"assignment removed: class {scope.id}, quiz {slug}")
-    return _to_class(scope, slug)
+    audit(f"assignment removed: class {class_.id}, quiz {slug}")
+    return _to_class(class_, slug)
 
 
 @bp.get("/classes/<int:class_id>/assignments/<int:assignment_id>/release")
 def confirm_release(class_id, assignment_id):
     """What releasing held feedback gives away before the close, with the button that does it."""
-    scope, assignment = _assignment_or_404(class_id, assignment_id)
+    class_, assignment = _assignment_or_404(class_id, assignment_id)
     quiz = current_bank().quizzes.get(assignment.quiz_slug)
-    roster = class_roster(quiz, scope.id, Counting.FIRST) if quiz else None
+    roster = class_roster(quiz, class_.id, Counting.FIRST) if quiz else None
     window = policy.rules_for(assignment).window(now())
     return render_template(
         "teach/release.html",
-        scope=scope,
+        class_=class_,
         assignment=assignment,
         quiz_title=quiz_title(assignment.quiz_slug),
         still_open=window is not policy.Window.CLOSED,
@@ -418,12 +418,12 @@ def confirm_release(class_id, assignment_id):
 def release_feedback(class_id, assignment_id):
     """Show held feedback now, before the quiz closes; releasing twice keeps the first moment.
     A removed assignment's attempts are released the same way."""
-    scope, assignment = _assignment_or_404(class_id, assignment_id, removed_ok=True)
+    class_, assignment = _assignment_or_404(class_id, assignment_id, removed_ok=True)
     db.session.execute(
         db.update(Assignment)
         .where(Assignment.id == assignment.id, Assignment.feedback_released_at.is_(None))
         .values(feedback_released_at=now())
     )
     db.session.commit()
-    audit(f"feedback released: class {scope.id}, quiz {assignment.quiz_slug}")
-    return _to_class(scope, assignment.quiz_slug)
+    audit(f"feedback released: class {class_.id}, quiz {assignment.quiz_slug}")
+    return _to_class(class_, assignment.quiz_slug)

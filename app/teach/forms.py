@@ -97,13 +97,13 @@ class DeleteForm(FlaskForm):
     confirm = StringField("Type the class name to delete it", filters=[tidy])
     submit = SubmitField("Delete class and its attempts")
 
-    def __init__(self, scope: Class, **kwargs):
+    def __init__(self, class_: Class, **kwargs):
         super().__init__(**kwargs)
-        self.scope = scope
+        self.class_ = class_
 
     def validate_confirm(self, field):
-        if field.data != tidy(self.scope.name):
-            raise ValidationError(f"Type “{self.scope.name}” exactly to delete this class.")
+        if field.data != tidy(self.class_.name):
+            raise ValidationError(f"Type “{self.class_.name}” exactly to delete this class.")
 
 
 class MergeForm(FlaskForm):
@@ -164,16 +164,16 @@ class ShareForm(FlaskForm):
     )
     submit = SubmitField("Share class")
 
-    def __init__(self, scope: Class, **kwargs):
+    def __init__(self, class_: Class, **kwargs):
         super().__init__(**kwargs)
-        self.scope = scope
+        self.class_ = class_
         self.instructor = None
 
     def validate_username(self, field):
         found = find_instructor(field.data)
         if found is None or not found.is_active:
             raise ValidationError(f"No instructor here has the username “{field.data}”.")
-        if found.id == self.scope.instructor_id:
+        if found.id == self.class_.instructor_id:
             raise ValidationError("That is the class's owner, who has it already.")
         self.instructor = found
 

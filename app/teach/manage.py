@@ -25,25 +25,25 @@ from .views import new_join_code
 
 def _manage_page(class_id: int, status: int = 200, **forms):
     """The class's management page, with the forms given (filled in, maybe with errors)."""
-    scope = class_or_404(class_id, Role.MANAGE, archived_ok=True)
-    owner = may(role_in(scope), Role.OWN)
+    class_ = class_or_404(class_id, Role.MANAGE, archived_ok=True)
+    owner = may(role_in(class_), Role.OWN)
     shares = db.session.execute(
         db.select(ClassShare.role, Instructor.id, Instructor.username)
         .join(Instructor, Instructor.id == ClassShare.instructor_id)
-        .where(ClassShare.class_id == scope.id)
+        .where(ClassShare.class_id == class_.id)
         .order_by(Instructor.username)
     ).all()
-    students = seen_students(scope.id)
+    students = seen_students(class_.id)
     page = render_template(
         "teach/manage.html",
-        scope=scope,
+        class_=class_,
         owner=owner,
         shares=shares,
         share_roles=SHARE_ROLES,
-        rename_form=forms.get("rename_form") or RenameForm(formdata=None, name=scope.name),
+        rename_form=forms.get("rename_form") or RenameForm(formdata=None, name=class_.name),
         merge_form=forms.get("merge_form") or MergeForm(students, formdata=None),
-        share_form=forms.get("share_form") or ShareForm(scope, formdata=None),
-        delete_form=forms.get("delete_form") or DeleteForm(scope, formdata=None),
+        share_form=forms.get("share_form") or ShareForm(class_, formdata=None),
+        delete_form=forms.get("delete_form") or DeleteForm(class_, formdata=None),
     )
     return page, status
 
@@ -61,38 +61,38 @@ def manage_class(class_id):
 @bp.post("/classes/<int:class_id>/rename")
 def rename_class(class_id):
     """Give the class a new name; its attempts, code and link stay."""
-    scope = class_or_404(class_id, Role.MANAGE)
+    class_ = class_or_404(class_id, Role.MANAGE)
     form = RenameForm()
     if not form.validate_on_submit():
         return _manage_page(class_id, 400, rename_form=form)
-    old, scope.name = scope.name, form.name.data
+    old, class_.name = class_.name, form.name.data
     db.session.commit()
-    audit(f"class {scope.id} renamed from {old!r} to {scope.name!r}")
-    flash(f"The class is now called {scope.name}.")
+    audit(f"class {class_.id} renamed from {old!r} to {class_.name!r}")
+    flash(f"The class is now called {class_.name}.")
     return _back(class_id)
 
 
 @bp.post("/classes/<int:class_id>/join-code")
 def replace_join_code(class_id):
     """A new join code and link; the old ones stop working at once."""
-    scope = class_or_404(class_id, Role.MANAGE)
-    old = scope.join_code
-    new_join_code(scope)
-    audit(f"class {scope.id} join code {old} replaced by {scope.join_code}")
-    flash(f"The new join code is {scope.join_code}. The old code and link no longer work.")
+    class_ = class_or_404(class_id, Role.MANAGE)
+    old = class_.join_code
+    new_join_code(class_)
+    audit(f"class {class_.id} join code {old} replaced by {class_.join_code}")
+    flash(f"The new join code is {class_.join_code}. The old code and link no longer work.")
     return redirect(url_for(".class_page", class_id=class_id), 303)
 
 
 @bp.post("/classes/<int:class_id>/merge")
 def merge(class_id):
     """Count two students of the class as one, under the roster's or the first-seen spelling."""
-    scope = class_or_404(class_id, Role.MANAGE)
-    form = MergeForm(seen_students(scope.id))
+    class_ = class_or_404(class_id, Role.MANAGE)
+    form = MergeForm(seen_students(class_.id))
     if not form.validate_on_submit():
         return _manage_page(class_id, 400, merge_form=form)
     kept, folded = kept_student(form.students[form.first.data], form.students[form.second.data])
-    moved = merge_students(scope.id, kept, folded)
-    audit(f"class {scope.id} students merged: {folded.name!r} into {kept.name!r}")
+    moved = merge_students(class_.id, kept, folded)
+    audit(f"class {class_.id} students merged: {folded.name!r} into {kept.name!r}")
     attempts = "1 attempt" if moved == 1 else f"{moved} attempts"
     flash(f"{folded.name} now counts as {kept.name}: {attempts} moved.")
     return _back(class_id)
@@ -101,35 +101,35 @@ def merge(class_id):
 @bp.post("/classes/<int:class_id>/shares")
 def share(class_id):
     """Share the class with another instructor, or change what a share lets them do."""
-    scope = class_or_404(class_id, Role.OWN)
-    form = ShareForm(scope)
+    class_ = class_or_404(class_id, Role.OWN)
+    form = ShareForm(class_)
     if not form.validate_on_submit():
         return _manage_page(class_id, 400, share_form=form)
     try:
-        share_class(scope.id, form.instructor.id, Role(form.role.data))
+        share_class(class_.id, form.instructor.id, Role(form.role.data))
     except IntegrityError:  # shared at the same moment by another request: say it again
         db.session.rollback()
         return share(class_id)
     label = SHARE_ROLES[Role(form.role.data)].lower()
-    audit(f"class {scope.id} shared with {form.instructor.username!r}: {label}")
-    flash(f"{form.instructor.username} {label} {scope.name} now.")
+    audit(f"class {class_.id} shared with {form.instructor.username!r}: {label}")
+    flash(f"{form.instructor.username} {label} {class_.name} now.")
     return _back(class_id)
 
 
 @bp.post("/classes/<int:class_id>/shares/stop")
 def stop_sharing(class_id):
     """Take the class back from an instructor it was shared with."""
-    scope = class_or_404(class_id, Role.OWN)
+    class_ = class_or_404(class_id, Role.OWN)
     form = StopSharingForm()
     if not form.validate_on_submit() or not form.instructor.data.isdigit():
         abort(400, description="Choose whom to stop sharing with from the list.")
-    found = db.session.get(ClassShare, (scope.id, int(form.instructor.data)))
+    found = db.session.get(ClassShare, (class_.id, int(form.instructor.data)))
     if found is not None:
         who = db.session.get(Instructor, found.instructor_id).username
         db.session.delete(found)
         db.session.commit()
-        audit(f"class {scope.id} no longer shared with {who!r}")
-        flash(f"{scope.name} is no longer shared with {who}.")
+        audit(f"class {class_.id} no longer shared with {who!r}")
+        flash(f"{class_.name} is no longer shared with {who}.")
     return _back(class_id)
 
 
@@ -137,27 +137,27 @@ def stop_sharing(class_id):
 @bp.post("/classes/<int:class_id>/restore", defaults={"archived": False})
 def archive(class_id, archived):
     """Archive a class (hidden, read-only, join link off), or restore it."""
-    scope = class_or_404(class_id, Role.OWN, archived_ok=not archived)
-    scope.archived_at = now() if archived else None
+    class_ = class_or_404(class_id, Role.OWN, archived_ok=not archived)
+    class_.archived_at = now() if archived else None
     db.session.commit()
-    audit(f"class {scope.id} {'archived' if archived else 'restored'}")
+    audit(f"class {class_.id} {'archived' if archived else 'restored'}")
     if archived:
-        flash(f"{scope.name} is archived: read-only, and its join link and code no longer work.")
+        flash(f"{class_.name} is archived: read-only, and its join link and code no longer work.")
         return redirect(url_for(".dashboard"), 303)
-    flash(f"{scope.name} is restored.")
+    flash(f"{class_.name} is restored.")
     return redirect(url_for(".class_page", class_id=class_id), 303)
 
 
 @bp.post("/classes/<int:class_id>/delete")
 def delete_class(class_id):
     """Delete a class with its attempts and answers, once its name is typed."""
-    scope = class_or_404(class_id, Role.OWN, archived_ok=True)
-    form = DeleteForm(scope)
+    class_ = class_or_404(class_id, Role.OWN, archived_ok=True)
+    form = DeleteForm(class_)
     if not form.validate_on_submit():
         return _manage_page(class_id, 400, delete_form=form)
-    name = scope.name
-    attempts = delete_class_attempts(scope.id)
-    db.session.delete(scope)
+    name = class_.name
+    attempts = delete_class_attempts(class_.id)
+    db.session.delete(class_)
     db.session.commit()
     audit(f"class {class_id} {name!r} deleted with {attempts} attempts")
     flash(f"{name} is deleted, with its {attempts} attempts.")

@@ -52,26 +52,26 @@ def roster_page(class_id):
     """The class's roster with each student's code, and the form that adds students. A list
     whose columns it cannot tell apart is shown first, to say which is which; the page's second
     step ("columns") adds it."""
-    scope = _manage(class_id)
+    class_ = _manage(class_id)
     if request.form.get("columns-step") == "columns":  # ColumnsForm's step field
-        return _add_with_columns(scope)
+        return _add_with_columns(class_)
     form = RosterForm()
     if form.validate_on_submit():
         if not form.table.sure:
             return _roster_page(
-                scope, form, columns=ColumnsForm.preview(form.table, pasted=not form.upload.data)
+                class_, form, columns=ColumnsForm.preview(form.table, pasted=not form.upload.data)
             )
-        if added := _add(scope, form.entries, form.source.errors):
+        if added := _add(class_, form.entries, form.source.errors):
             return added
-    return _roster_page(scope, form)
+    return _roster_page(class_, form)
 
 
-def _add_with_columns(scope: Class):
+def _add_with_columns(class_: Class):
     """The second step: the list again, with the columns the instructor chose; shown again with
     every problem by its column or line, or added."""
     columns = ColumnsForm()
     if columns.validate_on_submit() and (
-        added := _add(scope, columns.entries, columns.pending.errors)
+        added := _add(class_, columns.entries, columns.pending.errors)
     ):
         return added
     pasted = columns.pending.data if columns.pasted.data else ""
@@ -79,35 +79,35 @@ def _add_with_columns(scope: Class):
     if columns.table is None:
         # Nothing to show of a list that cannot be read: say so where a list is given.
         form.students.errors = list(columns.pending.errors)
-        return _roster_page(scope, form)
-    return _roster_page(scope, form, columns=columns)
+        return _roster_page(class_, form)
+    return _roster_page(class_, form, columns=columns)
 
 
-def _add(scope: Class, entries: list, errors: list):
+def _add(class_: Class, entries: list, errors: list):
     """Add the students and go back to the roster saying how many; None, with why in `errors`,
     when the roster refuses them (an id it has already)."""
     try:
-        added = roster.add_students(scope.id, entries)
+        added = roster.add_students(class_.id, entries)
     except roster.RosterError as error:
         errors.extend(error.problems)
         return None
-    audit(f"roster: {len(added)} students added to class {scope.id}")
-    return redirect(url_for(".roster_page", class_id=scope.id, added=len(added)), 303)
+    audit(f"roster: {len(added)} students added to class {class_.id}")
+    return redirect(url_for(".roster_page", class_id=class_.id, added=len(added)), 303)
 
 
 def _roster_page(
-    scope: Class,
+    class_: Class,
     form: RosterForm,
     refused: str | None = None,
     columns: ColumnsForm | None = None,
 ):
     """The roster page, with the columns to choose when `columns` is given; 400 when the list,
     its columns or a restore was refused."""
-    students = roster.class_roster(scope.id)
+    students = roster.class_roster(class_.id)
     current = [student for student in students if student.removed_at is None]
     page = render_template(
         "teach/roster.html",
-        scope=scope,
+        class_=class_,
         form=form,
         current=current,
         removed=[student for student in students if student.removed_at is not None],
@@ -126,8 +126,8 @@ def _roster_page(
 @bp.get("/classes/<int:class_id>/roster/cards")
 def sign_in_cards(class_id):
     """A printable page of cards: each student's name, class, personal link and its QR code."""
-    scope = _manage(class_id)
-    current = [s for s in roster.class_roster(scope.id) if s.removed_at is None]
+    class_ = _manage(class_id)
+    current = [s for s in roster.class_roster(class_.id) if s.removed_at is None]
     # Cards whose links no phone opens are found out only once handed round: on loopback the
     # page holds them back until the instructor says "anyway" (?confirm=1).
     fix = _loopback_fix()
@@ -135,7 +135,7 @@ def sign_in_cards(class_id):
     links = {} if unconfirmed else _personal_links(current)
     return render_template(
         "teach/cards.html",
-        scope=scope,
+        class_=class_,
         students=current,
         unconfirmed=unconfirmed,
         links=links,
@@ -149,20 +149,20 @@ def sign_in_cards(class_id):
 @bp.get("/classes/<int:class_id>/roster/codes.csv")
 def sign_in_codes(class_id):
     """The cards as a file: one row per student with their code and personal link."""
-    scope = _manage(class_id)
-    current = [s for s in roster.class_roster(scope.id) if s.removed_at is None]
+    class_ = _manage(class_id)
+    current = [s for s in roster.class_roster(class_.id) if s.removed_at is None]
     links = _personal_links(current)
     header = ["student", "student_id", "class", "sign_in_code", "personal_link"]
     rows = [
-        [s.name, s.student_number or "", scope.name, s.sign_in_code, links[s.id]] for s in current
+        [s.name, s.student_number or "", class_.name, s.sign_in_code, links[s.id]] for s in current
     ]
-    audit(f"roster: sign-in codes of class {scope.id} downloaded")
-    return exports.download(scope.name, "sign-in", "codes", (header, rows))
+    audit(f"roster: sign-in codes of class {class_.id} downloaded")
+    return exports.download(class_.name, "sign-in", "codes", (header, rows))
 
 
-def _student(scope: Class, student_id: int) -> RosterStudent:
+def _student(class_: Class, student_id: int) -> RosterStudent:
     found = db.session.get(RosterStudent, student_id)
-    if found is None or found.class_id != scope.id:
+    if found is None or found.class_id != class_.id:
         abort(404, description="There is no such student on this class's roster.")
     return found
 
@@ -170,35 +170,35 @@ def _student(scope: Class, student_id: int) -> RosterStudent:
 @bp.post("/classes/<int:class_id>/roster/<int:student_id>/remove")
 def remove_student(class_id, student_id):
     """Take a student off the roster: their code stops working, their attempts stay."""
-    scope = _manage(class_id)
-    student = _student(scope, student_id)
+    class_ = _manage(class_id)
+    student = _student(class_, student_id)
     roster.remove_student(student)
-    audit(f"roster: student {student.id} removed from class {scope.id}")
-    return redirect(url_for(".roster_page", class_id=scope.id), 303)
+    audit(f"roster: student {student.id} removed from class {class_.id}")
+    return redirect(url_for(".roster_page", class_id=class_.id), 303)
 
 
 @bp.post("/classes/<int:class_id>/roster/<int:student_id>/restore")
 def restore_student(class_id, student_id):
     """Undo a removal: the student's code works again and their attempts are theirs."""
-    scope = _manage(class_id)
-    student = _student(scope, student_id)
+    class_ = _manage(class_id)
+    student = _student(class_, student_id)
     if student.removed_at is not None:
         refused = roster.restore_student(student)
         if refused:
-            return _roster_page(scope, RosterForm(formdata=None), refused)
-        audit(f"roster: student {student.id} restored to class {scope.id}")
-    back = url_for(".roster_page", class_id=scope.id, _anchor=f"student-{student.id}")
+            return _roster_page(class_, RosterForm(formdata=None), refused)
+        audit(f"roster: student {student.id} restored to class {class_.id}")
+    back = url_for(".roster_page", class_id=class_.id, _anchor=f"student-{student.id}")
     return redirect(back, 303)
 
 
 @bp.post("/classes/<int:class_id>/roster/<int:student_id>/new-code")
 def new_sign_in_code(class_id, student_id):
     """Give a student a new code, as when a card is lost: the old code stops working at once."""
-    scope = _manage(class_id)
-    student = _student(scope, student_id)
+    class_ = _manage(class_id)
+    student = _student(class_, student_id)
     if student.removed_at is not None:
         abort(404, description="This student was removed from the roster.")
     roster.give_new_code(student)
-    audit(f"roster: new sign-in code for student {student.id} of class {scope.id}")
-    back = url_for(".roster_page", class_id=scope.id, _anchor=f"student-{student.id}")
+    audit(f"roster: new sign-in code for student {student.id} of class {class_.id}")
+    back = url_for(".roster_page", class_id=class_.id, _anchor=f"student-{student.id}")
     return redirect(back, 303)

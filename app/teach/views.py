@@ -45,19 +45,19 @@ def _scope(class_id: int | None) -> Class | None:
 
 def _selection(class_id: int | None) -> tuple[Class | None, ReportForm, Quiz]:
     """The class, and the quiz and counting method its page or export was asked for."""
-    scope = _scope(class_id)
+    class_ = _scope(class_id)
     # The assignment says which attempt is the grade; the selector still explores the others.
-    current = scope.current_assignments if scope else None
-    form = ReportForm({a.quiz_slug: a.grade_from for a in current} if scope else None)
+    current = class_.current_assignments if class_ else None
+    form = ReportForm({a.quiz_slug: a.grade_from for a in current} if class_ else None)
     if not form.validate():
         abort(400, description="Choose a quiz and which attempts count from the lists.")
     bank = current_bank()
-    return scope, form, bank.quizzes.get(form.quiz.data) or bank.retired[form.quiz.data]
+    return class_, form, bank.quizzes.get(form.quiz.data) or bank.retired[form.quiz.data]
 
 
 def _report(class_id: int | None) -> tuple[Class | None, ReportForm, reports.ClassReport]:
-    scope, form, quiz = _selection(class_id)
-    return scope, form, reports.class_report(quiz, class_id, form.count.data)
+    class_, form, quiz = _selection(class_id)
+    return class_, form, reports.class_report(quiz, class_id, form.count.data)
 
 
 @bp.route("", methods=["GET", "POST"])
@@ -108,12 +108,12 @@ def dashboard():
     return page, 400 if form.errors else 200
 
 
-def new_join_code(scope: Class) -> None:
+def new_join_code(class_: Class) -> None:
     """Give a class a fresh join code and commit: the old code and link stop working at once."""
 
     def draw() -> None:
-        db.session.add(scope)  # a new class, rolled back out of the session, goes back in
-        scope.join_code = codes.new_join_code()
+        db.session.add(class_)  # a new class, rolled back out of the session, goes back in
+        class_.join_code = codes.new_join_code()
 
     commit_first_free(draw, codes.JOIN_TRIES, "join code")
 
@@ -128,16 +128,16 @@ def _lms_panel(class_id: int, slug: str):
 @bp.get("/classes/<int:class_id>")
 def class_page(class_id):
     """Who took the quiz, how they scored, and which questions and wrong answers troubled them."""
-    scope, form, report = _report(class_id)
-    join_url, qr, fix = _join(scope) if scope else (None, None, None)
+    class_, form, report = _report(class_id)
+    join_url, qr, fix = _join(class_) if class_ else (None, None, None)
     refresh = request.args.get("refresh") == "on"
-    role = role_in(scope) if scope else Role.OWN
+    role = role_in(class_) if class_ else Role.OWN
     return render_template(
         "teach/class.html",
-        scope=scope,
+        class_=class_,
         role=role,
         # Asked once for the page: a viewer is not offered buttons that end in a 403.
-        may_manage=may(role, Role.MANAGE) and not (scope and scope.archived_at),
+        may_manage=may(role, Role.MANAGE) and not (class_ and class_.archived_at),
         voided=_voided(class_id, report.quiz.slug),
         form=form,
         report=report,
@@ -147,11 +147,11 @@ def class_page(class_id):
         refresh=REFRESH_SECONDS if refresh else None,
         few=FEW_ATTEMPTS,
         retired=report.quiz.slug not in current_bank().quizzes,
-        assignments=assignments.listing(scope) if scope else [],
+        assignments=assignments.listing(class_) if class_ else [],
         # Each quiz is assigned once: with all of them assigned, the form would offer none.
-        all_assigned=bool(scope)
-        and set(current_bank().quizzes) <= {a.quiz_slug for a in scope.assignments},
-        lms=_lms_panel(scope.id, report.quiz.slug) if scope else None,
+        all_assigned=bool(class_)
+        and set(current_bank().quizzes) <= {a.quiz_slug for a in class_.assignments},
+        lms=_lms_panel(class_.id, report.quiz.slug) if class_ else None,
     )
 
 
@@ -173,17 +173,17 @@ def _voided(class_id: int | None, slug: str) -> list:
 @bp.get("/classes/<int:class_id>/join")
 def join_screen(class_id):
     """The join code, link and QR code alone, large, for a projector: no scores on show."""
-    scope = class_or_404(class_id)
-    join_url, qr, fix = _join(scope)
+    class_ = class_or_404(class_id)
+    join_url, qr, fix = _join(class_)
     return render_template(
-        "teach/join.html", scope=scope, join_url=join_url, qr=qr, loopback_fix=fix
+        "teach/join.html", class_=class_, join_url=join_url, qr=qr, loopback_fix=fix
     )
 
 
-def _join(scope: Class) -> tuple[str, Markup | None, str | None]:
+def _join(class_: Class) -> tuple[str, Markup | None, str | None]:
     """The class's join link, an inline SVG QR code of it, and the command that lets phones
     open it when only this computer can (None when they can)."""
-    join_url = url_for("quiz.join", code=scope.join_code, _external=True)
+    join_url = url_for("quiz.join", code=class_.join_code, _external=True)
     return join_url, qr_code(join_url), loopback_fix(join_url)
 
 
@@ -222,10 +222,10 @@ def qr_code(text: str) -> Markup | None:
 @bp.post("/classes/<int:class_id>/reopen", defaults={"is_open": True})
 def set_open(class_id, is_open):
     """Close a class to new attempts, or reopen it."""
-    scope = class_or_404(class_id, Role.MANAGE)
-    scope.is_open = is_open
+    class_ = class_or_404(class_id, Role.MANAGE)
+    class_.is_open = is_open
     db.session.commit()
-    audit(f"class {scope.id} {'reopened' if is_open else 'closed'}")
+    audit(f"class {class_.id} {'reopened' if is_open else 'closed'}")
     return redirect(url_for(".class_page", class_id=class_id), 303)
 
 
@@ -233,12 +233,12 @@ def set_open(class_id, is_open):
 def attempt_review(token):
     """One student's attempt, answers in the order they were shown."""
     attempt = attempt_or_404(token)
-    scope = _scope(attempt.class_id)
+    class_ = _scope(attempt.class_id)
     quiz = quiz_of(attempt)
     return render_template(
         "teach/attempt.html",
-        scope=scope,
-        may_change=may(role_in(scope), Role.MANAGE) and not scope.archived_at if scope else True,
+        class_=class_,
+        may_change=may(role_in(class_), Role.MANAGE) and not class_.archived_at if class_ else True,
         attempt=attempt,
         quiz=quiz,
         progress=progress(attempt, quiz),
@@ -248,17 +248,17 @@ def attempt_review(token):
     )
 
 
-def _download(scope: Class | None, quiz: Quiz, kind: str, table: exports.Table):
-    return exports.download(scope.name if scope else "no class", quiz.slug, kind, table)
+def _download(class_: Class | None, quiz: Quiz, kind: str, table: exports.Table):
+    return exports.download(class_.name if class_ else "no class", quiz.slug, kind, table)
 
 
 @bp.get("/no-class/gradebook.csv", defaults={"class_id": None})
 @bp.get("/classes/<int:class_id>/gradebook.csv")
 def gradebook(class_id):
     """One row per student: the counted attempt's score, or the mean when all count."""
-    scope, form, quiz = _selection(class_id)
+    class_, form, quiz = _selection(class_id)
     roster = reports.class_roster(quiz, class_id, form.count.data)
-    return _download(scope, quiz, exports.gradebook_kind(roster), exports.gradebook(roster))
+    return _download(class_, quiz, exports.gradebook_kind(roster), exports.gradebook(roster))
 
 
 LMS_GRADEBOOKS = {"moodle": exports.moodle_gradebook, "canvas": exports.canvas_gradebook}
@@ -268,26 +268,26 @@ LMS_GRADEBOOKS = {"moodle": exports.moodle_gradebook, "canvas": exports.canvas_g
 @bp.get("/classes/<int:class_id>/gradebook-canvas.csv", defaults={"lms": "canvas"})
 def lms_gradebook(class_id, lms):
     """The gradebook as Moodle's or Canvas's grade import reads it."""
-    scope, form, quiz = _selection(class_id)
+    class_, form, quiz = _selection(class_id)
     roster = reports.class_roster(quiz, class_id, form.count.data)
     table = LMS_GRADEBOOKS[lms](roster)
-    return _download(scope, quiz, exports.gradebook_kind(roster, lms), table)
+    return _download(class_, quiz, exports.gradebook_kind(roster, lms), table)
 
 
 @bp.get("/no-class/responses.csv", defaults={"class_id": None})
 @bp.get("/classes/<int:class_id>/responses.csv")
 def responses(class_id):
     """One row per answer, every attempt, with the question and choice as the student saw them."""
-    scope, _, quiz = _selection(class_id)
+    class_, _, quiz = _selection(class_id)
     table = exports.responses(
-        scope.name if scope else "No class", *reports.responses(quiz, class_id)
+        class_.name if class_ else "No class", *reports.responses(quiz, class_id)
     )
-    return _download(scope, quiz, "responses", table)
+    return _download(class_, quiz, "responses", table)
 
 
 @bp.get("/no-class/items.csv", defaults={"class_id": None})
 @bp.get("/classes/<int:class_id>/items.csv")
 def item_statistics(class_id):
     """One row per question: facility, discrimination and how many chose each choice."""
-    scope, _, report = _report(class_id)
-    return _download(scope, report.quiz, "items", exports.item_statistics(report))
+    class_, _, report = _report(class_id)
+    return _download(class_, report.quiz, "items", exports.item_statistics(report))
