@@ -63,18 +63,18 @@ NOT_ASSIGNED = "not assigned"
 NO_ATTEMPTS_LEFT = "no attempts left"
 
 
-def opening_refusal(joining: Class, slug: str) -> str | None:
+def opening_refusal(class_: Class, slug: str) -> str | None:
     """ "closed" or "not yet open" when the class's assignment of this quiz takes no start now."""
-    refusal = assignment_for(joining, slug)[1]
+    refusal = assignment_for(class_, slug)[1]
     return refusal if refusal in ("closed", "not yet open") else None
 
 
-def assignment_for(joining: Class | None, slug: str) -> tuple[Assignment | None, str | None]:
+def assignment_for(class_: Class | None, slug: str) -> tuple[Assignment | None, str | None]:
     """The assignment a start at this quiz in this class follows, and why none may start now:
     the class sets other quizzes, or the quiz is not open yet or closed."""
-    if joining is None:
+    if class_ is None:
         return None, None
-    assigned = {assignment.quiz_slug: assignment for assignment in joining.current_assignments}
+    assigned = {assignment.quiz_slug: assignment for assignment in class_.current_assignments}
     if not policy.may_take(slug, assigned):
         return None, NOT_ASSIGNED
     assignment = assigned.get(slug)
@@ -87,20 +87,20 @@ def assignment_for(joining: Class | None, slug: str) -> tuple[Assignment | None,
 def refused_page(
     reason: str,
     quiz: Quiz,
-    joining: Class,
+    class_: Class,
     assignment: Assignment | None,
     roster_student: RosterStudent | None = None,
 ):
     """The page that says why no attempt starts, with a signed-in student's finished attempts:
     403 for a refused start, 200 for a look."""
-    offered = offered_quizzes(joining) if reason == NOT_ASSIGNED else []
+    offered = offered_quizzes(class_) if reason == NOT_ASSIGNED else []
     done = attempts_of_student(roster_student.id, [quiz])[1] if roster_student else []
-    say_times_for(joining)
+    say_times_for(class_)
     page = render_template(
         "quiz/unavailable.html",
         reason=reason,
         quiz=quiz,
-        joining=joining,
+        class_=class_,
         assignment=assignment,
         offered=offered,
         unfinished=unfinished_in_browser([quiz]),
@@ -111,7 +111,7 @@ def refused_page(
 
 def start_in_class(
     quiz: Quiz,
-    joining: Class | None,
+    class_: Class | None,
     name: str,
     roster_student: RosterStudent | None = None,
     with_rows: Callable[[Attempt], None] | None = None,
@@ -120,26 +120,26 @@ def start_in_class(
     page that says why none may start now; `with_rows` as start_attempt takes it."""
     if roster_student is not None:
         sign_in_as(roster_student)
-    assignment, refusal = assignment_for(joining, quiz.slug)
+    assignment, refusal = assignment_for(class_, quiz.slug)
     if refusal:
-        return refused_page(refusal, quiz, joining, assignment, roster_student)
+        return refused_page(refusal, quiz, class_, assignment, roster_student)
     try:
         attempt = start_attempt(
             quiz,
             name,
             this_browser(),
-            joining.id if joining else None,
+            class_.id if class_ else None,
             assignment=assignment,
             roster_student=roster_student,
             with_rows=with_rows,
         )
     except NoAttemptsLeft:
-        return refused_page(NO_ATTEMPTS_LEFT, quiz, joining, assignment, roster_student)
+        return refused_page(NO_ATTEMPTS_LEFT, quiz, class_, assignment, roster_student)
     return redirect(url_for("quiz.question", token=attempt.token, number=1), 303)
 
 
-def offered_quizzes(joining: Class) -> list[Quiz]:
+def offered_quizzes(class_: Class) -> list[Quiz]:
     """The quizzes a class's students may start: those it assigns, or all when it assigns none."""
     bank = current_bank().quizzes
-    assigned = {assignment.quiz_slug for assignment in joining.current_assignments}
+    assigned = {assignment.quiz_slug for assignment in class_.current_assignments}
     return [bank[slug] for slug in policy.offered(bank, assigned)]

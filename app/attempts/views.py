@@ -84,17 +84,17 @@ def start(slug):
         else:
             return start_in_class(quiz, form.class_, form.name.data)
     code = form.class_code.data
-    joining = form.class_ or (find_class(code) if code and request.method == "GET" else None)
-    assignment, refusal = assignment_for(joining, slug)
+    class_ = form.class_ or (find_class(code) if code and request.method == "GET" else None)
+    assignment, refusal = assignment_for(class_, slug)
     if refusal and request.method == "GET":
-        return refused_page(refusal, quiz, joining, assignment)
+        return refused_page(refusal, quiz, class_, assignment)
     shows, opens_at = new_attempt_shows(slug, assignment, held if assignment is None else None)
-    say_times_for(joining)
+    say_times_for(class_)
     page = render_template(
         "quiz/start.html",
         quiz=quiz,
         form=form,
-        joining=joining,
+        class_=class_,
         assignment=assignment,
         shows=shows,
         opens_at=opens_at,
@@ -119,24 +119,24 @@ def _needs_personal_code(form: StartForm) -> bool:
 @charges_code_lookups
 def join(code):
     """A class's join link: straight to the quiz with the class code filled in."""
-    joining = find_class(code)
-    if joining is None:
+    class_ = find_class(code)
+    if class_ is None:
         abort(404, description="No class has this join link. Check it with your instructor.")
-    if joining.archived_at is not None:
+    if class_.archived_at is not None:
         abort(
             410,
-            description=f"{joining.name} has ended: its instructor archived it, so this join "
+            description=f"{class_.name} has ended: its instructor archived it, so this join "
             "link no longer works. Ask your instructor for the link of your current class.",
         )
-    if has_roster(joining.id):
-        return redirect(url_for("roster.sign_in", **{"class": joining.join_code}))
-    quizzes = offered_quizzes(joining)
+    if has_roster(class_.id):
+        return redirect(url_for("roster.sign_in", **{"class": class_.join_code}))
+    quizzes = offered_quizzes(class_)
     if len(quizzes) == 1:
-        return redirect(url_for(".start", slug=quizzes[0].slug, code=joining.join_code))
+        return redirect(url_for(".start", slug=quizzes[0].slug, code=class_.join_code))
     return render_template(
         "quiz/index.html",
         quizzes=quizzes,
-        joining=joining,
+        class_=class_,
         unfinished=unfinished_in_browser(quizzes),
     )
 

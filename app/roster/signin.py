@@ -99,7 +99,7 @@ def _student_with(code: str) -> RosterStudent | None:
 def sign_in():
     """Type the code from your card; the personal link leads to the same place."""
     form = CodeForm(request.args)
-    joining = find_class(request.args["class"]) if request.args.get("class") else None
+    class_ = find_class(request.args["class"]) if request.args.get("class") else None
     if form.code.data:
         student = _student_with(form.code.data)
         if student is not None:
@@ -108,7 +108,7 @@ def sign_in():
             f"No student has the code “{form.code.data}”. Check it against your card, or ask "
             "your instructor."
         ]
-    page = render_template("roster/sign_in.html", form=form, joining=joining)
+    page = render_template("roster/sign_in.html", form=form, class_=class_)
     return page, 400 if form.code.errors else 200
 
 
