@@ -7,7 +7,7 @@ import factories
 import pytest
 
 from app.attempts import policy
-from app.attempts.service import find_attempt, key_held, quiz_of, standing
+from app.attempts.service import find_attempt, answers_held_back, quiz_of, standing
 from app.extensions import db
 from app.lti.grades import _held
 from app.models import Assignment, FeedbackWhen
@@ -64,7 +64,7 @@ def test_every_caller_asks_the_one_moment_feedback_opens(app, quiz, monkeypatch)
             ).one()
             return (
                 standing(attempt, quiz_of(attempt)).feedback_shown,
-                key_held(quiz.slug),
+                answers_held_back(quiz.slug),
                 listing(db.session.get(type(scope), scope.id))[0].held,
                 _held(row),
             )

@@ -164,7 +164,7 @@ def used_seats(assignment_id: int, key: str) -> tuple[set[int], int]:
     return seats_by_assignment(key, [assignment_id])[assignment_id]
 
 
-def key_held(slug: str, besides: int | None = None) -> bool:
+def answers_held_back(slug: str, besides: int | None = None) -> bool:
     """Whether an assignment of this quiz (other than `besides`) still holds its key back, in
     any class, so that no other attempt may show it: one query, on the quiz's index."""
     moment = now()
@@ -512,7 +512,7 @@ def standing(attempt: Attempt, quiz: Quiz) -> Standing:
     shown = rules.feedback_visible(finished, moment)
     # Another assignment's hold on the key outranks this attempt's own rule. Asked whatever the
     # rule, so that every page costs the same query, on the quiz's index.
-    held = key_held(quiz.slug, besides=attempt.assignment_id)
+    held = answers_held_back(quiz.slug, besides=attempt.assignment_id)
     held_elsewhere = held and shown
     return Standing(
         deadline=deadline,
@@ -539,10 +539,10 @@ def new_attempt_shows(
 ) -> tuple[policy.Shows, datetime | None]:
     """When feedback would show for an attempt started now (under the assignment, if any), and
     when held feedback opens without a release, for the start page to say; `held` is
-    key_held's answer for this start, when the caller has already asked it."""
+    answers_held_back's answer for this start, when the caller has already asked it."""
     rules = policy.rules_for(assignment)
     if held is None:
-        held = key_held(slug, besides=assignment.id if assignment else None)
+        held = answers_held_back(slug, besides=assignment.id if assignment else None)
     return rules.shows(now(), held_elsewhere=held), rules.feedback_opens_at
 
 

@@ -23,7 +23,7 @@ from .service import (
     Standing,
     finish_attempt,
     has_roster,
-    key_held,
+    answers_held_back,
     new_attempt_shows,
     progress,
     quiz_of,
@@ -71,7 +71,7 @@ def start(slug):
     valid = form.validate_on_submit()
     by_code = valid and _needs_personal_code(form)
     held = None  # asked once: whether a class holds this quiz's key from starts outside one
-    if valid and form.class_ is None and (held := key_held(slug)):
+    if valid and form.class_ is None and (held := answers_held_back(slug)):
         form.class_code.errors.append(NEEDS_CLASS_CODE)
         valid = False
     if valid and not by_code:
@@ -371,6 +371,6 @@ def retake(token):
     if student is None and attempt.class_ and attempt.class_.signs_in_by_code:
         abort(403, description=_sign_in_to_retake(attempt.class_))
     quiz = quiz_or_404(attempt.quiz_version.slug)
-    if attempt.class_ is None and key_held(quiz.slug):
+    if attempt.class_ is None and answers_held_back(quiz.slug):
         abort(403, description=f"{NEEDS_CLASS_CODE} Start it again with the code from your class.")
     return start_in_class(quiz, attempt.class_, attempt.student_name, roster_student=student)
