@@ -7,7 +7,7 @@ import factories
 import pytest
 
 from app.attempts import policy
-from app.attempts.service import find_attempt, answers_held_back, quiz_of, standing
+from app.attempts.service import answers_held_back, find_attempt, quiz_of, standing
 from app.extensions import db
 from app.lti.grades import _held
 from app.models import Assignment, FeedbackWhen

@@ -21,9 +21,9 @@ from .lookup import attempt_or_404, quiz_or_404
 from .policy import Ending
 from .service import (
     Standing,
+    answers_held_back,
     finish_attempt,
     has_roster,
-    answers_held_back,
     new_attempt_shows,
     progress,
     quiz_of,
