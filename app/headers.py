@@ -4,6 +4,8 @@ Talisman sets the other security headers (HSTS, Referrer-Policy, nosniff)."""
 
 from flask import Flask, g
 
+from .signals import response_headers
+
 POLICY = {
     "default-src": ("'self'",),
     "frame-ancestors": ("'none'",),
@@ -33,6 +35,7 @@ def content_security_policy() -> str:
 
 
 def set_headers(response):
+    response_headers.send()
     response.headers["Content-Security-Policy"] = content_security_policy()
     if "frame_ancestors" not in g:
         response.headers["X-Frame-Options"] = "DENY"

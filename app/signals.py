@@ -17,3 +17,8 @@ roster code), before its commit: LTI ties a launched student's every attempt to 
 class_page = _signals.signal("class-page")
 """Sent with `class_id` and `slug` while a class page is drawn; a receiver returns what it adds
 to the page, or None (LTI: a course's roster loading and grade passback)."""
+
+response_headers = _signals.signal("response-headers")
+"""Sent as any response, an error page too, is about to get its security headers: a receiver
+widens them for this page with app/headers.py's allow_framing and allow_posting_to (LTI: the
+platform that frames its pages)."""

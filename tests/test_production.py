@@ -91,6 +91,16 @@ def test_a_page_widens_its_own_policy_and_no_other(app):
     assert plain["X-Frame-Options"] == "DENY"
 
 
+def test_an_lti_page_refused_before_its_view_still_shows_in_the_platforms_frame(client):
+    """A request an earlier check refuses (a NUL in the query) gets its error page with the
+    LTI page's framing, as the page itself would have: the platform shows why, not a blank."""
+    refused = client.get("/lti/login?x=%00")
+    assert refused.status_code == 400
+    assert "frame-ancestors 'self'" in refused.headers["Content-Security-Policy"]
+    assert "X-Frame-Options" not in refused.headers
+    assert client.get("/?x=%00").headers["X-Frame-Options"] == "DENY"
+
+
 def test_session_cookie_is_httponly_lax_and_secure_when_asked(tmp_path, monkeypatch):
     """The cookie is never readable by scripts, and only sent over HTTPS when configured."""
     monkeypatch.setenv("SESSION_COOKIE_SECURE", "true")

@@ -306,7 +306,7 @@ def _learn(platform, deployment, context, user, claims):
             quiz, class_, student.name, student, launched_from(user.id, link, line_item)
         )
     # The platform vouches for who this is: their attempt follows them to this browser.
-    move_to_browser(attempt.token, student.id, this_browser())
+    move_to_browser(attempt.token, attempt.roster_student_id, this_browser())
     return redirect(url_for("quiz.resume", token=attempt.token), 303)
 
 
@@ -376,7 +376,7 @@ def frame_ancestors() -> list[str]:
     return sorted(origins)
 
 
-def allow_platform_frames() -> None:
+def allow_platform_frames(_sender=None) -> None:
     """Let registered platforms frame LTI pages, and student pages a launch led to; every
     other page keeps `frame-ancestors 'none'` (app/headers.py)."""
     endpoint = request.endpoint or ""

@@ -35,7 +35,6 @@ class Question:
     type: str = "single_choice"
     """The name its question type is registered under (app/question_types/__init__.py)."""
 
-    @abstractmethod
     def choice(self, choice_id: str) -> Choice | None:
         """The choice with this id, or None."""
         return next((choice for choice in self.choices if choice.id == choice_id), None)
@@ -63,7 +62,7 @@ class QuestionType(ABC):
     """A kind of question: how it is built from a bank, answered, graded and counted.
 
     The pages draw it with the macros in templates/questions/<name>.html (answer, verdict,
-    review, tally); docs/writing-quizzes.md says what a new type must provide.
+    review); docs/development.md says what a new type must provide.
     """
 
     name: ClassVar[str]
