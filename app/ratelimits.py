@@ -88,9 +88,11 @@ def _count_code(address: str, amount: int) -> bool | None:
 
 
 def _names_a_code() -> bool:
-    """Whether the request carries a code to look up: in its link, its query or its form."""
+    """Whether the request carries a code to look up: in its link, its query or its form (the
+    sign-in page's `class` is a class code too)."""
     in_link = (request.view_args or {}).get("code")
-    return bool(in_link or request.args.get("code") or request.form.get("class_code"))
+    asked = request.args.get("code") or request.args.get("class")
+    return bool(in_link or asked or request.form.get("class_code"))
 
 
 def charges_code_lookups(view):

@@ -322,7 +322,12 @@ def test_guessing_join_codes_is_slowed_per_address(app, student):
     misses += [guesser.client.get(f"/quizzes/{SLUG}?code=GUESS{n}").status_code for n in range(70)]
     misses += [other_browser(app).start(class_code=f"GUESS{n}").status_code for n in range(10)]
     assert misses == [404] * 70 + [200] * 70 + [400] * 10
-    for url in ("/join/GUESS99", f"/quizzes/{SLUG}?code=GUESS99", "/s/GUESS99ZZ"):
+    for url in (
+        "/join/GUESS99",
+        f"/quizzes/{SLUG}?code=GUESS99",
+        "/s/GUESS99ZZ",
+        "/s?class=GUESS99",
+    ):
         refused = guesser.client.get(url)
         assert refused.status_code == 429
         assert "Many class codes that match no class have been tried" in text(refused)
