@@ -1,6 +1,7 @@
 """The rules in force for one student are resolved once (policy.rules_for), and the moment held
 feedback opens is worked out in one place that every caller asks."""
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import factories
@@ -13,6 +14,8 @@ from app.lti.grades import _held
 from app.models import Assignment, FeedbackWhen
 from app.question_types import right_choice
 from app.teach.assignments import listing
+
+from helpers import text
 
 pytestmark = pytest.mark.postgres
 
@@ -73,3 +76,19 @@ def test_every_caller_asks_the_one_moment_feedback_opens(app, quiz, monkeypatch)
         later = datetime.now(UTC) + 24 * HOUR
         monkeypatch.setattr(policy.Rules, "last_answer_possible", property(lambda _: later))
         assert asked() == (False, True, True, True)
+
+
+def test_the_student_pages_say_the_rules_rules_for_resolves(app, quiz, monkeypatch):
+    """The start page says the time limit and attempts the student's Rules hold, not the
+    assignment's columns: where an override changes them, the page follows."""
+    with app.app_context():
+        scope = factories.class_(factories.instructor(), join_code="RULESX")
+        factories.assignment(scope, quiz, time_limit_minutes=20, attempts_allowed=1)
+    resolved = policy.rules_for
+    monkeypatch.setitem(
+        app.jinja_env.globals,
+        "rules_for",
+        lambda assignment: replace(resolved(assignment), time_limit_minutes=45, attempts_allowed=3),
+    )
+    page = text(app.test_client().get(f"/quizzes/{quiz.slug}?code=RULESX"))
+    assert "a time limit of 45 minutes" in page and "3 attempts allowed" in page
