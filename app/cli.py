@@ -117,7 +117,8 @@ def import_command(source, format_name, slug, title, description, bank_path, all
     try:
         imported, bank = formats.import_quiz(
             source, bank_path, format_name=format_name, slug=slug, title=title,
-            description=description, allow_gaps=allow_gaps,
+            # A dry run reports what an import with placeholders would make, gaps and all.
+            description=description, allow_gaps=allow_gaps or dry_run,
         )  # fmt: skip
     except BankError as error:
         _refuse(error)
@@ -132,6 +133,9 @@ def import_command(source, format_name, slug, title, description, bank_path, all
     skipped = plural(len(imported.skipped), "question", "questions")
     if dry_run:
         click.echo(json.dumps(quiz, indent=2, ensure_ascii=False))
+        if imported.gaps and not allow_gaps:
+            click.echo("Importing it needs the gaps above written in the source, or "
+                       "--allow-gaps for placeholders to write in the bank.", err=True)  # fmt: skip
         click.echo(f"Dry run: {counted} would be quiz \"{quiz['slug']}\", {skipped} skipped; "
                    "nothing was written.", err=True)  # fmt: skip
         return

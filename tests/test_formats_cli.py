@@ -100,11 +100,23 @@ def test_filling_the_placeholders_makes_the_bank_pass(bank):
 
 
 def test_import_without_allow_gaps_lists_the_gaps_and_writes_nothing(bank):
+    """Every question it would skip, then every gap, each located: the whole report, so the
+    author fixes the file once."""
     before = bank.read_bytes()
     result = quiz_command("import", FIXTURES / "features.xml", "--into", bank, "--description", "x")
     assert result.exit_code == 1
     source = FIXTURES / "features.xml"
     assert result.stderr.splitlines() == [
+        f"{source}: /quiz/question[4]: skipped, several answers may be chosen "
+        "(<single>false</single>)",
+        f"{source}: /quiz/question[5]: skipped, partial credit (33.3333%) on answer 2",
+        f"{source}: /quiz/question[6]: skipped, its text shows media (img, file), which the bank "
+        "cannot",
+        f"{source}: /quiz/question[8]: skipped, of type shortanswer, not multiple choice or "
+        "true/false",
+        f"{source}: /quiz/question[9]: skipped, of type essay, not multiple choice or true/false",
+        f"{source}: /quiz/question[10]: skipped, of type description, not multiple choice or "
+        "true/false",
         f'{source}: /quiz/question[2]: question "mitochondria" lacks feedback on choice 3',
         f'{source}: /quiz/question[3]: question "unicode-plain-text" lacks a source (an https:// '
         "link in the general feedback)",
@@ -219,6 +231,34 @@ def test_dry_run_prints_the_quiz_and_writes_nothing(bank, tmp_path):
         'Dry run: 2 questions would be quiz "cells-energy-canvas", 4 questions skipped; nothing '
         "was written."
     )
+    assert bank.read_bytes() == before
+
+
+def test_a_dry_run_reports_gaps_too_and_says_what_importing_needs(bank):
+    """With gaps and no --allow-gaps a dry run still shows the quiz, its skips and its gaps,
+    and says what a real import needs; a taken slug is said before anything else."""
+    before = bank.read_bytes()
+    source = FIXTURES / "features.xml"
+    result = quiz_command("import", source, "--into", bank, "--dry-run")
+    assert result.exit_code == 0, result.output
+    quiz = json.loads(result.stdout)
+    assert [q["id"] for q in quiz["questions"]][:2] == ["mitochondria", "unicode-plain-text"]
+    lines = result.stderr.splitlines()
+    assert f"{source}: /quiz/question[9]: skipped, of type essay, not multiple choice or " \
+        "true/false" in lines  # fmt: skip
+    assert f'{source}: /quiz/question[2]: question "mitochondria" lacks feedback on choice 3: ' \
+        "a placeholder to write" in lines  # fmt: skip
+    assert lines[-2:] == [
+        "Importing it needs the gaps above written in the source, or --allow-gaps for "
+        "placeholders to write in the bank.",
+        'Dry run: 3 questions would be quiz "cells", 6 questions '
+        "skipped; nothing was written.",
+    ]
+    taken = quiz_command("import", source, "--into", bank, "--slug", SLUG)
+    assert taken.stderr.splitlines() == [
+        f'{bank}: a quiz "{SLUG}" exists already; choose another --slug',
+        "Nothing was written.",
+    ]
     assert bank.read_bytes() == before
 
 

@@ -177,6 +177,10 @@ def import_quiz(
     FormatError, or BankError when the result would not pass `quiz check`. Writes nothing."""
     source = parse_file(path, format_name)
     slug = slug or source.slug or slugify(source.title or path.stem) or "imported-quiz"
+    bank = _read_bank(bank_path)
+    # Said first: a taken address makes every other answer about this import moot.
+    if any(q.get("slug") == slug for q in bank["quizzes"]):
+        raise BankError([f'{bank_path}: a quiz "{slug}" exists already; choose another --slug'])
     imported = to_quiz(source, slug, title, description)
     for question in imported.quiz["questions"]:
         # A link to a measurement this install lacks would fail `quiz check`: leave it out, aloud.
@@ -193,15 +197,13 @@ def import_quiz(
         )
     if imported.gaps and not allow_gaps:
         raise FormatError(
-            [f"{gap}" for gap in imported.gaps]
+            [str(skip) for skip in imported.skipped]
+            + [f"{gap}" for gap in imported.gaps]
             + [
                 f"{path}: the bank needs these; write them in the source, or import with "
                 "--allow-gaps to fill placeholders that `quiz check` refuses until written"
             ]
         )
-    bank = _read_bank(bank_path)
-    if any(q.get("slug") == slug for q in bank["quizzes"]):
-        raise BankError([f'{bank_path}: a quiz "{slug}" exists already; choose another --slug'])
     bank["quizzes"].append(imported.quiz)
     found = [p for p in problems(bank) if not p.endswith(UNFILLED)]
     if found:
