@@ -402,6 +402,28 @@ def test_gift_mistakes_are_located(text, error):
     assert raised.value.errors == [error.replace("t.gift:1", "t.gift:5")]
 
 
+HINT = " (an = or ~ inside feedback starts a new answer: write \\= or \\~ there)"
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("Q? {=4 #Right: 2 + 2 = 4.\n~5 #No.}", "2 right answers; a bank question has exactly one"
+         + HINT),
+        ("Q? {~4 #No: x ~ y.\n~5 #No.}", "no answer is right" + HINT),
+        # Each answer on its own line: two right answers, and nothing to hint at.
+        ("Q? {=4 #Yes.\n=5 #Also.\n~6 #No.}", "2 right answers; a bank question has exactly one"),
+    ],
+)  # fmt: skip
+def test_an_unescaped_mark_in_gift_feedback_is_pointed_at(text, why):
+    """Feedback holding = or ~ splits into answers, in Moodle too: the skip says how to escape
+    it when an answer began on the line of the feedback before it."""
+    source = gift.parse(f"{text}\n".encode(), "t.gift")
+    assert [str(skip) for skip in source.skipped] == [f"t.gift:1: skipped, {why}"]
+    escaped = gift.parse(b"Q? {=4 #Right: 2 + 2 \\= 4.\n~5 #No.}\n", "t.gift")
+    assert escaped.questions[0].choices[0].explanation == "Right: 2 + 2 = 4."
+
+
 def test_a_true_false_answer_moodle_cannot_read_is_located():
     """A truefalse question's answers must read true and false: anything else is an error, not a
     guess at which choice is which."""

@@ -251,8 +251,7 @@ def test_a_dry_run_reports_gaps_too_and_says_what_importing_needs(bank):
     assert lines[-2:] == [
         "Importing it needs the gaps above written in the source, or --allow-gaps for "
         "placeholders to write in the bank.",
-        'Dry run: 3 questions would be quiz "cells", 6 questions '
-        "skipped; nothing was written.",
+        'Dry run: 3 questions would be quiz "cells", 6 questions skipped; nothing was written.',
     ]
     taken = quiz_command("import", source, "--into", bank, "--slug", SLUG)
     assert taken.stderr.splitlines() == [

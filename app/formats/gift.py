@@ -93,6 +93,16 @@ def _split_answers(block: str) -> list[str]:
     return answers
 
 
+def _escape_hint(answers: list[str]) -> str:
+    """What to say when answers do not add up and one began on the line of the feedback before
+    it: an = or ~ in feedback starts a new answer, as Moodle reads it too."""
+    for previous in answers[:-1]:
+        feedback_at = _find(previous, "#")
+        if feedback_at >= 0 and "\n" not in previous[feedback_at:].rstrip(" \t"):
+            return " (an = or ~ inside feedback starts a new answer: write \\= or \\~ there)"
+    return ""
+
+
 def _blocks(
     text: str,
 ) -> tuple[list[tuple[int, str, str | None, list[str]]], str | None, str | None]:
@@ -224,13 +234,15 @@ def _question(where: str, raw: str) -> Question:
         if weight not in (0.0, 100.0):
             raise Unsupported(f"partial credit ({weight:g}%) on an answer")
         if not text[0]:
-            raise FormatError([f"{where}: answer {index + 1} has no text"])
+            raise FormatError([f"{where}: answer {index + 1} has no text{_escape_hint(answers)}"])
         choices.append(Choice(id="", text=text[0], correct=weight == 100.0, explanation=why[0]))
     right = sum(choice.correct for choice in choices)
     if right > 1:
-        raise Unsupported(f"{right} right answers; a bank question has exactly one")
+        raise Unsupported(
+            f"{right} right answers; a bank question has exactly one{_escape_hint(answers)}"
+        )
     if right == 0:
-        raise Unsupported("no answer is right")
+        raise Unsupported(f"no answer is right{_escape_hint(answers)}")
     if not prompt:
         raise FormatError([f"{where}: the question has no text before its answers"])
     return _finish(title, prompt, tuple(choices), general, markup)
