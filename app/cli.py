@@ -128,6 +128,8 @@ def import_command(source, format_name, slug, title, description, bank_path, all
         click.echo(f"{gap}: a placeholder to write", err=True)
     for note in imported.unmeasured:
         click.echo(note, err=True)
+    for note in imported.noted:
+        click.echo(f"{source}: {note}", err=True)
     quiz = imported.quiz
     counted = plural(len(quiz["questions"]), "question", "questions")
     skipped = plural(len(imported.skipped), "question", "questions")

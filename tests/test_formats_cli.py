@@ -376,3 +376,27 @@ def test_control_characters_in_an_imported_file_are_refused_and_nothing_is_writt
     ) in refusals
     assert any("U+0007" in refusal and "choices[" in refusal for refusal in refusals)
     assert bank.read_bytes() == before
+
+
+def test_a_title_taken_from_a_gift_category_is_said(bank, tmp_path):
+    """A lecturer's last $CATEGORY is often a week, not the quiz: the import says the title
+    came from there and how to choose another; --title and a Quizwright export say nothing."""
+    source = tmp_path / "week3.gift"
+    source.write_text(
+        "$CATEGORY: $course$/top/Biology/Week 3\n\n"
+        "::organelle:: Where is most ATP made? {=The mitochondrion #Right. ~The ribosome #No: "
+        "proteins.####See https://en.wikipedia.org/wiki/Mitochondrion}\n"
+    )
+    args = ("import", source, "--into", bank, "--description", "Cells.", "--dry-run")
+    said = quiz_command(*args)
+    assert json.loads(said.stdout)["title"] == "Week 3"
+    assert (
+        f'{source}: the title "Week 3" is the last part of its $CATEGORY line; give --title for '
+        "another" in said.stderr.splitlines()
+    )
+    chosen = quiz_command(*args, "--title", "Cells")
+    assert json.loads(chosen.stdout)["title"] == "Cells" and "$CATEGORY" not in chosen.stderr
+    exported = tmp_path / "gc.gift"
+    quiz_command("export", SLUG, "--format", "gift", exported, "--bank", bank)
+    again = quiz_command("import", exported, "--into", tmp_path / "new.json", "--dry-run")
+    assert "$CATEGORY" not in again.stderr

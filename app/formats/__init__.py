@@ -50,6 +50,8 @@ class Imported:
     skipped: list[Skip] = field(default_factory=list)
     gaps: list[Gap] = field(default_factory=list)
     unmeasured: list[str] = field(default_factory=list)
+    noted: list[str] = field(default_factory=list)
+    """What the import chose that the author may want otherwise, with how to choose."""
     """Evidence links left out, each saying why: the source lost them on the way, or they name
     measurements this install does not have."""
 
@@ -99,6 +101,9 @@ def to_quiz(source: Source, slug: str, title: str | None, description: str | Non
     """The bank's JSON for a parsed source, each gap listed and filled with a placeholder."""
     gaps: list[Gap] = []
     questions = []
+    noted = []
+    if not title and source.title and source.title_from:
+        noted.append(f'the title "{source.title}" is {source.title_from}; give --title for another')
     title = title or source.title or slug
     description = description or source.description
     if not description:
@@ -152,7 +157,11 @@ def to_quiz(source: Source, slug: str, title: str | None, description: str | Non
         "questions": questions,
     }
     return Imported(
-        quiz=quiz, skipped=list(source.skipped), gaps=gaps, unmeasured=list(source.lost)
+        quiz=quiz,
+        skipped=list(source.skipped),
+        gaps=gaps,
+        unmeasured=list(source.lost),
+        noted=noted,
     )
 
 

@@ -50,6 +50,8 @@ class Source:
     """The quiz's slug, when the file is a Quizwright export that carries it."""
     lost: tuple[str, ...] = ()
     """What of a Quizwright export's marks the file shows was lost on the way, each located."""
+    title_from: str | None = None
+    """Where the title was found, when the author may not expect it there (GIFT's category)."""
 
 
 class Unsupported(Exception):

@@ -324,7 +324,10 @@ def parse(data: bytes, source: str) -> Source:
             'came back linked: a question or its "quizwright-evidence" tag was lost on the way; '
             "link it again by hand"
         )
-    return found.source(title=category, slug=slug, lost=tuple(lost))
+    # A Quizwright export names its quiz in its category; another file's last category is
+    # often a week or a topic, so the report says where the title came from.
+    title_from = None if slug or not category else "the last part of its $CATEGORY line"
+    return found.source(title=category, slug=slug, lost=tuple(lost), title_from=title_from)
 
 
 def _tag(mark: str) -> str:
