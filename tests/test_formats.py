@@ -424,6 +424,23 @@ def test_an_unescaped_mark_in_gift_feedback_is_pointed_at(text, why):
     assert escaped.questions[0].choices[0].explanation == "Right: 2 + 2 = 4."
 
 
+def test_gift_in_moodles_own_format_is_read_as_the_html_moodle_shows():
+    """Moodle shows its default text format's tags as HTML: a lecturer's link in the general
+    feedback is a source titled by its text, not literal `<a href=...>` and a host name; line
+    breaks stay; [plain] text and a bare `<` are text as written."""
+    data = (
+        "::a:: Which <b>organelle</b>\nmakes ATP? {=The mitochondrion #Right ~The ribosome #No\n"
+        '####Read <a href\\="https://example.org/cells">Chapter 2</a>.}\n\n'
+        "::b:: [plain]Is <b>x</b> < y? {=Yes #Right ~No #Wrong\n####See https://example.org/b}\n\n"
+        "::c:: Is x < y and y > z? {=Yes #Right ~No #Wrong\n####See https://example.org/c}\n"
+    )
+    a, b, c = gift.parse(data.encode(), "t.gift").questions
+    assert (a.prompt, a.explanation) == ("Which organelle\nmakes ATP?", "Read Chapter 2.")
+    assert a.references == (Reference("Chapter 2", "https://example.org/cells"),)
+    assert b.prompt == "Is <b>x</b> < y?"
+    assert c.prompt == "Is x < y and y > z?"
+
+
 def test_a_true_false_answer_moodle_cannot_read_is_located():
     """A truefalse question's answers must read true and false: anything else is an error, not a
     guess at which choice is which."""

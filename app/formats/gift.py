@@ -41,6 +41,8 @@ SPECIAL = "~=#{}:"
 ESCAPE = re.compile(r"\\(.)", re.S)
 WEIGHT = re.compile(r"^%(-?\d+(?:\.\d+)?)%")
 FORMAT = re.compile(r"^\[(html|moodle|plain|markdown)\]", re.I)
+TAG_LIKE = re.compile(r"</?[A-Za-z][A-Za-z0-9]*(?:\s[^<>]*)?/?>")
+"""An HTML tag, which Moodle's own text format shows as HTML, its line breaks as <br>."""
 TRUTH = re.compile(r"(T|F|TRUE|FALSE)\s*(?:#(.*))?", re.S | re.I)
 TAG = re.compile(r"\[tag:((?:\\\]|\\(?!\])|[^\]\[<>`\\\x00-\x1f\x7f])*+)\]")
 """A Moodle tag in a comment line, `]` in it written `\\]`. Unlike Moodle, a tag with `[` in it is
@@ -158,11 +160,21 @@ def _tally(tags: list[str]) -> int | None:
     return None
 
 
+def _as_html(text: str, markup: str) -> str | None:
+    """The text as the HTML Moodle shows: [html] as it is, Moodle's own format when it holds a
+    tag (its line breaks then as <br>); None for text Moodle shows as it is written."""
+    if markup == "html":
+        return text
+    if markup == "moodle" and TAG_LIKE.search(text):
+        return text.replace("\n", "<br>\n")
+    return None
+
+
 def _text(raw: str, markup: str) -> tuple[str, tuple[str, ...]]:
     """Source text as plain text, and the media it shows (which the bank cannot)."""
     text = _unescape(raw.strip())
-    if markup == "html":
-        found = from_html(text)
+    if (markup_html := _as_html(text, markup)) is not None:
+        found = from_html(markup_html)
         return found.text, found.media
     return "\n".join(line.strip() for line in text.split("\n")).strip(), ()
 
@@ -278,8 +290,8 @@ def _finish(
     the feedback names (`####[html]...`) or else the question's, as Moodle reads it."""
     if found := FORMAT.match(general):
         markup, general = found.group(1).lower(), general[found.end() :]
-    if markup == "html":
-        explanation, references, media = html_sources(_unescape(general.strip()))
+    if (general_html := _as_html(_unescape(general.strip()), markup)) is not None:
+        explanation, references, media = html_sources(general_html)
         if media:
             raise Unsupported("its general feedback shows media, which the bank cannot")
     else:
@@ -356,7 +368,8 @@ def write(quiz: Quiz) -> bytes:
         if linked:
             marks.append(f"{MARK}-{LINKS}: {linked}")
         lines.append("// " + " ".join(_tag(mark) for mark in marks))
-        lines.append(f"::{_escape(question.id)}::[moodle]{_escape(question.prompt)} {{")
+        # Plain, as the bank's text is: Moodle's own format would show a "<b>" in it as bold.
+        lines.append(f"::{_escape(question.id)}::[plain]{_escape(question.prompt)} {{")
         for choice in question.choices:
             mark = "=" if choice.correct else "~"
             lines.append(f"\t{mark}{_escape(choice.text)}#{_escape(choice.explanation)}")
