@@ -221,6 +221,9 @@ def _describe(error, data) -> list[str]:
             return [_locate(path, data, f"must be at most {error.validator_value} characters")]
         case "pattern" | "minLength" if isinstance(instance, str) and not instance.strip():
             return [_locate(path, data, "must not be empty")]
+        case "maxItems":
+            count = error.validator_value
+            return [_locate(path, data, f"has {len(instance)}; at most {count} keep a page usable")]
         case "minItems":
             count = error.validator_value
             return [_locate(path, data, f"needs at least {plural(count, 'entry', 'entries')}")]

@@ -158,6 +158,20 @@ def test_top_level_problem_is_named(tmp_path, data, problem):
             f'{Q1}, field "references": needs at least 1 entry',
         ),
         ("quizzes.0.title", "x" * 201, f'{QUIZ}, field "title": must be at most 200 characters'),
+        # Limits that keep a page usable: a text, a question's choices, a quiz's questions.
+        (
+            "quizzes.0.questions.0.explanation",
+            "x" * 20001,
+            f'{Q1}, field "explanation": must be at most 20000 characters',
+        ),
+        (
+            "quizzes.0.questions.0.choices",
+            [
+                {"id": f"c{n}", "text": f"Choice {n}", "correct": n == 0, "explanation": "Why."}
+                for n in range(21)
+            ],
+            f'{Q1}, field "choices": has 21; at most 20 keep a page usable',
+        ),
         (
             "quizzes.0.questions.0.choices.0.correct",
             False,
@@ -204,6 +218,16 @@ def test_mistake_is_reported_once_with_its_place(tmp_path, dotted, value, proble
     """One mistake gives one message naming its quiz, question and field."""
     path = write(tmp_path, bank((dotted, value)))
     assert errors(path) == [f"{path}: {problem}"]
+
+
+def test_a_quiz_of_more_than_500_questions_is_refused_at_its_list(tmp_path):
+    """500 questions keep the question pages, the class page and the editor usable."""
+    first = REAL["quizzes"][0]["questions"][0]
+    many = [{**first, "id": f"q{n}"} for n in range(501)]
+    path = write(tmp_path, bank(("quizzes.0.questions", many)))
+    assert errors(path) == [
+        f'{path}: {QUIZ}, field "questions": has 501; at most 500 keep a page usable'
+    ]
 
 
 def test_every_mistake_is_reported_at_once(tmp_path):
@@ -348,6 +372,16 @@ def test_real_bank_matches_the_seed_word_for_word():
     seed = seed_questions()
     assert len(seed) == 8
     assert [(q.prompt, [c.text for c in q.choices]) for q in quiz.questions] == seed
+
+
+def test_the_seed_quiz_explains_every_choice_and_cites_every_question():
+    """What makes a Quizwright quiz: however lax publishing becomes for a lecturer's gaps, the
+    first quiz keeps an explanation for every choice and question, and a source for each."""
+    quiz = load_bank(REAL_PATH).quizzes[SLUG]
+    for question in quiz.questions:
+        assert len(question.explanation.split()) >= 10 and question.references, question.id
+        for choice in question.choices:
+            assert len(choice.explanation.split()) >= 5, (question.id, choice.id)
 
 
 # Every source the explanations may cite, by the name the text uses for it, at an address
