@@ -38,7 +38,7 @@ from .config import (
 from .cookies import SessionCookies
 from .evidence import all_evidence, current_evidence
 from .extensions import csrf, db, login_manager, talisman
-from .releases import Offer
+from .releases import ServedBank
 
 
 def create_app(config: dict | None = None, *, migrations: bool = True) -> Flask:
@@ -97,7 +97,7 @@ def create_app(config: dict | None = None, *, migrations: bool = True) -> Flask:
 
     # The bank comes from the database on first use, never from the file a worker boots beside:
     # a file edited or broken on disk cannot make workers disagree or stop one from starting.
-    app.extensions["quizwright.offer"] = Offer(
+    app.extensions["quizwright.served"] = ServedBank(
         app.config["QUESTIONS_PATH"], app.config["BANK_CHECK_SECONDS"]
     )
     # A broken measurement raises EvidenceError here, before serving anyone.

@@ -31,7 +31,7 @@ def offered_versions(generation: int) -> list[int]:
 
 
 def publish(bank: Bank) -> tuple[int, bool]:
-    """Offer exactly this bank's quizzes from now on: the release serving it, and whether it is
+    """ServedBank exactly this bank's quizzes from now on: the release serving it, and whether it is
     new (a bank the newest release already offers is not published twice)."""
     versions = [record_version(quiz).id for quiz in bank.quizzes.values()]
     latest = latest_generation()
@@ -67,7 +67,7 @@ def released_bank(generation: int) -> Bank:
     )
 
 
-class Offer:
+class ServedBank:
     """What one worker serves: the newest release, looked for at most every `check_seconds`."""
 
     def __init__(self, questions_path: str | Path, check_seconds: float):

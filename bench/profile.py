@@ -45,7 +45,7 @@ def serve(page: str, requests: int) -> None:
     from app.attempts.service import start_attempt
     from app.extensions import db
     from app.models import Attempt
-    from app.offered import current_bank
+    from app.served import current_bank
 
     from helpers import csrf_token
 

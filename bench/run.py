@@ -40,7 +40,7 @@ from app.attempts.service import start_attempt  # noqa: E402
 from app.extensions import db  # noqa: E402
 from app.lti.models import LtiScore  # noqa: E402
 from app.models import Answer, Attempt  # noqa: E402
-from app.offered import current_bank  # noqa: E402
+from app.served import current_bank  # noqa: E402
 
 from helpers import csrf_token, gunicorn, half_sent_requests, login, queries  # noqa: E402
 

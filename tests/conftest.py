@@ -11,7 +11,7 @@ import sqlalchemy
 
 from app.config import database_url_from
 from app.extensions import db
-from app.offered import current_bank
+from app.served import current_bank
 
 from helpers import (
     POSTGRES_URL,

@@ -12,9 +12,9 @@ from app.auth import create_instructor
 from app.extensions import db
 from app.lti.keys import signing_key
 from app.models import Attempt, Class, FeedbackWhen, Role, RosterStudent, now, student_key
-from app.offered import current_bank
 from app.question_types import right_choice
 from app.roster import add_students, read_text
+from app.served import current_bank
 
 from helpers import SLUG, Student, csrf_token, make_app, record_tables, shared_schema, text
 

@@ -11,7 +11,7 @@ import pytest
 
 from app.extensions import db
 from app.models import Assignment, Attempt, Class, Instructor
-from app.offered import current_bank
+from app.served import current_bank
 
 from helpers import SLUG, Student, bank_with_copies, make_app, text
 

@@ -15,8 +15,8 @@ from sqlalchemy.exc import IntegrityError
 from app.auth import create_instructor
 from app.extensions import db
 from app.models import Assignment, Attempt, Class, Instructor
-from app.offered import current_bank
 from app.question_types import right_choice
+from app.served import current_bank
 
 from helpers import (
     SLUG,

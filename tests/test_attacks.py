@@ -28,9 +28,9 @@ from app.config import PROJECT_ROOT
 from app.extensions import db
 from app.models import Answer, Assignment, Attempt, Class, Instructor, RosterStudent, now
 from app.names import tidy, tidy_name
-from app.offered import current_bank
 from app.question_types import right_choice
 from app.roster import add_students, read_text
+from app.served import current_bank
 
 from helpers import (
     POSTGRES_URL,

@@ -22,8 +22,8 @@ from app import create_app
 from app.config import PROJECT_ROOT
 from app.extensions import db
 from app.models import Answer, Attempt
-from app.offered import current_bank
 from app.question_types import right_choice
+from app.served import current_bank
 
 from helpers import (
     POSTGRES_URL,

@@ -19,8 +19,8 @@ from app.bank import BankError, load_bank
 from app.config import PROJECT_ROOT
 from app.extensions import db
 from app.models import QuizVersion, Release
-from app.offered import current_bank
 from app.question_types import right_choice
+from app.served import current_bank
 
 from helpers import SLUG, gunicorn, make_app, queries, server_database
 
@@ -613,7 +613,7 @@ def test_a_bank_check_in_progress_holds_up_no_other_request(tmp_path):
     """A request that finds another checking for a new release serves the bank it has: under
     load the checker waited for a database connection that the waiting requests held."""
     app = make_app(tmp_path, BANK_CHECK_SECONDS=0)
-    offer = app.extensions["quizwright.offer"]
+    offer = app.extensions["quizwright.served"]
     served = title_served(app)
     pages = []
     with offer._lock:  # another request is checking

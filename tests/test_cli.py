@@ -14,7 +14,7 @@ from app.cli import quiz_cli
 from app.config import PROJECT_ROOT
 from app.extensions import db
 from app.models import QuizVersion
-from app.offered import current_bank
+from app.served import current_bank
 
 from helpers import SLUG, make_app
 

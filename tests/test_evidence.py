@@ -10,8 +10,8 @@ from click.testing import CliRunner
 from app.bank import load_bank
 from app.cli import quiz_cli
 from app.evidence import FOLDER, EvidenceError, Spread, evidence_for, load_evidence
-from app.offered import current_bank
 from app.question_types import right_choice
+from app.served import current_bank
 
 from helpers import SLUG, Student, make_app, text
 

@@ -39,9 +39,9 @@ from app.bank import quiz_from_snapshot
 from app.config import PROJECT_ROOT, database_url_from, engine_options
 from app.extensions import db
 from app.models import Attempt, Class
-from app.offered import current_bank
 from app.question_types import right_choice
 from app.ratelimits import counts_engine
+from app.served import current_bank
 
 from helpers import (
     POSTGRES_URL,

@@ -12,8 +12,8 @@ from app.bank import PLACEHOLDER, UNFILLED, BankError, load_bank
 from app.cli import quiz_cli
 from app.config import PROJECT_ROOT
 from app.extensions import db
-from app.offered import current_bank
 from app.question_types import right_choice
+from app.served import current_bank
 
 from helpers import SLUG, make_app
 from test_formats import FIXTURES, SEED, canvas_package, comparable

@@ -29,8 +29,8 @@ from app.cli import quiz_cli
 from app.config import PROJECT_ROOT
 from app.extensions import db, limiter
 from app.models import Assignment, Class, Instructor
-from app.offered import current_bank
 from app.question_types import right_choice
+from app.served import current_bank
 
 from helpers import SLUG, csrf_token, make_app, record_tables
 

@@ -8,7 +8,7 @@ import re
 import factories
 import pytest
 
-from app.offered import current_bank
+from app.served import current_bank
 
 from helpers import SLUG, login, text
 

@@ -9,8 +9,8 @@ import pytest
 from app.config import PROJECT_ROOT
 from app.extensions import db
 from app.models import Attempt, QuizVersion
-from app.offered import current_bank
 from app.question_types import right_choice
+from app.served import current_bank
 
 from helpers import SLUG, Student, login, make_app, shown, text
 

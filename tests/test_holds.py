@@ -11,9 +11,9 @@ import pytest
 from app.attempts import policy
 from app.extensions import db
 from app.models import Assignment, Attempt, Class, FeedbackWhen, RosterStudent
-from app.offered import current_bank
 from app.question_types import right_choice
 from app.roster import remove_student
+from app.served import current_bank
 from app.teach.assignments import AlreadyAssigned, Settings, save_assignment
 
 from helpers import SLUG, Student, form_token, login, queries, text

@@ -52,7 +52,7 @@ from app.models import (
     RosterStudent,
     now,
 )
-from app.offered import current_bank
+from app.served import current_bank
 
 from helpers import (
     SLUG,

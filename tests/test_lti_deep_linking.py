@@ -11,7 +11,7 @@ from test_lti import STUDENT, TEACHER, launch, page_text
 
 from app.extensions import db
 from app.models import Assignment
-from app.offered import current_bank
+from app.served import current_bank
 
 from helpers import SLUG, csrf_token
 

@@ -31,9 +31,9 @@ from app.lti.models import LtiAttempt, LtiScore
 from app.lti.rules import retry_delay
 from app.lti.storage import aware
 from app.models import Assignment, Attempt, FeedbackWhen, RosterStudent, now
-from app.offered import current_bank
 from app.question_types import right_choice
 from app.reports import Counting
+from app.served import current_bank
 
 from helpers import SLUG, free_port, make_app
 

@@ -21,8 +21,8 @@ from app.models import (
     RosterStudent,
     now,
 )
-from app.offered import current_bank
 from app.question_types import right_choice
+from app.served import current_bank
 
 from helpers import (
     SLUG,

@@ -19,9 +19,9 @@ from app.codes import CODE_ALPHABET
 from app.config import PROJECT_ROOT
 from app.extensions import db
 from app.models import Attempt, RosterStudent
-from app.offered import current_bank
 from app.question_types import right_choice
 from app.roster import store as roster_store
+from app.served import current_bank
 
 from helpers import (
     SLUG,

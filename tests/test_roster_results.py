@@ -10,8 +10,8 @@ import pytest
 from app import roster
 from app.extensions import db
 from app.models import Class, FeedbackWhen, RosterStudent
-from app.offered import current_bank
 from app.question_types import right_choice
+from app.served import current_bank
 
 from helpers import SLUG, Student, text
 

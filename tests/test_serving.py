@@ -27,7 +27,7 @@ from app.config import PROJECT_ROOT
 from app.extensions import db
 from app.grading import grade
 from app.models import Answer, Attempt
-from app.offered import current_bank
+from app.served import current_bank
 
 from helpers import SLUG, csrf_token, gunicorn, half_sent_requests, make_app, previous_revision
 

@@ -16,8 +16,8 @@ from app.codes import CODE_ALPHABET
 from app.config import PROJECT_ROOT, from_environment
 from app.extensions import db
 from app.models import Attempt, Class, Instructor
-from app.offered import current_bank
 from app.question_types import right_choice
+from app.served import current_bank
 
 from helpers import SLUG, Student, form_token, login, make_app, queries, text
 

@@ -11,7 +11,7 @@ import pytest
 from app import zones
 from app.extensions import db
 from app.models import Class, Instructor
-from app.offered import current_bank
+from app.served import current_bank
 
 from helpers import SLUG, Student, form_token, login, make_app, text
 

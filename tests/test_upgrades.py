@@ -19,7 +19,7 @@ import pytest
 
 from app.config import PROJECT_ROOT
 from app.health import SCHEMA_REVISION
-from app.offered import current_bank
+from app.served import current_bank
 
 from helpers import (
     POSTGRES_URL,

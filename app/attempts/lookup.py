@@ -5,7 +5,7 @@ from flask import abort
 
 from ..bank import Quiz
 from ..models import Attempt
-from ..offered import current_bank
+from ..served import current_bank
 from .service import find_attempt
 
 

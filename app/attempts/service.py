@@ -27,9 +27,9 @@ from ..models import (
     roster_key,
     student_key,
 )
-from ..offered import current_bank
 from ..question_types import Choice, Feedback, Question, type_of
 from ..races import commit_first_free, insert_or_get
+from ..served import current_bank
 from ..zones import utc
 from . import policy
 

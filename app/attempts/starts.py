@@ -10,8 +10,8 @@ from ..bank import Quiz
 from ..extensions import db, limiter
 from ..formatting import say_times_for
 from ..models import Assignment, Attempt, Class, RosterStudent, now
-from ..offered import current_bank
 from ..ratelimits import note_code
+from ..served import current_bank
 from . import policy
 from .browser import browser_id, sign_in_as, this_browser
 from .service import NoAttemptsLeft, attempts_of_student, start_attempt, unfinished_attempts

@@ -11,9 +11,9 @@ from ..auth import role_in
 from ..extensions import limiter
 from ..formatting import say_times_for
 from ..models import Attempt, Class
-from ..offered import current_bank
 from ..question_types import type_of
 from ..ratelimits import charges_code_lookups
+from ..served import current_bank
 from . import policy
 from .browser import browser_id, only_its_browser, owns, signed_in_as
 from .forms import StartForm

@@ -16,7 +16,7 @@ from ..extensions import db
 from ..formatting import page_zone
 from ..headers import allow_posting_to
 from ..models import Class, Role
-from ..offered import current_bank
+from ..served import current_bank
 from ..teach.assignments import AlreadyAssigned, AssignmentForm, save_assignment
 from .blueprint import bp
 from .config import DatabaseToolConf

@@ -27,7 +27,7 @@ from ..cookies import in_frame
 from ..extensions import csrf, db, limiter
 from ..headers import allow_framing
 from ..models import Class, ClassShare, Instructor, Role, now
-from ..offered import current_bank
+from ..served import current_bank
 from .blueprint import bp
 from .deep_linking import choose_quiz
 from .keys import key_set, published_keys, signing_key

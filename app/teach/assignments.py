@@ -27,8 +27,8 @@ from ..auth import class_or_404
 from ..extensions import db
 from ..formatting import page_zone, zone_chosen
 from ..models import Assignment, Class, FeedbackWhen, Instructor, Role, now
-from ..offered import current_bank
 from ..reports import Counting, class_roster
+from ..served import current_bank
 from .blueprint import bp
 
 MOST_MINUTES = 1440

@@ -20,7 +20,6 @@ from wtforms.validators import DataRequired, Length, ValidationError
 from ..auth import find_instructor
 from ..models import Class, Role
 from ..names import tidy
-from ..offered import current_bank
 from ..reports import Counting
 from ..roster import Entry, RosterError
 from ..roster.parse import (
@@ -32,6 +31,7 @@ from ..roster.parse import (
     entries,
     read_table,
 )
+from ..served import current_bank
 from .students import SeenStudent
 
 

@@ -7,7 +7,7 @@ from .. import formats
 from ..audit import audit
 from ..auth import require_author
 from ..bank import Quiz
-from ..offered import current_bank
+from ..served import current_bank
 from .blueprint import bp
 
 MEDIA_TYPES = {

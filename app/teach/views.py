@@ -19,8 +19,8 @@ from ..auth import class_or_404, may, require_admin, require_author, role_in
 from ..bank import Quiz
 from ..extensions import db
 from ..models import Attempt, Class, ClassShare, Instructor, QuizVersion, Role
-from ..offered import current_bank
 from ..races import commit_first_free
+from ..served import current_bank
 from ..stats import FEW_ATTEMPTS
 from . import assignments, exports
 from .blueprint import bp

@@ -12,8 +12,8 @@ import factories  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 from app.models import FeedbackWhen  # noqa: E402
-from app.offered import current_bank  # noqa: E402
 from app.question_types import right_choice  # noqa: E402
+from app.served import current_bank  # noqa: E402
 
 from conftest import CHROMIUM, CHROMIUM_ARGS, DESKTOP, PHONE, TEACHER  # noqa: E402
 from helpers import SLUG, gunicorn, make_app  # noqa: E402

@@ -10,7 +10,7 @@ from test_lti import STUDENT, TEACHER, PlatformSite, launch, tool_for
 
 from app.extensions import db
 from app.models import Answer, Assignment, Attempt
-from app.offered import current_bank
+from app.served import current_bank
 
 from conftest import CHROMIUM, CHROMIUM_ARGS, DESKTOP
 from helpers import SLUG

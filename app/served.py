@@ -7,4 +7,4 @@ from .bank import Bank
 
 def current_bank() -> Bank:
     """The bank this app serves now, from inside a request or an app context."""
-    return current_app.extensions["quizwright.offer"].bank()
+    return current_app.extensions["quizwright.served"].bank()
