@@ -441,6 +441,20 @@ def test_gift_in_moodles_own_format_is_read_as_the_html_moodle_shows():
     assert c.prompt == "Is x < y and y > z?"
 
 
+def test_general_feedback_that_was_only_a_source_is_said_to_be_kept_as_one():
+    """A lecturer's "label: URL" line is the source; their only feedback, so the gap says where
+    it went rather than that there was none."""
+    data = b"::a:: Q? {=4 #Right ~5 #No\n####Chen et al. (2016)\\: https\\://arxiv.org/abs/1604.06174}\n"
+    source = gift.parse(data, "s.gift")
+    assert source.questions[0].references == (
+        Reference("Chen et al. (2016)", "https://arxiv.org/abs/1604.06174"),
+    )
+    assert [str(gap) for gap in formats.to_quiz(source, "s", None, "d").gaps] == [
+        's.gift:1: question "a" lacks general feedback (the explanation; it held only a source, '
+        "kept as the source)"
+    ]
+
+
 def test_a_true_false_answer_moodle_cannot_read_is_located():
     """A truefalse question's answers must read true and false: anything else is an error, not a
     guess at which choice is which."""

@@ -134,7 +134,12 @@ def to_quiz(source: Source, slug: str, title: str | None, description: str | Non
             )
         explanation = question.explanation
         if not explanation.strip():
-            missing.append("general feedback (the explanation)")
+            # A label and a link, alone in the general feedback, became the source: say so, or
+            # the lecturer looks for where their feedback went.
+            what = "the explanation; it held only a source, kept as the source"
+            missing.append(
+                f"general feedback ({what if question.references else 'the explanation'})"
+            )
             explanation = f"{PLACEHOLDER} the explanation shown after any answer."
         references = [{"title": r.title, "url": r.url} for r in question.references]
         if not references:
