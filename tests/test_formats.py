@@ -427,18 +427,20 @@ def test_an_unescaped_mark_in_gift_feedback_is_pointed_at(text, why):
 def test_gift_in_moodles_own_format_is_read_as_the_html_moodle_shows():
     """Moodle shows its default text format's tags as HTML: a lecturer's link in the general
     feedback is a source titled by its text, not literal `<a href=...>` and a host name; line
-    breaks stay; [plain] text and a bare `<` are text as written."""
+    breaks stay; [plain] text, a bare `<` and a generic type are text as written."""
     data = (
         "::a:: Which <b>organelle</b>\nmakes ATP? {=The mitochondrion #Right ~The ribosome #No\n"
         '####Read <a href\\="https://example.org/cells">Chapter 2</a>.}\n\n'
         "::b:: [plain]Is <b>x</b> < y? {=Yes #Right ~No #Wrong\n####See https://example.org/b}\n\n"
-        "::c:: Is x < y and y > z? {=Yes #Right ~No #Wrong\n####See https://example.org/c}\n"
+        "::c:: Is x < y and y > z? {=Yes #Right ~No #Wrong\n####See https://example.org/c}\n\n"
+        "::d:: Is List<String> a <T>? {=Yes #Right ~No #Wrong\n####See https://example.org/d}\n"
     )
-    a, b, c = gift.parse(data.encode(), "t.gift").questions
+    a, b, c, d = gift.parse(data.encode(), "t.gift").questions
     assert (a.prompt, a.explanation) == ("Which organelle\nmakes ATP?", "Read Chapter 2.")
     assert a.references == (Reference("Chapter 2", "https://example.org/cells"),)
     assert b.prompt == "Is <b>x</b> < y?"
     assert c.prompt == "Is x < y and y > z?"
+    assert d.prompt == "Is List<String> a <T>?"  # no HTML element: text, as a programmer means it
 
 
 def test_general_feedback_that_was_only_a_source_is_said_to_be_kept_as_one():

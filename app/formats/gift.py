@@ -41,8 +41,14 @@ SPECIAL = "~=#{}:"
 ESCAPE = re.compile(r"\\(.)", re.S)
 WEIGHT = re.compile(r"^%(-?\d+(?:\.\d+)?)%")
 FORMAT = re.compile(r"^\[(html|moodle|plain|markdown)\]", re.I)
-TAG_LIKE = re.compile(r"</?[A-Za-z][A-Za-z0-9]*(?:\s[^<>]*)?/?>")
-"""An HTML tag, which Moodle's own text format shows as HTML, its line breaks as <br>."""
+TAG_LIKE = re.compile(
+    r"</?(?:a|abbr|b|big|blockquote|br|cite|code|dd|del|div|dl|dt|em|font|h[1-6]|hr|i|img|ins"
+    r"|kbd|li|mark|ol|p|pre|q|s|samp|small|span|strike|strong|sub|sup|table|tbody|td|th|thead"
+    r"|tr|tt|u|ul|var)(?:\s[^<>]*)?/?>",
+    re.I,
+)
+"""An HTML tag, which Moodle's own text format shows as HTML (its line breaks as <br>); not
+`<T>` or `List<String>`, which a programming question means as text."""
 TRUTH = re.compile(r"(T|F|TRUE|FALSE)\s*(?:#(.*))?", re.S | re.I)
 TAG = re.compile(r"\[tag:((?:\\\]|\\(?!\])|[^\]\[<>`\\\x00-\x1f\x7f])*+)\]")
 """A Moodle tag in a comment line, `]` in it written `\\]`. Unlike Moodle, a tag with `[` in it is
