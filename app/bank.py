@@ -223,7 +223,7 @@ def _describe(error, data) -> list[str]:
             return [_locate(path, data, "must not be empty")]
         case "maxItems":
             count = error.validator_value
-            return [_locate(path, data, f"has {len(instance)}; at most {count} keep a page usable")]
+            return [_locate(path, data, f"has {len(instance)}; at most {count} are allowed")]
         case "minItems":
             count = error.validator_value
             return [_locate(path, data, f"needs at least {plural(count, 'entry', 'entries')}")]

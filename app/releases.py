@@ -31,7 +31,7 @@ def offered_versions(generation: int) -> list[int]:
 
 
 def publish(bank: Bank) -> tuple[int, bool]:
-    """ServedBank exactly this bank's quizzes from now on: the release serving it, and whether it is
+    """Offer exactly this bank's quizzes from now on: the release serving it, and whether it is
     new (a bank the newest release already offers is not published twice)."""
     versions = [record_version(quiz).id for quiz in bank.quizzes.values()]
     latest = latest_generation()

@@ -44,6 +44,9 @@ CASES: dict[str, tuple[str, Callable[[int], bytes]]] = {
     "GIFT, ordinary questions": ("gift", lambda size: _repeat("Q {=a ~b ~c}\n\n", size).encode()),
     "GIFT, a Sources: line with no link": (
         "gift", lambda size: f"Q {{=a ~b ####Sources: {_repeat('a <', size)}}}\n".encode()),
+    "GIFT, a Sources: line of unclosed links": (
+        "gift", lambda size: ("Q {=a ~b ####Sources\\: " + _repeat("<https\\://a", size)
+                              + "}\n").encode()),
     "GIFT, unclosed HTML tags": (
         "gift", lambda size: f"[html]Q {{=a ~b ####{_repeat('<a ', size)}}}\n".encode()),
     "GIFT, unclosed HTML comments": (

@@ -170,7 +170,7 @@ def test_top_level_problem_is_named(tmp_path, data, problem):
                 {"id": f"c{n}", "text": f"Choice {n}", "correct": n == 0, "explanation": "Why."}
                 for n in range(21)
             ],
-            f'{Q1}, field "choices": has 21; at most 20 keep a page usable',
+            f'{Q1}, field "choices": has 21; at most 20 are allowed',
         ),
         (
             "quizzes.0.questions.0.choices.0.correct",
@@ -225,9 +225,7 @@ def test_a_quiz_of_more_than_500_questions_is_refused_at_its_list(tmp_path):
     first = REAL["quizzes"][0]["questions"][0]
     many = [{**first, "id": f"q{n}"} for n in range(501)]
     path = write(tmp_path, bank(("quizzes.0.questions", many)))
-    assert errors(path) == [
-        f'{path}: {QUIZ}, field "questions": has 501; at most 500 keep a page usable'
-    ]
+    assert errors(path) == [f'{path}: {QUIZ}, field "questions": has 501; at most 500 are allowed']
 
 
 def test_every_mistake_is_reported_at_once(tmp_path):

@@ -402,7 +402,7 @@ def test_gift_mistakes_are_located(text, error):
     assert raised.value.errors == [error.replace("t.gift:1", "t.gift:5")]
 
 
-HINT = " (an = or ~ inside feedback starts a new answer: write \\= or \\~ there)"
+HINT = " (if an = or ~ in feedback was meant as text, write it \\= or \\~)"
 
 
 @pytest.mark.parametrize(
@@ -443,6 +443,37 @@ def test_gift_in_moodles_own_format_is_read_as_the_html_moodle_shows():
     assert d.prompt == "Is List<String> a <T>?"  # no HTML element: text, as a programmer means it
 
 
+def test_gift_html_in_moodles_format_shows_what_moodle_shows_and_no_more():
+    """Character references decode, embedded media is skipped as media, a script's or style's
+    text is dropped; an export from before [plain] reads its [moodle] text as written; a
+    category of Moodle's roots only titles nothing."""
+    data = (
+        "$CATEGORY: $course$/top\n\n"
+        "::a:: Caf&eacute;&nbsp;menu &mdash; is List&lt;String&gt; &amp; more? "
+        "{=Yes #Right ~No #Wrong\n####See https://example.org/a}\n\n"
+        '::b:: Watch <iframe src\\="https://example.org/v"></iframe> now? '
+        "{=Yes #Right ~No #Wrong\n####See https://example.org/b}\n\n"
+        "::c:: <b>Hi</b><script>alert(1)</script><style>p\\{color:red\\}</style>? "
+        "{=Yes #Right ~No #Wrong\n####See https://example.org/c}\n"
+    )
+    source = gift.parse(data.encode(), "t.gift")
+    a, c = source.questions
+    assert a.prompt == "Caf\u00e9 menu \u2014 is List<String> & more?"
+    assert c.prompt == "Hi?"
+    assert [str(skip) for skip in source.skipped] == [
+        "t.gift:6: skipped, it shows media (iframe), which the bank cannot"
+    ]
+    assert source.title is None
+    old_export = (
+        "// quizwright-slug: old\n\n"
+        "::q:: [moodle]Is <b>x</b> &amp; y? {=Yes #Right: <p> stays. ~No #Wrong\n"
+        '####[html]<p>See <a href\\="https://example.org/q">Q</a></p>}\n'
+    )
+    [q] = gift.parse(old_export.encode(), "old.gift").questions
+    assert (q.prompt, q.choices[0].explanation) == ("Is <b>x</b> &amp; y?", "Right: <p> stays.")
+    assert q.references == (Reference("Q", "https://example.org/q"),)
+
+
 def test_general_feedback_that_was_only_a_source_is_said_to_be_kept_as_one():
     """A lecturer's "label: URL" line is the source; their only feedback, so the gap says where
     it went rather than that there was none."""
@@ -452,8 +483,8 @@ def test_general_feedback_that_was_only_a_source_is_said_to_be_kept_as_one():
         Reference("Chen et al. (2016)", "https://arxiv.org/abs/1604.06174"),
     )
     assert [str(gap) for gap in formats.to_quiz(source, "s", None, "d").gaps] == [
-        's.gift:1: question "a" lacks general feedback (the explanation; it held only a source, '
-        "kept as the source)"
+        's.gift:1: question "a" lacks general feedback (the explanation; its one line with a '
+        "link became the source)"
     ]
 
 

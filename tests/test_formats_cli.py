@@ -391,8 +391,8 @@ def test_a_title_taken_from_a_gift_category_is_said(bank, tmp_path):
     said = quiz_command(*args)
     assert json.loads(said.stdout)["title"] == "Week 3"
     assert (
-        f'{source}: the title "Week 3" is the last part of its $CATEGORY line; give --title for '
-        "another" in said.stderr.splitlines()
+        f'{source}: the title "Week 3" is the last part of its last $CATEGORY line; give --title '
+        "for another" in said.stderr.splitlines()
     )
     chosen = quiz_command(*args, "--title", "Cells")
     assert json.loads(chosen.stdout)["title"] == "Cells" and "$CATEGORY" not in chosen.stderr

@@ -50,10 +50,10 @@ class Imported:
     skipped: list[Skip] = field(default_factory=list)
     gaps: list[Gap] = field(default_factory=list)
     unmeasured: list[str] = field(default_factory=list)
-    noted: list[str] = field(default_factory=list)
-    """What the import chose that the author may want otherwise, with how to choose."""
     """Evidence links left out, each saying why: the source lost them on the way, or they name
     measurements this install does not have."""
+    noted: list[str] = field(default_factory=list)
+    """What the import chose that the author may want otherwise, with how to choose."""
 
 
 def guess_format(data: bytes) -> str:
@@ -136,7 +136,7 @@ def to_quiz(source: Source, slug: str, title: str | None, description: str | Non
         if not explanation.strip():
             # A label and a link, alone in the general feedback, became the source: say so, or
             # the lecturer looks for where their feedback went.
-            what = "the explanation; it held only a source, kept as the source"
+            what = "the explanation; its one line with a link became the source"
             missing.append(
                 f"general feedback ({what if question.references else 'the explanation'})"
             )

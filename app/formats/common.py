@@ -217,10 +217,13 @@ class _Text(HTMLParser):
         self.media: list[str] = []
         self._href: str | None = None
         self._link_text: list[str] = []
+        self._hidden = 0  # inside <script> or <style>, whose text no reader sees
 
     def handle_starttag(self, tag, attrs):
         attributes = dict(attrs)
-        if tag == "br":
+        if tag in ("script", "style"):
+            self._hidden += 1
+        elif tag == "br":
             self.parts.append("\n")
         elif tag in self.BLOCKS:
             self.parts.append("\n\n")
@@ -230,13 +233,17 @@ class _Text(HTMLParser):
             self._href, self._link_text = attributes["href"], []
 
     def handle_endtag(self, tag):
-        if tag in self.BLOCKS:
+        if tag in ("script", "style"):
+            self._hidden = max(0, self._hidden - 1)
+        elif tag in self.BLOCKS:
             self.parts.append("\n\n")
         elif tag == "a" and self._href is not None:
             self.links.append((" ".join("".join(self._link_text).split()), self._href))
             self._href = None
 
     def handle_data(self, data):
+        if self._hidden:
+            return
         text = re.sub(r"\s+", " ", data)
         self.parts.append(text)
         if self._href is not None:
@@ -303,7 +310,7 @@ def to_html(text: str) -> str:
 
 
 SOURCES = "Sources:"
-LINKED = re.compile(r"<(https://[^>\s]+)>")
+LINKED = re.compile(r"<(https://[^<>\s]+)>")  # [^<>]: one scan per "<", linear on any text
 
 
 def _sources_line(text: str) -> tuple[str, tuple[Reference, ...]] | None:

@@ -42,13 +42,15 @@ ESCAPE = re.compile(r"\\(.)", re.S)
 WEIGHT = re.compile(r"^%(-?\d+(?:\.\d+)?)%")
 FORMAT = re.compile(r"^\[(html|moodle|plain|markdown)\]", re.I)
 TAG_LIKE = re.compile(
-    r"</?(?:a|abbr|b|big|blockquote|br|cite|code|dd|del|div|dl|dt|em|font|h[1-6]|hr|i|img|ins"
-    r"|kbd|li|mark|ol|p|pre|q|s|samp|small|span|strike|strong|sub|sup|table|tbody|td|th|thead"
-    r"|tr|tt|u|ul|var)(?:\s[^<>]*)?/?>",
+    r"</?(?:a|abbr|article|audio|b|big|blockquote|br|caption|center|cite|code|dd|del|details"
+    r"|div|dl|dt|em|embed|figcaption|figure|font|h[1-6]|hr|i|iframe|img|ins|kbd|label|li|mark"
+    r"|math|object|ol|p|pre|q|s|samp|script|section|small|source|span|strike|strong|style|sub"
+    r"|summary|sup|svg|table|tbody|td|th|thead|tr|tt|u|ul|var|video)(?:\s[^<>]*)?/?>"
+    r"|&(?:[A-Za-z][A-Za-z0-9]{1,31}|#[0-9]{1,7}|#x[0-9A-Fa-f]{1,6});",
     re.I,
 )
-"""An HTML tag, which Moodle's own text format shows as HTML (its line breaks as <br>); not
-`<T>` or `List<String>`, which a programming question means as text."""
+"""An HTML element or character reference, which Moodle's own text format shows as HTML (its
+line breaks as <br>); not `<T>` or `List<String>`, which a programming question means as text."""
 TRUTH = re.compile(r"(T|F|TRUE|FALSE)\s*(?:#(.*))?", re.S | re.I)
 TAG = re.compile(r"\[tag:((?:\\\]|\\(?!\])|[^\]\[<>`\\\x00-\x1f\x7f])*+)\]")
 """A Moodle tag in a comment line, `]` in it written `\\]`. Unlike Moodle, a tag with `[` in it is
@@ -107,7 +109,7 @@ def _escape_hint(answers: list[str]) -> str:
     for previous in answers[:-1]:
         feedback_at = _find(previous, "#")
         if feedback_at >= 0 and "\n" not in previous[feedback_at:].rstrip(" \t"):
-            return " (an = or ~ inside feedback starts a new answer: write \\= or \\~ there)"
+            return " (if an = or ~ in feedback was meant as text, write it \\= or \\~)"
     return ""
 
 
@@ -130,6 +132,8 @@ def _blocks(
             continue
         if stripped.startswith("$CATEGORY:"):
             category = stripped.removeprefix("$CATEGORY:").strip().rstrip("/").rsplit("/", 1)[-1]
+            # Moodle's roots ($course$, $system$, top) name no quiz.
+            category = None if category.startswith("$") or category == "top" else category
             continue
         if not stripped:
             if lines:
@@ -185,7 +189,7 @@ def _text(raw: str, markup: str) -> tuple[str, tuple[str, ...]]:
     return "\n".join(line.strip() for line in text.split("\n")).strip(), ()
 
 
-def _question(where: str, raw: str) -> Question:
+def _question(where: str, raw: str, exported: bool = False) -> Question:
     """One GIFT question as a bank question; Unsupported or FormatError otherwise."""
     title = ""
     if raw.startswith("::"):
@@ -196,6 +200,8 @@ def _question(where: str, raw: str) -> Question:
     markup = "moodle"
     if found := FORMAT.match(raw):
         markup, raw = found.group(1).lower(), raw[found.end() :]
+    if exported and markup == "moodle":
+        markup = "plain"  # the bank's plain text, which exports before [plain] called [moodle]
     opening, stray = _find(raw, "{"), _find(raw, "}")
     if 0 <= stray < opening or (opening < 0 <= stray):
         raise FormatError([f"{where}: a }} closes no {{ (write \\}} for a brace in text)"])
@@ -284,9 +290,9 @@ def _true_false(true: bool, feedback: str, markup: str) -> tuple[Choice, ...]:
     )  # fmt: skip
 
 
-def _with_evidence(where: str, raw: str, evidence: tuple[str, ...]) -> Question:
+def _with_evidence(where: str, raw: str, evidence: tuple[str, ...], exported: bool) -> Question:
     """The question with the evidence keys its Quizwright export carried."""
-    return replace(_question(where, raw), evidence=evidence)
+    return replace(_question(where, raw, exported), evidence=evidence)
 
 
 def _finish(
@@ -312,12 +318,13 @@ def parse(data: bytes, source: str) -> Source:
     check_size(data, source)
     text = decode(data, source).replace("\r\n", "\n").replace("\r", "\n")
     blocks, category, slug = _blocks(text)
+    exported = f"{MARK}-slug" in text  # a Quizwright export, or Moodle's export of one
     found, lost, cut_slug, expected, linked = Found(), [], None, None, 0
     for line, raw, commented, tags in blocks:
         where = f"{source}:{line}"
         tagged, doubtful = _tagged(tags, "evidence")
         evidence = commented or tagged
-        if not found.read(where, _with_evidence, raw, evidence):
+        if not found.read(where, _with_evidence, raw, evidence, exported):
             continue
         if not slug:
             slug, cut = _tagged(tags, "slug")
@@ -344,7 +351,7 @@ def parse(data: bytes, source: str) -> Source:
         )
     # A Quizwright export names its quiz in its category; another file's last category is
     # often a week or a topic, so the report says where the title came from.
-    title_from = None if slug or not category else "the last part of its $CATEGORY line"
+    title_from = None if slug or not category else "the last part of its last $CATEGORY line"
     return found.source(title=category, slug=slug, lost=tuple(lost), title_from=title_from)
 
 
