@@ -464,6 +464,9 @@ def test_gift_html_in_moodles_format_shows_what_moodle_shows_and_no_more():
         "t.gift:6: skipped, it shows media (iframe), which the bank cannot"
     ]
     assert source.title is None
+    mixed = b"Q? {=a #Yes ~b #No\n####Order is <i>transitive</i>.<br>Source\\: <https\\://example.org/t>}\n"
+    [linked] = gift.parse(mixed, "t.gift").questions
+    assert linked.references == (Reference("example.org/t", "https://example.org/t"),)
     old_export = (
         "// quizwright-slug: old\n\n"
         "::q:: [moodle]Is <b>x</b> &amp; y? {=Yes #Right: <p> stays. ~No #Wrong\n"

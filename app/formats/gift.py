@@ -18,6 +18,7 @@ from dataclasses import replace
 from ..bank import Quiz
 from ..question_types import Choice, Question
 from .common import (
+    LINKED,
     MARK,
     FormatError,
     Found,
@@ -176,6 +177,8 @@ def _as_html(text: str, markup: str) -> str | None:
     if markup == "html":
         return text
     if markup == "moodle" and TAG_LIKE.search(text):
+        # A source written <https://...> is a link to its author, not a tag to drop.
+        text = LINKED.sub(lambda link: f"&lt;{link[1]}&gt;", text)
         return text.replace("\n", "<br>\n")
     return None
 
