@@ -27,7 +27,6 @@ from . import (
     roster,
     teach,
 )
-from .attempts.policy import Shows
 from .config import (
     PROJECT_ROOT,
     ConfigError,
@@ -103,8 +102,6 @@ def create_app(config: dict | None = None, *, migrations: bool = True) -> Flask:
     # A broken measurement raises EvidenceError here, before serving anyone.
     app.extensions["quizwright.evidence"] = all_evidence()
     app.jinja_env.globals["measurements"] = current_evidence
-    # Every sentence about feedback is chosen by the one answer the rules give.
-    app.jinja_env.globals["Shows"] = Shows
     # Guards first: the blueprints' rules are built with its converters in place.
     for feature in (guards, attempts, roster, auth, teach, lti, health, cli, errors, formatting):
         feature.init_app(app)

@@ -10,11 +10,13 @@ Rosters, LTI and the instructor pages use starts, service, policy and lookup, ne
 
 from flask import Flask
 
-from .policy import rules_for
+from .policy import Shows, rules_for
 from .views import bp
 
 
 def init_app(app: Flask) -> None:
-    """Add the student pages; their templates say an assignment's rules as rules_for does."""
+    """Add the student pages; their templates say an assignment's rules as rules_for does, and
+    every sentence about feedback is chosen by the one answer (Shows) the rules give."""
     app.register_blueprint(bp)
     app.add_template_global(rules_for)
+    app.add_template_global(Shows, "Shows")
