@@ -128,6 +128,19 @@ def test_unknown_quizzes_and_formats_are_not_found(teacher):
     assert teacher.get(f"/teach/quizzes/{SLUG}/download/..%2f..%2fetc").status_code == 404
 
 
+def test_a_download_the_format_cannot_hold_is_refused_naming_the_question(
+    teacher, quiz, monkeypatch
+):
+    """A format that holds none of the quiz's question types answers 409 with the questions it
+    cannot write, never a file that says them wrong."""
+    monkeypatch.setattr(gift, "TYPES", frozenset())
+    refused = teacher.get(f"/teach/quizzes/{SLUG}/download/gift")
+    assert refused.status_code == 409
+    said = shown(f'question "{quiz.questions[0].id}" is single_choice, which gift cannot hold')
+    assert said in text(refused)
+    assert teacher.get(f"/teach/quizzes/{SLUG}/download/qti").status_code == 200
+
+
 def test_students_get_the_login_page_not_the_key(client):
     for url in (PREVIEW, f"/teach/quizzes/{SLUG}/download/gift"):
         response = client.get(url)

@@ -90,7 +90,9 @@ def test_answering_goes_through_the_questions_type(app, student, quiz, monkeypat
     monkeypatch.setitem(TYPES, "single_choice", watched)
     student.start()
     question = quiz.questions[0]
-    assert student.answer(1, "no-such-choice").status_code == 400
+    refused = student.answer(1, "no-such-choice")
+    assert refused.status_code == 400
+    assert "<title>Choose one answer · Question 1 of 8" in refused.get_data(as_text=True)
     assert watched.calls == {"answer_form": 1}
     assert student.answer(1, right_choice(question).id).status_code == 303
     assert watched.calls["answer_form"] == 2 and watched.calls["grade"] >= 1
