@@ -39,3 +39,18 @@ def test_a_test_running_sql_without_a_database_mark_fails(pytester, monkeypatch)
     result.stdout.fnmatch_lines(
         ["*ERROR at teardown of test_unmarked*", "*marked neither `postgres` nor `any_database`*"]
     )
+
+
+def test_a_hanging_test_fails_instead_of_holding_ci(pytester):
+    """The suite's own timeout ends a test that never returns, and the run goes on to the next."""
+    timeout = pytester.parseconfig(TESTS.parent).getini("timeout")
+    assert 0 < float(timeout) <= 600, "CI has 90 minutes: a hang must fail within 10"
+    pytester.makepyfile(
+        test_hang="import time\n\ndef test_hangs():\n    time.sleep(60)\n\n"
+        "def test_after():\n    assert True\n"
+    )
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "-p", "no:xdist", "-o", "timeout=1"
+    )
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*Timeout*"])
