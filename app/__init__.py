@@ -15,6 +15,7 @@ from . import pages
 from . import (
     attempts,
     auth,
+    authoring,
     cli,
     errors,
     evidence,
@@ -103,7 +104,9 @@ def create_app(config: dict | None = None, *, migrations: bool = True) -> Flask:
     app.extensions["quizwright.evidence"] = all_evidence()
     app.jinja_env.globals["measurements"] = current_evidence
     # Guards first: the blueprints' rules are built with its converters in place.
-    for feature in (guards, attempts, roster, auth, teach, lti, health, cli, errors, formatting):
+    for feature in (
+        guards, attempts, roster, auth, teach, authoring, lti, health, cli, errors, formatting
+    ):
         feature.init_app(app)
     app.register_blueprint(evidence.bp)
     # Browsers ask for /favicon.ico whatever the page links; answer instead of logging a 404.

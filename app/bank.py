@@ -62,6 +62,12 @@ class Bank:
     """The release this bank was served from; None for a file not yet published."""
     retired: dict[str, Quiz] = field(default_factory=dict)
     """Quizzes no longer offered, each as last stored: their attempts still have reports."""
+    listed: frozenset[str] | None = None
+    """The slugs the home page lists; None for a file, whose quizzes are all listed."""
+
+    def listed_quizzes(self) -> list[Quiz]:
+        """The quizzes on the home page, and in a class that assigns none, in the bank's order."""
+        return [q for q in self.quizzes.values() if self.listed is None or q.slug in self.listed]
 
 
 class RepeatedKey(Exception):

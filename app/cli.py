@@ -210,7 +210,13 @@ def reload(if_unpublished):
         if latest_generation() is not None:
             click.echo("Refused: the published bank is still the one served.", err=True)
         raise
-    generation, new = publish(bank)
+    try:
+        generation, new = publish(bank)
+    except BankError as error:
+        for problem in error.errors:
+            click.echo(f"{path}: {problem}", err=True)
+        click.echo("Refused: the published bank is still the one served.", err=True)
+        raise click.exceptions.Exit(1) from None
     for quiz in bank.quizzes.values():
         questions = plural(len(quiz.questions), "question", "questions")
         click.echo(f"{quiz.slug}: version {quiz.version[:12]}, {questions}")

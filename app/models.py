@@ -349,6 +349,93 @@ class OfferedQuiz(db.Model):
     release_id: Mapped[int] = mapped_column(ForeignKey("releases.id"), primary_key=True)
     position: Mapped[int] = mapped_column(primary_key=True)
     quiz_version_id: Mapped[int] = mapped_column(ForeignKey("quiz_versions.id"))
+    # On the home page; part of the release, so that every worker lists the same quizzes.
+    listed: Mapped[bool] = mapped_column(default=True, server_default=true())
+
+
+class QuizRole(StrEnum):
+    """What a quiz lets an instructor do: use it (preview, key, assign), edit it, or own it."""
+
+    USE = "use"
+    EDIT = "edit"
+    OWN = "own"
+
+
+class QuizRecord(db.Model):
+    """A quiz as the database keeps it: who owns it, the draft being written, the version served.
+
+    A site quiz has no owner: questions.json writes it, and every instructor may use it."""
+
+    __tablename__ = "quizzes"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    # Its address, /quizzes/<slug>; fixed once published, since links and assignments name it.
+    slug: Mapped[str] = mapped_column(String(64), unique=True)
+    title: Mapped[str] = mapped_column(String(200))
+    owner_id: Mapped[int | None] = mapped_column(
+        ForeignKey("instructors.id", ondelete="SET NULL"), index=True
+    )
+    # Shown on the home page; the others are reached through a class or a link.
+    listed: Mapped[bool] = mapped_column(default=False, server_default=false())
+    # A site quiz's place in questions.json; instructors' quizzes come after, oldest first.
+    position: Mapped[int | None]
+    # The quiz as its editors left it, in the bank's JSON; None when it is the published one.
+    draft: Mapped[str | None] = mapped_column(Text, deferred=True)
+    # Counts saves: a save that read an older draft loses the race and is merged or refused.
+    draft_revision: Mapped[int] = mapped_column(default=0, server_default="0")
+    draft_saved_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    draft_saved_by_id: Mapped[int | None] = mapped_column(
+        ForeignKey("instructors.id", ondelete="SET NULL")
+    )
+    published_version_id: Mapped[int | None] = mapped_column(ForeignKey("quiz_versions.id"))
+    # Deleting a quiz with attempts archives it: no longer served, its reports and reviews stay.
+    archived_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+    owner: Mapped[Instructor | None] = relationship(foreign_keys=[owner_id])
+    draft_saved_by: Mapped[Instructor | None] = relationship(foreign_keys=[draft_saved_by_id])
+    published_version: Mapped[QuizVersion | None] = relationship()
+
+    @property
+    def from_file(self) -> bool:
+        """Whether questions.json writes it: edited there, or in the browser only as a copy."""
+        return self.owner_id is None
+
+
+class QuizShare(db.Model):
+    """A quiz shared with another instructor, who may use it or also edit and publish it."""
+
+    __tablename__ = "quiz_shares"
+    __table_args__ = (CheckConstraint("role IN ('use', 'edit')", name="known_quiz_share_role"),)
+
+    quiz_id: Mapped[int] = mapped_column(
+        ForeignKey("quizzes.id", ondelete="CASCADE"), primary_key=True
+    )
+    instructor_id: Mapped[int] = mapped_column(
+        ForeignKey("instructors.id", ondelete="CASCADE"), primary_key=True, index=True
+    )
+    role: Mapped[str] = mapped_column(String(8))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+    instructor: Mapped[Instructor] = relationship()
+
+
+class Publication(db.Model):
+    """One "Publish" of a quiz: the version it made the served one, who did it and when."""
+
+    __tablename__ = "publications"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    quiz_id: Mapped[int] = mapped_column(ForeignKey("quizzes.id", ondelete="CASCADE"), index=True)
+    quiz_version_id: Mapped[int] = mapped_column(ForeignKey("quiz_versions.id"))
+    # None for questions.json's publications, which `flask quiz reload` makes.
+    published_by_id: Mapped[int | None] = mapped_column(
+        ForeignKey("instructors.id", ondelete="SET NULL")
+    )
+    published_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+    quiz_version: Mapped[QuizVersion] = relationship()
+    published_by: Mapped[Instructor | None] = relationship()
 
 
 class RateLimitCount(db.Model):

@@ -1,17 +1,19 @@
-"""The bank on offer: published from the file by `flask quiz reload`, served from the database,
-so that every worker on every app server serves the same release and none reads the file."""
+"""The quizzes on offer: each quiz record's published version, served from the database, so
+that every worker on every app server serves the same release and none reads the file.
+`flask quiz reload` publishes questions.json's site quizzes; instructors publish their own."""
 
 import threading
 import time
 from pathlib import Path
 
 from flask import current_app
+from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
 from .attempts.service import record_version
-from .bank import Bank, load_bank, quiz_from_snapshot
+from .bank import Bank, BankError, load_bank, quiz_from_snapshot
 from .extensions import db
-from .models import OfferedQuiz, QuizVersion, Release
+from .models import OfferedQuiz, Publication, QuizRecord, QuizVersion, Release, now
 
 
 def latest_generation() -> int | None:
@@ -19,44 +21,111 @@ def latest_generation() -> int | None:
     return db.session.scalar(db.select(db.func.max(Release.id)))
 
 
-def offered_versions(generation: int) -> list[int]:
-    """The quiz version ids a release offers, in the bank's order."""
-    return list(
-        db.session.scalars(
-            db.select(OfferedQuiz.quiz_version_id)
+def offered_versions(generation: int) -> list[tuple[int, bool]]:
+    """The quiz version ids a release offers, in the bank's order, each with its listing."""
+    return [
+        tuple(row)
+        for row in db.session.execute(
+            db.select(OfferedQuiz.quiz_version_id, OfferedQuiz.listed)
             .where(OfferedQuiz.release_id == generation)
             .order_by(OfferedQuiz.position)
         )
+    ]
+
+
+def _one_release_at_a_time() -> None:
+    """Hold other releases back until this transaction ends, so that each reads the records
+    every earlier one committed. SQLite has one writer at a time already."""
+    if db.session.get_bind().dialect.name == "postgresql":
+        db.session.execute(text("SELECT pg_advisory_xact_lock(hashtext('quizwright.release'))"))
+
+
+def release() -> tuple[int, bool]:
+    """Serve what the quiz records say now, and commit: the release serving it, and whether it
+    is new (what the newest release offers already is not released twice)."""
+    _one_release_at_a_time()
+    served = [
+        tuple(row)
+        for row in db.session.execute(
+            db.select(QuizRecord.published_version_id, QuizRecord.listed)
+            .where(QuizRecord.published_version_id.is_not(None), QuizRecord.archived_at.is_(None))
+            .order_by(
+                QuizRecord.position.is_(None),
+                QuizRecord.position,
+                QuizRecord.created_at,
+                QuizRecord.id,
+            )
+        )
+    ]
+    latest = latest_generation()
+    if latest is not None and offered_versions(latest) == served:
+        db.session.commit()
+        return latest, False
+    made = Release(
+        offered=[
+            OfferedQuiz(position=n, quiz_version_id=version, listed=listed)
+            for n, (version, listed) in enumerate(served)
+        ]
     )
+    db.session.add(made)
+    db.session.commit()
+    return made.id, True
+
+
+def publish_version(record: QuizRecord, version: QuizVersion, by_id: int | None) -> None:
+    """Make a stored version the one a quiz serves, and keep the publication in its history."""
+    if record.published_version_id != version.id:
+        record.published_version_id = version.id
+        db.session.add(Publication(quiz_id=record.id, quiz_version_id=version.id,
+                                   published_by_id=by_id))  # fmt: skip
 
 
 def publish(bank: Bank) -> tuple[int, bool]:
-    """Offer exactly this bank's quizzes from now on: the release serving it, and whether it is
-    new (a bank the newest release already offers is not published twice)."""
-    versions = [record_version(quiz).id for quiz in bank.quizzes.values()]
-    latest = latest_generation()
-    if latest is not None and offered_versions(latest) == versions:
-        return latest, False
-    release = Release(
-        offered=[OfferedQuiz(position=n, quiz_version_id=v) for n, v in enumerate(versions)]
-    )
-    db.session.add(release)
-    db.session.commit()
-    return release.id, True
+    """Offer exactly this bank's quizzes as the site quizzes from now on, beside the quizzes
+    instructors publish; a site quiz the file no longer holds is retired."""
+    _one_release_at_a_time()
+    records = {record.slug: record for record in db.session.scalars(db.select(QuizRecord))}
+    taken = [
+        f'quiz "{slug}": an instructor\'s quiz has this address; give the file\'s quiz another slug'
+        for slug in bank.quizzes
+        if slug in records and not records[slug].from_file
+    ]
+    if taken:
+        db.session.rollback()
+        raise BankError(taken)
+    for position, quiz in enumerate(bank.quizzes.values()):
+        record = records.get(quiz.slug)
+        if record is None:
+            record = QuizRecord(slug=quiz.slug, title=quiz.title, listed=True)
+            db.session.add(record)
+            db.session.flush()
+        record.title, record.position, record.archived_at = quiz.title, position, None
+        publish_version(record, record_version(quiz), None)
+    for record in records.values():
+        if record.from_file and record.slug not in bank.quizzes and record.archived_at is None:
+            record.archived_at, record.position = now(), None
+    return release()
 
 
 def released_bank(generation: int) -> Bank:
     """A release's quizzes, rebuilt from their stored versions, and the quizzes it leaves out."""
-    snapshots = db.session.scalars(
-        db.select(QuizVersion.snapshot)
+    rows = db.session.execute(
+        db.select(QuizVersion.snapshot, OfferedQuiz.listed)
         .join(OfferedQuiz, OfferedQuiz.quiz_version_id == QuizVersion.id)
         .where(OfferedQuiz.release_id == generation)
         .order_by(OfferedQuiz.position)
-    )
-    offered = {quiz.slug: quiz for quiz in map(quiz_from_snapshot, snapshots)}
+    ).all()
+    offered, listed = {}, set()
+    for row in rows:
+        quiz = quiz_from_snapshot(row.snapshot)
+        offered[quiz.slug] = quiz
+        if row.listed:
+            listed.add(quiz.slug)
     newest = db.select(db.func.max(QuizVersion.id)).group_by(QuizVersion.slug)
+    # A deleted quiz, which nobody took, leaves its versions to old releases and no record.
     retired = db.session.scalars(
         db.select(QuizVersion.snapshot)
+        .join(QuizRecord, QuizRecord.slug == QuizVersion.slug)
         .where(QuizVersion.id.in_(newest), QuizVersion.slug.not_in(offered))
         .order_by(QuizVersion.slug)
     )
@@ -64,6 +133,7 @@ def released_bank(generation: int) -> Bank:
         offered,
         generation=generation,
         retired={quiz.slug: quiz for quiz in map(quiz_from_snapshot, retired)},
+        listed=frozenset(listed),
     )
 
 
@@ -91,6 +161,10 @@ class ServedBank:
         finally:
             self._lock.release()
         return self._bank
+
+    def recheck(self) -> None:
+        """Look for a new release at the next request: this worker has just made one."""
+        self._checked = float("-inf")
 
     def _check(self) -> None:
         """Take the newest release if it is not the one served."""

@@ -14,6 +14,7 @@ from app.attempts.service import (
     store_answers,
 )
 from app.auth import create_instructor, share_class
+from app.authoring import access, drafts
 from app.bank import Quiz
 from app.codes import new_join_code
 from app.extensions import db
@@ -23,12 +24,15 @@ from app.models import (
     Attempt,
     Class,
     Instructor,
+    QuizRecord,
+    QuizRole,
     Role,
     RosterStudent,
     now,
 )
 from app.question_types import right_choice
 from app.roster import add_students, read_text
+from app.served import current_bank, recheck_bank
 from app.teach.assignments import Settings, save_assignment
 
 Choices = Sequence[str | None]
@@ -65,6 +69,39 @@ def assignment(class_: Class, quiz: Quiz, *, released=False, **settings) -> Assi
 def share(made: Class, teacher: Instructor, role: Role = Role.VIEW) -> None:
     """Share a class with another instructor, as "Share class" does."""
     share_class(made.id, teacher.id, role)
+
+
+def written_question(number: int, prompt: str | None = None) -> dict:
+    """A question as the editor writes one, every explanation and a source given."""
+    return {
+        "id": f"q{number}",
+        "prompt": prompt or f"Question {number}: which is right?",
+        "choices": [
+            {"id": "a", "text": "This one", "correct": True, "explanation": "It is right."},
+            {"id": "b", "text": "That one", "correct": False, "explanation": "It is wrong."},
+        ],
+        "explanation": f"Why question {number} goes as it does.",
+        "references": [{"title": "A source", "url": "https://example.org/source"}],
+    }
+
+
+def owned_quiz(
+    owner: Instructor, slug: str = "owners-quiz", *, questions: int = 2, published: bool = True
+) -> QuizRecord:
+    """An instructor's own quiz, written and published through the editor's service."""
+    current_bank()  # the file's quizzes are published first, as on any running server
+    draft = {"slug": slug, "title": f"Quiz {slug}", "description": "Written in the browser.",
+             "questions": [written_question(n) for n in range(1, questions + 1)]}  # fmt: skip
+    record = drafts.new_quiz(owner.id, draft)
+    if published:
+        drafts.publish(record, owner.id)
+        recheck_bank()
+    return record
+
+
+def share_quiz(record: QuizRecord, teacher: Instructor, role: QuizRole = QuizRole.USE) -> None:
+    """Share a quiz with another instructor, as the quiz's Share page does."""
+    access.share_quiz(record.id, teacher.id, role)
 
 
 def attempt(

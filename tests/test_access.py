@@ -9,9 +9,20 @@ from flask import url_for
 
 from app import create_app
 from app.auth import create_instructor
+from app.authoring import drafts
 from app.extensions import db
 from app.lti.keys import signing_key
-from app.models import Attempt, Class, FeedbackWhen, Role, RosterStudent, now, student_key
+from app.models import (
+    Attempt,
+    Class,
+    FeedbackWhen,
+    Publication,
+    QuizRole,
+    Role,
+    RosterStudent,
+    now,
+    student_key,
+)
 from app.question_types import right_choice
 from app.roster import add_students, read_text
 from app.served import current_bank
@@ -47,6 +58,9 @@ ACCOUNT = {"other": "other", "viewer": "vera", "manager": "max", "course": "lena
 #                    the account reaches its courses' classes only
 #   D  done:    a 303 to where ACTIONS says, and the database changed
 # Anything but D leaves every table as it was.
+# Quiz routes (authoring.*, and "... of an instructor's quiz") are walked with the owner's own
+# quiz, shared with the viewer to use it and with the manager to edit it; the course-only
+# account is refused every key, and the other instructor cannot learn that the quiz exists.
 ACCESS = {
     # anonymous, student, other instructor, viewer, manager, course-only manager, owner, admin
     "teach.dashboard":                       "L L P P P P P P",
@@ -78,6 +92,21 @@ ACCESS = {
     "teach.confirm_release":                 "L L N R P P P P",
     "teach.preview":                         "L L P P P R P P",
     "teach.download":                        "L L P P P R P P",
+    "teach.preview of an instructor's quiz": "L L N P P R P P",
+    "teach.download of an instructor's quiz":"L L N P P R P P",
+    "authoring.quizzes":                     "L L P P P R P P",
+    "authoring.edit":                        "L L N R P R P P",
+    "authoring.question":                    "L L N R P R P P",
+    "authoring.rearrange":                   "L L N R D R D D",
+    "authoring.publish":                     "L L N R D R D D",
+    "authoring.discard":                     "L L N R D R D D",
+    "authoring.duplicate":                   "L L N D D R D D",
+    "authoring.delete":                      "L L N R R R D D",
+    "authoring.share":                       "L L N R R R P P",
+    "authoring.stop_sharing":                "L L N R R R D D",
+    "authoring.history":                     "L L N P P R P P",
+    "authoring.restore":                     "L L N R D R D D",
+    "authoring.draft_preview":               "L L N R P R P P",
     "teach.roster_page":                     "L L N R P P P P",
     "teach.sign_in_cards":                   "L L N R P P P P",
     "teach.sign_in_codes":                   "L L N R P P P P",
@@ -98,8 +127,8 @@ ACCESS = {
 OUTCOMES = {"L": "login", "P": "page", "N": "missing", "R": "refused", "D": "done"}
 
 WALKED = (
-    "teach.", "auth.logout", "auth.change_password", "lti.admin", "lti.new_registration_link",
-    "lti.window",
+    ("teach.", "authoring."), "auth.logout", "auth.change_password", "lti.admin",
+    "lti.new_registration_link", "lti.window",
 )  # fmt: skip
 """Endpoints the walk covers: every instructor page, the account pages, the LTI admin pages and
 the window an instructor's framed launch hands over to (refused to every link not followed
@@ -125,6 +154,8 @@ CLASS_PAGE, MANAGE_PAGE, ROSTER, REVIEW = (
     "/teach/attempts/{token}",
 )
 ROSTER_STUDENT = ROSTER + "#student-{student_id}"
+OWN_SLUG = "owners-quiz"
+EDITOR = f"/teach/quizzes/{OWN_SLUG}/edit"
 ACTIONS = {
     "teach.set_open": Action(
         CLASS_PAGE, prepare=lambda world, defaults: world.set(is_open=not defaults["is_open"])
@@ -154,6 +185,13 @@ ACTIONS = {
     "teach.void": Action(REVIEW, form=lambda world: {"confirm": "yes"}),
     "teach.restore": Action(REVIEW, prepare=lambda world, defaults: world.void_attempts()),
     "auth.logout": Action("/login"),
+    "authoring.rearrange": Action(EDITOR + "#questions"),
+    "authoring.publish": Action(EDITOR),
+    "authoring.discard": Action(EDITOR),
+    "authoring.duplicate": Action(f"/teach/quizzes/{OWN_SLUG}-copy/edit"),
+    "authoring.delete": Action("/teach/quizzes"),
+    "authoring.stop_sharing": Action(f"/teach/quizzes/{OWN_SLUG}/share", form=lambda world: {}),
+    "authoring.restore": Action(EDITOR),
     "lti.new_registration_link": Action("/lti/admin"),
 }
 
@@ -163,7 +201,11 @@ FILL: dict[str, Callable[["World", "Route"], object]] = {
     "token": lambda world, route: world.loose_token if route.without_a_class else world.class_token,
     "assignment_id": lambda world, route: world.assignment_id,
     "student_id": lambda world, route: world.roster_student_id,
-    "slug": lambda world, route: SLUG,
+    "slug": lambda world, route: OWN_SLUG if route.of_own_quiz else SLUG,
+    "question_id": lambda world, route: "q1",
+    "action": lambda world, route: "down",
+    "instructor_id": lambda world, route: world.viewer_id,
+    "publication_id": lambda world, route: world.publication_id,
     "format_name": lambda world, route: "qti",
     "code": lambda world, route: "never-handed-out",
 }
@@ -186,6 +228,13 @@ class Route:
     def without_a_class(self) -> bool:
         return self.row.endswith(" without a class")
 
+    @property
+    def of_own_quiz(self) -> bool:
+        return self.endpoint.startswith("authoring.") or self.row.endswith(OWN_QUIZ)
+
+
+OWN_QUIZ = " of an instructor's quiz"
+
 
 def walked(rule) -> bool:
     return rule.endpoint.startswith(WALKED[0]) or rule.endpoint in WALKED[1:]
@@ -199,6 +248,8 @@ def rows_of(rule) -> list[str]:
         return [f"{rule.endpoint} without a class"]
     if "token" in rule.arguments:
         return [rule.endpoint, f"{rule.endpoint} without a class"]
+    if rule.endpoint.startswith("teach.") and "slug" in rule.arguments:
+        return [rule.endpoint, rule.endpoint + OWN_QUIZ]
     return [rule.endpoint]
 
 
@@ -237,6 +288,7 @@ class World:
     viewer_id: str
     assignment_id: int
     roster_student_id: int
+    publication_id: int
     browsers: dict = field(default_factory=dict)
     """A logged-in browser per visitor, in the world the read-only cells share."""
 
@@ -305,6 +357,12 @@ def build_world(app, quiz):
         factories.share(mine, course_only, Role.MANAGE)
         factories.attempt(quiz, "Ada L", class_id=class_id)
         viewer_id = str(viewer.id)
+        # The owner's own quiz, published, then changed in a draft: shared to use and to edit.
+        own = factories.owned_quiz(owner, OWN_SLUG)
+        publication_id = db.session.scalar(db.select(Publication.id).filter_by(quiz_id=own.id))
+        drafts.save(own, lambda draft: draft["questions"][1].update(prompt="Reworded?"), owner.id)
+        factories.share_quiz(own, viewer, QuizRole.USE)
+        factories.share_quiz(own, manager, QuizRole.EDIT)
         signing_key()  # the LTI key is made on first use: before the walk, so a GET changes nothing
 
     # Outside any class, before a class holds the quiz's feedback back, which would refuse it.
@@ -332,6 +390,7 @@ def build_world(app, quiz):
         viewer_id,
         assignment_id,
         dana_id,
+        publication_id,
     )
 
 

@@ -23,10 +23,21 @@ from hypothesis import strategies as st
 
 from app import create_app
 from app.auth import create_instructor, find_instructor, safe_next
+from app.authoring import drafts
 from app.bank import BankError, load_bank
 from app.config import PROJECT_ROOT
 from app.extensions import db
-from app.models import Answer, Assignment, Attempt, Class, Instructor, RosterStudent, now
+from app.models import (
+    Answer,
+    Assignment,
+    Attempt,
+    Class,
+    Instructor,
+    Publication,
+    QuizRecord,
+    RosterStudent,
+    now,
+)
 from app.names import tidy, tidy_name
 from app.question_types import right_choice
 from app.roster import add_students, read_text
@@ -943,7 +954,57 @@ def _request_for(scene, rule):
             scene.change_class(archived_at=now())
         url = rule.replace("<int:class_id>", str(scene.class_id))
         return scene.teacher, url, _class_change(scene, rule), f"/teach/classes/{scene.class_id}"
+    if rule.startswith("/teach/quizzes"):
+        return _quiz_change(scene, rule)
     raise AssertionError(f"no forged request for {rule}: add it to _request_for")
+
+
+QUESTION = {"prompt": "Forged?", "choices-0-text": "A", "choices-1-text": "B", "right": "0"}
+
+
+def _base(client, url) -> str:
+    """The draft's fingerprint an editor page's form carries."""
+    page = client.get(url).get_data(as_text=True)
+    return re.search(r'name="base" type="hidden" value="([^"]*)"', page)[1]
+
+
+def _quiz_change(scene, rule):
+    """A change to the teacher's own quiz, published and then changed in a draft."""
+    with scene.app.app_context():
+        teacher = find_instructor("teacher")
+        record = db.session.scalar(db.select(QuizRecord).filter_by(slug="own"))
+        if record is None:
+            record = factories.owned_quiz(teacher, "own")
+            drafts.save(record, lambda draft: draft.update(title="Own, reworded"), teacher.id)
+        colleague = find_instructor("colleague") or create_instructor("colleague", PASSWORD)
+        factories.share_quiz(record, colleague)
+        publication_id = db.session.scalar(
+            db.select(Publication.id).where(Publication.quiz_id == record.id)
+        )
+        colleague_id = colleague.id
+    fields = {
+        "/teach/quizzes": {"title": "Forged quiz"},
+        "/teach/quizzes/<slug>/edit": {
+            "base": _base(scene.teacher, "/teach/quizzes/own/edit"),
+            "title": "Forged",
+            "slug": "own",
+            "description": "Forged.",
+        },
+        "/teach/quizzes/<slug>/new-question": QUESTION,
+        "/teach/quizzes/<slug>/questions/<question_id>": {
+            "base": _base(scene.teacher, "/teach/quizzes/own/questions/q1"),
+            **QUESTION,
+        },
+        "/teach/quizzes/<slug>/share": {"username": "colleague", "role": "edit"},
+    }.get(rule, {})
+    url = (
+        rule.replace("<slug>", "own")
+        .replace("<question_id>", "q1")
+        .replace("<any(up, down, duplicate, delete):action>", "down")
+        .replace("<int:instructor_id>", str(colleague_id))
+        .replace("<int:publication_id>", str(publication_id))
+    )
+    return scene.teacher, url, fields, "/teach/quizzes"
 
 
 def _class_change(scene, rule) -> dict:

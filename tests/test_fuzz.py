@@ -28,7 +28,7 @@ from app.bank import BankError, build_quiz, load_bank
 from app.cli import quiz_cli
 from app.config import PROJECT_ROOT
 from app.extensions import db, limiter
-from app.models import Assignment, Class, Instructor
+from app.models import Assignment, Class, Instructor, Publication
 from app.question_types import right_choice
 from app.served import current_bank
 
@@ -278,6 +278,11 @@ def build_world(tmp_path, csrf: bool, tally) -> World:
         # The other instructor's class signs in by code: a roster student to aim at.
         [rostered] = factories.roster(theirs.id, "Dana Diaz, 20231234")
         roster_ids, sign_in_code = [str(rostered.id)], rostered.sign_in_code
+        # The instructor's own quiz, shared with the other: the editor's pages to aim at.
+        own = factories.owned_quiz(teacher, "owners-quiz")
+        factories.share_quiz(own, other)
+        publication_ids = [str(id_) for id_ in db.session.scalars(db.select(Publication.id))]
+        other_ids = [str(other.id)]
 
     student = app.test_client()
     tokens = []
@@ -304,7 +309,11 @@ def build_world(tmp_path, csrf: bool, tally) -> World:
         rules=sorted(app.url_map.iter_rules(), key=lambda rule: (rule.rule, rule.endpoint)),
         real={
             "token": tokens,
-            "slug": [SLUG],
+            "slug": [SLUG, "owners-quiz"],
+            "question_id": ["q1", "q2"],
+            "action": ["up", "down", "duplicate", "delete"],
+            "instructor_id": other_ids,
+            "publication_id": publication_ids,
             "code": ["ABCDEF", "abc-def", sign_in_code],
             "number": [str(n) for n in range(1, len(quiz.questions) + 1)],
             "class_id": class_ids,

@@ -220,3 +220,45 @@ def test_upgrade_marks_the_zones_instructors_chose(blank_app):
                 "SELECT id, time_zone, time_zone_chosen FROM instructors ORDER BY id"
             ).all()
     assert [tuple(row) for row in rows] == [(1, "UTC", False), (2, "Europe/Berlin", True)]
+
+
+def test_upgrade_makes_the_banks_quizzes_site_quizzes(blank_app):
+    """0020: the quizzes the newest release offers become listed site quizzes, in its order,
+    serving the same versions; a quiz no longer offered becomes an archived one. The release
+    is served as it was, every quiz still listed."""
+    with blank_app.app_context():
+        flask_migrate.upgrade(revision="5c1e9a7f3b02")
+        with db.engine.begin() as connection:
+            for id_, slug, title in ((1, "old", "Old"), (2, "b", "Bee"), (3, "a", "Ay")):
+                connection.execute(
+                    text(
+                        "INSERT INTO quiz_versions (id, slug, digest, snapshot, created_at)"
+                        " VALUES (:id, :slug, 'd', :snapshot, '2026-01-01 10:00:00')"
+                    ),
+                    {"id": id_, "slug": slug, "snapshot": f'{{"title": "{title}"}}'},
+                )
+            connection.exec_driver_sql(
+                "INSERT INTO releases (id, created_at) VALUES (1, '2026-01-02 10:00:00')"
+            )
+            for position, version in enumerate((2, 3)):
+                connection.exec_driver_sql(
+                    "INSERT INTO offered_quizzes (release_id, position, quiz_version_id)"
+                    f" VALUES (1, {position}, {version})"
+                )
+        flask_migrate.upgrade()
+        with db.engine.connect() as connection:
+            quizzes = connection.exec_driver_sql(
+                "SELECT slug, title, owner_id, listed, position, published_version_id,"
+                " archived_at IS NOT NULL FROM quizzes ORDER BY id"
+            ).all()
+            published = connection.exec_driver_sql(
+                "SELECT quiz_version_id FROM publications ORDER BY id"
+            ).all()
+            listed = connection.exec_driver_sql("SELECT listed FROM offered_quizzes").all()
+    assert [tuple(row) for row in quizzes] == [
+        ("b", "Bee", None, True, 0, 2, False),
+        ("a", "Ay", None, True, 1, 3, False),
+        ("old", "Old", None, True, None, 1, True),
+    ]
+    assert [row[0] for row in published] == [2, 3, 1]
+    assert [bool(row[0]) for row in listed] == [True, True]

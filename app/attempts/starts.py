@@ -139,7 +139,9 @@ def start_in_class(
 
 
 def offered_quizzes(class_: Class) -> list[Quiz]:
-    """The quizzes a class's students may start: those it assigns, or all when it assigns none."""
-    bank = current_bank().quizzes
+    """The quizzes a class's students may start: those it assigns, or the listed ones when it
+    assigns none."""
+    bank = current_bank()
     assigned = {assignment.quiz_slug for assignment in class_.current_assignments}
-    return [bank[slug] for slug in policy.offered(bank, assigned)]
+    slugs = bank.quizzes if assigned else [quiz.slug for quiz in bank.listed_quizzes()]
+    return [bank.quizzes[slug] for slug in policy.offered(slugs, assigned)]

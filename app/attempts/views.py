@@ -54,10 +54,14 @@ def _status(form: FlaskForm) -> int:
 
 @bp.get("/")
 def index():
-    """List the quizzes on offer, and the attempts this browser can continue."""
-    quizzes = list(current_bank().quizzes.values())
+    """List the quizzes their owners list here, and the attempts this browser can continue."""
+    served = list(current_bank().quizzes.values())
     return render_template(
-        "quiz/index.html", quizzes=quizzes, unfinished=unfinished_in_browser(quizzes)
+        "quiz/index.html",
+        quizzes=current_bank().listed_quizzes(),
+        # An unlisted quiz's link brought them: they find their way back to it here all the same.
+        served=served,
+        unfinished=unfinished_in_browser(served),
     )
 
 

@@ -24,6 +24,7 @@ from .. import zones
 from ..attempts import policy
 from ..audit import audit
 from ..auth import class_or_404
+from ..authoring import usable_slugs
 from ..extensions import db
 from ..formatting import page_zone, zone_chosen
 from ..models import Assignment, Class, FeedbackWhen, Instructor, Role, now
@@ -131,14 +132,18 @@ class AssignmentForm(FlaskForm):
         self.class_ = class_
         self.editing = editing
         self.time_zone.browser_default = editing is None
+        # The quizzes on offer that the instructor may use: theirs, shared with them, the site's.
+        self.usable = usable_slugs() if editing is None else set()
         self.quiz.choices = [
-            SelectChoice(quiz.slug, quiz.title) for quiz in current_bank().quizzes.values()
+            SelectChoice(quiz.slug, quiz.title)
+            for quiz in current_bank().quizzes.values()
+            if quiz.slug in self.usable
         ]
 
     def validate_quiz(self, field):
         if self.editing is not None:
             return  # an assignment keeps its quiz: its attempts were taken at it
-        if field.data not in current_bank().quizzes:
+        if field.data not in current_bank().quizzes or field.data not in self.usable:
             raise ValidationError("Choose one of the quizzes on offer.")
         if any(assigned.quiz_slug == field.data for assigned in self.class_.current_assignments):
             raise ValidationError(

@@ -1,5 +1,7 @@
 """The instructor's forms: each validates its own input, so views only ask whether it is valid."""
 
+from collections.abc import Iterable
+
 from flask import request
 from flask_wtf import FlaskForm
 from flask_wtf.file import FileField
@@ -18,6 +20,7 @@ from wtforms import (
 from wtforms.validators import DataRequired, Length, ValidationError
 
 from ..auth import find_instructor
+from ..authoring import usable_slugs
 from ..models import Class, Role
 from ..names import tidy
 from ..reports import Counting
@@ -64,17 +67,25 @@ class ReportForm(FlaskForm):
     )
     submit = SubmitField("Show")
 
-    def __init__(self, assigned: dict[str, str] | None = None):
+    def __init__(self, assigned: dict[str, str] | None = None, others: Iterable[str] = ()):
         """Without a choice in the address, the class's first assigned quiz, counted as its
-        assignment grades it (`assigned`: quiz slug -> a Counting value)."""
+        assignment grades it (`assigned`: quiz slug -> a Counting value; `others`, the quizzes
+        its removed assignments set)."""
         super().__init__(request.args)
         assigned = assigned or {}
         bank = current_bank()
+        # The class's quizzes and those the instructor may use; nobody learns of another's.
+        seen = usable_slugs() | set(assigned) | set(others)
         # Quizzes taken out of the bank keep their reports, listed after the ones on offer.
-        offered = [SelectChoice(quiz.slug, quiz.title) for quiz in bank.quizzes.values()]
+        offered = [
+            SelectChoice(quiz.slug, quiz.title)
+            for quiz in bank.quizzes.values()
+            if quiz.slug in seen
+        ]
         retired = [
             SelectChoice(quiz.slug, f"{quiz.title} (no longer offered)")
             for quiz in bank.retired.values()
+            if quiz.slug in seen
         ]
         self.quiz.choices = offered + retired
         known = [choice.value for choice in self.quiz.choices]

@@ -5,7 +5,7 @@ from flask import Response, abort, render_template
 
 from .. import formats
 from ..audit import audit
-from ..auth import require_author
+from ..authoring import record_or_404
 from ..bank import Quiz
 from ..served import current_bank
 from .blueprint import bp
@@ -21,13 +21,13 @@ the other; Aiken, which loses every explanation, stays on the command line, wher
 
 
 def _quiz_or_404(slug: str) -> Quiz:
-    """An offered quiz, or one no longer offered: both may still be read by instructors whose
-    account an admin made or granted."""
-    require_author()
+    """An offered quiz, or one no longer offered, that the instructor may use (app/authoring);
+    to anyone else there is no quiz at this address."""
+    record_or_404(slug)
     bank = current_bank()
     quiz = bank.quizzes.get(slug) or bank.retired.get(slug)
-    if quiz is None:
-        abort(404, description="There is no quiz at this address.")
+    if quiz is None:  # written, never published
+        abort(404, description="This quiz is not published yet: its editor previews the draft.")
     return quiz
 
 

@@ -16,6 +16,7 @@ from ..attempts.lookup import attempt_or_404
 from ..attempts.service import progress, quiz_of, shown_choices, standing
 from ..audit import audit
 from ..auth import class_or_404, may, require_admin, require_author, role_in
+from ..authoring import usable_slugs
 from ..bank import Quiz
 from ..extensions import db
 from ..models import Attempt, Class, ClassShare, Instructor, QuizVersion, Role
@@ -48,7 +49,10 @@ def _selection(class_id: int | None) -> tuple[Class | None, ReportForm, Quiz]:
     class_ = _scope(class_id)
     # The assignment says which attempt is the grade; the selector still explores the others.
     current = class_.current_assignments if class_ else None
-    form = ReportForm({a.quiz_slug: a.grade_from for a in current} if class_ else None)
+    form = ReportForm(
+        {a.quiz_slug: a.grade_from for a in current} if class_ else None,
+        [a.quiz_slug for a in class_.assignments] if class_ else (),
+    )
     if not form.validate():
         abort(400, description="Choose a quiz and which attempts count from the lists.")
     bank = current_bank()
@@ -102,10 +106,16 @@ def dashboard():
         archived=archived,
         any_archived=any_archived,
         form=form,
-        quizzes=current_bank().quizzes.values() if current_user.may_author else (),
+        quizzes=_usable_quizzes() if current_user.may_author else (),
         share_roles=SHARE_ROLES,
     )
     return page, 400 if form.errors else 200
+
+
+def _usable_quizzes() -> list[Quiz]:
+    """The quizzes on offer that the instructor may preview and assign, in the bank's order."""
+    usable = usable_slugs()
+    return [quiz for quiz in current_bank().quizzes.values() if quiz.slug in usable]
 
 
 def new_join_code(class_: Class) -> None:

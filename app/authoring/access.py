@@ -1,0 +1,74 @@
+"""Who may use, edit or own a quiz: decided here, and nowhere else."""
+
+from flask import abort
+from flask_login import current_user
+
+from ..audit import audit
+from ..auth import require_author
+from ..extensions import db
+from ..models import QuizRecord, QuizRole, QuizShare
+
+_RANK = {QuizRole.USE: 1, QuizRole.EDIT: 2, QuizRole.OWN: 3}
+
+SHARE_ROLES = {QuizRole.USE.value: "Can use", QuizRole.EDIT.value: "Can edit"}
+"""What an owner may share a quiz as, in the words the pages use."""
+
+
+def allows(role: QuizRole | None, need: QuizRole) -> bool:
+    """Whether a role on a quiz is enough for what it is asked to do."""
+    return role is not None and _RANK[role] >= _RANK[need]
+
+
+def quiz_role(record: QuizRecord) -> QuizRole | None:
+    """What the logged-in instructor may do with a quiz: everything as its owner or an admin,
+    use a site quiz, what it was shared with them for, or nothing."""
+    if not current_user.may_author:
+        return None
+    if current_user.is_admin:
+        return QuizRole.OWN
+    if record.owner_id is None:
+        return QuizRole.USE
+    if record.owner_id == current_user.id:
+        return QuizRole.OWN
+    share = db.session.get(QuizShare, (record.id, current_user.id))
+    return QuizRole(share.role) if share else None
+
+
+def record_or_404(slug: str, need: QuizRole = QuizRole.USE) -> tuple[QuizRecord, QuizRole]:
+    """A quiz the logged-in instructor may use and, as `need` says, change, with their role;
+    others get a 404, so that its existence is not given away, and a smaller share a 403."""
+    require_author()
+    record = db.session.scalar(db.select(QuizRecord).where(QuizRecord.slug == slug))
+    role = quiz_role(record) if record is not None else None
+    if role is None:
+        audit("access denied")
+        abort(404, description="There is no quiz of yours at this address.")
+    if not allows(role, need):
+        audit("access denied")
+        abort(403, description=f"{record.title} is shared with you to use it, not to change it.")
+    return record, role
+
+
+def visible_records():
+    """A query for the quiz records the logged-in instructor may use, with their share's role."""
+    share = (QuizShare.quiz_id == QuizRecord.id) & (QuizShare.instructor_id == current_user.id)
+    query = db.select(QuizRecord, QuizShare.role).outerjoin(QuizShare, share)
+    if not current_user.is_admin:
+        query = query.where(
+            QuizRecord.owner_id.is_(None)
+            | (QuizRecord.owner_id == current_user.id)
+            | QuizShare.role.is_not(None)
+        )
+    return query
+
+
+def usable_slugs() -> set[str]:
+    """The slugs of every quiz the logged-in instructor may assign; one query. An account an
+    LMS made may assign the site's quizzes and those shared with it, but sees no key."""
+    return set(db.session.scalars(visible_records().with_only_columns(QuizRecord.slug)))
+
+
+def share_quiz(quiz_id: int, instructor_id: int, role: QuizRole) -> None:
+    """Share a quiz with an instructor as `role`, or change what an earlier share allows."""
+    db.session.merge(QuizShare(quiz_id=quiz_id, instructor_id=instructor_id, role=role.value))
+    db.session.commit()

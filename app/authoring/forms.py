@@ -1,0 +1,221 @@
+"""The quiz editor's forms: each checks its own fields, so a save stores nothing while any
+field has a problem, and every problem stands next to its field."""
+
+import re
+
+from flask_wtf import FlaskForm
+from wtforms import (
+    BooleanField,
+    FieldList,
+    Form,
+    FormField,
+    HiddenField,
+    RadioField,
+    SelectChoice,
+    SelectField,
+    StringField,
+    SubmitField,
+    TextAreaField,
+)
+from wtforms.validators import DataRequired, Length, Optional, Regexp, ValidationError
+
+from ..auth import find_instructor
+from ..formats import slugify
+from ..names import tidy
+from .access import SHARE_ROLES
+
+TEXT_LIMIT = 20000
+"""As the bank's schema holds every text (questions.schema.json)."""
+MOST_CHOICES = 20
+SPARE_CHOICES = 2
+"""Empty choice rows the editor offers after the written ones; an empty row is no choice."""
+SLUG_HINT = "Lower-case letters and digits, words joined by '-'."
+
+
+def _text(label: str, required: str | None = None, limit: int = TEXT_LIMIT):
+    checks = [Length(max=limit, message=f"Use at most {limit:,} characters.")]
+    checks.insert(0, DataRequired(required) if required else Optional())
+    return TextAreaField(label, filters=[_stripped], validators=checks)
+
+
+def _stripped(value):
+    return value.strip() if isinstance(value, str) else value
+
+
+class NewQuizForm(FlaskForm):
+    title = StringField(
+        "Title",
+        filters=[tidy],
+        validators=[
+            DataRequired("Give the quiz a title."),
+            Length(max=200, message="Use at most 200 characters."),
+        ],
+    )
+    slug = StringField(
+        "Address (optional)",
+        filters=[_stripped],
+        validators=[
+            Optional(),
+            Length(max=64, message="Use at most 64 characters."),
+            Regexp(r"^[a-z0-9]+(-[a-z0-9]+)*\Z", message=SLUG_HINT),
+        ],
+        description="Students open the quiz at /quizzes/ and this; "
+        "left empty, it is made from the title.",
+    )
+    submit = SubmitField("Create quiz")
+
+    def validate_title(self, field):
+        if field.data and not self.slug.data and not slugify(field.data):
+            raise ValidationError("This title makes no address: write one below.")
+
+    def chosen_slug(self) -> str:
+        return self.slug.data or slugify(self.title.data)
+
+
+class SettingsForm(FlaskForm):
+    base = HiddenField()
+    title = NewQuizForm.title
+    slug = StringField(
+        "Address",
+        filters=[_stripped],
+        validators=[
+            DataRequired("Give the quiz an address."),
+            Length(max=64, message="Use at most 64 characters."),
+            Regexp(r"^[a-z0-9]+(-[a-z0-9]+)*\Z", message=SLUG_HINT),
+        ],
+    )
+    description = _text("Description", "Say in a sentence or two what the quiz covers.")
+    shuffle_choices = BooleanField("Show each attempt the choices in its own order")
+    listed = BooleanField("Listed on the home page")
+    submit = SubmitField("Save settings")
+
+
+class ChoiceRow(Form):
+    id = HiddenField()
+    text = _text("Choice")
+    explanation = _text("Why it is right or wrong")
+
+    def validate(self, extra_validators=None):
+        valid = super().validate(extra_validators)
+        if self.explanation.data and not self.text.data:
+            self.text.errors.append("Write the choice this explains, or clear both.")
+            return False
+        return valid
+
+
+class SourceRow(Form):
+    title = StringField(
+        "Source title", filters=[_stripped], validators=[Optional(), Length(max=TEXT_LIMIT)]
+    )
+    url = StringField(
+        "Address (https://)",
+        filters=[_stripped],
+        validators=[Optional(), Regexp(r"^https://\S+\Z", message="Give an https:// address.")],
+    )
+
+    def validate(self, extra_validators=None):
+        valid = super().validate(extra_validators)
+        if self.url.data and not self.title.data:
+            self.title.errors.append("Name the source this address leads to.")
+        if self.title.data and not self.url.data:
+            self.url.errors.append("Give the source's https:// address.")
+        return valid and bool(self.url.data) == bool(self.title.data)
+
+
+class QuestionForm(FlaskForm):
+    base = HiddenField()
+    prompt = _text("Question", "Write the question.")
+    choices = FieldList(FormField(ChoiceRow), min_entries=2, max_entries=MOST_CHOICES)
+    right = RadioField("Which choice is right", choices=[], validate_choice=False)
+    explanation = _text("General explanation, shown after any answer")
+    sources = FieldList(FormField(SourceRow), min_entries=1, max_entries=20)
+    submit = SubmitField("Save question")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.right.choices = [(str(n), f"Choice {n + 1}") for n in range(len(self.choices))]
+
+    def written(self) -> list:
+        """The choice rows with text: an empty row is no choice."""
+        return [row for row in self.choices if row.form.text.data]
+
+    def validate_choices(self, field):
+        if len(self.written()) < 2:
+            raise ValidationError("Write at least two choices.")
+
+    def validate_right(self, field):
+        rows = list(self.choices)
+        if not field.data or not field.data.isdigit() or int(field.data) >= len(rows):
+            raise ValidationError("Choose which choice is right.")
+        if not rows[int(field.data)].form.text.data:
+            raise ValidationError("The right choice has no text: write it, or choose another.")
+
+    def question(self, question_id: str) -> dict:
+        """The question as the bank's JSON holds it; parts left empty are left out."""
+        right = int(self.right.data)
+        used, choices = set(), []
+        for n, row in enumerate(self.choices):
+            if not row.form.text.data:
+                continue
+            choice_id = row.form.id.data
+            if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", choice_id or "") or choice_id in used:
+                choice_id = _free_id(used)
+            used.add(choice_id)
+            choice = {"id": choice_id, "text": row.form.text.data, "correct": n == right}
+            if row.form.explanation.data:
+                choice["explanation"] = row.form.explanation.data
+            choices.append(choice)
+        question = {"id": question_id, "prompt": self.prompt.data, "choices": choices}
+        if self.explanation.data:
+            question["explanation"] = self.explanation.data
+        question["references"] = [
+            {"title": row.form.title.data, "url": row.form.url.data}
+            for row in self.sources
+            if row.form.url.data
+        ]
+        return question
+
+
+def _free_id(used: set[str]) -> str:
+    n = 1
+    while f"c{n}" in used:
+        n += 1
+    return f"c{n}"
+
+
+def question_form_data(question: dict) -> dict:
+    """What the question form shows for a stored question, with spare empty rows."""
+    choices = [
+        {"id": c["id"], "text": c["text"], "explanation": c.get("explanation", "")}
+        for c in question.get("choices", [])
+    ]
+    spare = max(0, min(SPARE_CHOICES, MOST_CHOICES - len(choices)))
+    right = next((n for n, c in enumerate(question.get("choices", [])) if c.get("correct")), None)
+    sources = [dict(r) for r in question.get("references", [])]
+    return {
+        "prompt": question.get("prompt", ""),
+        "choices": choices + [{"id": "", "text": "", "explanation": ""}] * spare,
+        "right": str(right) if right is not None else None,
+        "explanation": question.get("explanation", ""),
+        "sources": sources + [{"title": "", "url": ""}],
+    }
+
+
+class ShareForm(FlaskForm):
+    username = StringField(
+        "Instructor's username",
+        filters=[tidy],
+        validators=[DataRequired("Say who: their username.")],
+    )
+    role = SelectField(
+        "They",
+        choices=[SelectChoice(value, label) for value, label in SHARE_ROLES.items()],
+        default="use",
+    )
+    submit = SubmitField("Share")
+
+    def validate_username(self, field):
+        found = find_instructor(field.data)
+        if found is None or not found.is_active:
+            raise ValidationError("There is no instructor with this username.")
+        self.instructor = found

@@ -1,0 +1,428 @@
+"""Quizzes that instructors own: written, published, shared, copied and deleted in the browser."""
+
+import html
+import json
+import re
+import threading
+
+import factories
+import pytest
+
+from app.authoring import drafts
+from app.config import PROJECT_ROOT
+from app.extensions import db
+from app.models import Publication, QuizRecord
+from app.served import current_bank
+
+from helpers import SLUG, Student, csrf_token, login, make_app, text
+
+pytestmark = pytest.mark.postgres
+
+QUIZ = "photosynthesis"
+EDITOR = f"/teach/quizzes/{QUIZ}/edit"
+
+
+@pytest.fixture
+def lecturer(app):
+    """Logged-in Ada, who has no shell: only the browser."""
+    with app.app_context():
+        factories.instructor("ada", "ada password")
+        factories.instructor("bo", "bo password")
+    client = app.test_client()
+    assert login(client, "ada", "ada password").status_code == 303
+    return client
+
+
+def said(response) -> str:
+    """The page's words, with character references read as a person reads them."""
+    return html.unescape(text(response))
+
+
+def token_of(client, url="/teach/quizzes"):
+    return csrf_token(client.get(url).get_data(as_text=True))
+
+
+def base_of(page) -> str:
+    return re.search(r'name="base" type="hidden" value="([^"]*)"', page.get_data(as_text=True))[1]
+
+
+def question_fields(prompt="What gas do plants take in?", **overrides) -> dict:
+    fields = {
+        "prompt": prompt,
+        "choices-0-text": "Carbon dioxide",
+        "choices-0-explanation": "Right: leaves fix it into sugar.",
+        "choices-1-text": "Oxygen",
+        "choices-1-explanation": "Plants give oxygen off.",
+        "right": "0",
+        "explanation": "Photosynthesis takes in carbon dioxide and gives off oxygen.",
+        "sources-0-title": "Photosynthesis",
+        "sources-0-url": "https://en.wikipedia.org/wiki/Photosynthesis",
+    }
+    return {**fields, **overrides}
+
+
+def write_quiz(client, questions=("What gas do plants take in?",), description="Plants."):
+    """Create the quiz, describe it and write its questions, as the pages do."""
+    token = token_of(client)
+    made = client.post("/teach/quizzes", data={"title": "Photosynthesis", "csrf_token": token})
+    assert made.status_code == 303 and made.location == EDITOR
+    settings = {
+        "csrf_token": token,
+        "base": base_of(client.get(EDITOR)),
+        "title": "Photosynthesis",
+        "slug": QUIZ,
+        "description": description,
+        "listed": "y",
+    }
+    assert client.post(EDITOR, data=settings).status_code == 303
+    for prompt in questions:
+        fields = {"csrf_token": token, "base": "", **question_fields(prompt)}
+        saved = client.post(f"/teach/quizzes/{QUIZ}/new-question", data=fields)
+        assert saved.status_code == 303, text(saved)
+    return token
+
+
+def publish(client, token):
+    return client.post(f"/teach/quizzes/{QUIZ}/publish", data={"csrf_token": token})
+
+
+def test_a_lecturer_writes_and_publishes_a_quiz_a_student_then_takes(app, lecturer):
+    """New quiz, settings, a question, Publish: the home page lists it and a student answers it
+    and reads the explanations written in the editor."""
+    token = write_quiz(lecturer)
+    assert QUIZ not in text(app.test_client().get("/"))  # a draft is served to nobody
+    assert app.test_client().get(f"/quizzes/{QUIZ}").status_code == 404
+    published = publish(lecturer, token)
+    assert published.status_code == 303
+    assert "Published" in text(lecturer.get(EDITOR))
+    assert "Photosynthesis" in text(app.test_client().get("/"))
+    student = Student(app.test_client())
+    assert student.start(name="Sam", slug=QUIZ).status_code == 303
+    with app.app_context():
+        question = current_bank().quizzes[QUIZ].questions[0]
+    assert student.answer(1, question.choices[1].id).status_code == 303
+    feedback = text(student.client.get(student.question_url(1)))
+    assert "Plants give oxygen off." in feedback and "Right: leaves fix it into sugar." in feedback
+
+
+def test_a_question_with_problems_says_each_beside_its_field_and_saves_nothing(app, lecturer):
+    """One choice only, no right one, a source without an address: every problem at once, 400,
+    and the draft is as it was."""
+    write_quiz(lecturer)
+    with app.app_context():
+        before = db.session.scalar(db.select(QuizRecord.draft).filter_by(slug=QUIZ))
+    fields = question_fields(
+        "",
+        **{
+            "choices-1-text": "",
+            "choices-1-explanation": "Orphan",
+            "right": "1",
+            "sources-0-url": "",
+        },
+    )
+    page = lecturer.post(
+        f"/teach/quizzes/{QUIZ}/new-question",
+        data={"csrf_token": token_of(lecturer), "base": "", **fields},
+    )
+    assert page.status_code == 400
+    words = said(page)
+    for problem in (
+        "Write the question.",
+        "Write at least two choices.",
+        "Write the choice this explains, or clear both.",
+        "The right choice has no text",
+        "Give the source's https:// address.",
+    ):
+        assert problem in words
+    assert 'aria-invalid="true"' in page.get_data(as_text=True)
+    with app.app_context():
+        assert db.session.scalar(db.select(QuizRecord.draft).filter_by(slug=QUIZ)) == before
+
+
+def test_publishing_is_refused_while_the_draft_has_problems_and_the_editor_lists_its_gaps(
+    app, lecturer
+):
+    """A question without explanations is a gap the editor names with a link to its field;
+    Publish refuses, naming the fields, and nothing is served."""
+    token = write_quiz(lecturer)
+    bare = {
+        "csrf_token": token,
+        "base": "",
+        **question_fields("Which pigment is green?"),
+        "choices-0-explanation": "",
+        "choices-1-explanation": "",
+        "explanation": "",
+    }
+    assert lecturer.post(f"/teach/quizzes/{QUIZ}/new-question", data=bare).status_code == 303
+    editor = text(lecturer.get(EDITOR))
+    assert "2 choices without an explanation" in editor and "No general explanation" in editor
+    assert f"/teach/quizzes/{QUIZ}/questions/which-pigment-is-green#choices-0-explanation" in (
+        lecturer.get(EDITOR).get_data(as_text=True)
+    )
+    refused = publish(lecturer, token)
+    assert refused.status_code == 409
+    assert 'question "which-pigment-is-green", field "explanation": missing' in said(refused)
+    with app.app_context():
+        assert QUIZ not in current_bank().quizzes
+        assert (
+            db.session.scalar(db.select(QuizRecord.published_version_id).filter_by(slug=QUIZ))
+            is None
+        )
+
+
+def test_attempts_keep_the_version_they_began_on_through_an_edit_and_publish(app, lecturer):
+    """Mid-term, the lecturer rewords a question and publishes again: the first attempt's
+    review still shows the old words, a new attempt the new ones, and the history has both."""
+    token = write_quiz(lecturer)
+    publish(lecturer, token)
+    first = Student(app.test_client())
+    first.start(name="Sam", slug=QUIZ)
+    with app.app_context():
+        old = current_bank().quizzes[QUIZ].questions[0]
+    first.answer(1, old.choices[0].id)
+    url = f"/teach/quizzes/{QUIZ}/questions/{old.id}"
+    fields = {
+        "csrf_token": token,
+        "base": base_of(lecturer.get(url)),
+        **question_fields("Which gas do leaves absorb in light?"),
+    }
+    assert lecturer.post(url, data=fields).status_code == 303
+    assert "Published, with unpublished changes" in text(lecturer.get("/teach/quizzes"))
+    assert publish(lecturer, token).status_code == 303
+    assert "What gas do plants take in?" in text(first.client.get(first.results_url))
+    second = Student(app.test_client())
+    second.start(name="Kim", slug=QUIZ)
+    assert "Which gas do leaves absorb in light?" in text(second.client.get(second.question_url(1)))
+    history = text(lecturer.get(f"/teach/quizzes/{QUIZ}/history"))
+    assert "Changed: Which gas do leaves absorb in light?" in history
+    assert "First published." in history and history.count("by ada") == 2
+
+
+def test_another_instructor_finds_nothing_until_it_is_shared(app, lecturer):
+    """Bo gets a 404 for every page of Ada's quiz and no line of it anywhere; shared to use, he
+    previews it and may assign it; only a share to edit opens the editor."""
+    publish(lecturer, write_quiz(lecturer))
+    bo = app.test_client()
+    login(bo, "bo", "bo password")
+    for url in (
+        EDITOR,
+        f"/teach/quizzes/{QUIZ}/preview",
+        f"/teach/quizzes/{QUIZ}/history",
+        f"/teach/quizzes/{QUIZ}/download/gift",
+    ):
+        assert bo.get(url).status_code == 404, url
+    for url in ("/teach/quizzes", "/teach"):
+        assert "Photosynthesis" not in text(bo.get(url))
+    token = token_of(lecturer)
+    shared = lecturer.post(
+        f"/teach/quizzes/{QUIZ}/share", data={"csrf_token": token, "username": "bo", "role": "use"}
+    )
+    assert shared.status_code == 303
+    assert bo.get(f"/teach/quizzes/{QUIZ}/preview").status_code == 200
+    assert bo.get(EDITOR).status_code == 403
+    assert "Photosynthesis" in text(bo.get("/teach/quizzes"))
+    lecturer.post(
+        f"/teach/quizzes/{QUIZ}/share", data={"csrf_token": token, "username": "bo", "role": "edit"}
+    )
+    assert bo.get(EDITOR).status_code == 200
+
+
+def test_a_class_offers_only_quizzes_its_instructor_may_use(app, lecturer):
+    """Bo's Assign form lists the site's quiz and not Ada's, and refuses Ada's by address."""
+    publish(lecturer, write_quiz(lecturer))
+    with app.app_context():
+        bo = db.session.scalar(db.select(factories.Instructor).filter_by(username="bo"))
+        class_id = factories.class_(bo).id
+    client = app.test_client()
+    login(client, "bo", "bo password")
+    form = client.get(f"/teach/classes/{class_id}/assignments/new")
+    assert SLUG in form.get_data(as_text=True) and QUIZ not in form.get_data(as_text=True)
+    assert QUIZ not in client.get(f"/teach/classes/{class_id}").get_data(as_text=True)
+    refused = client.post(
+        f"/teach/classes/{class_id}/assignments/new",
+        data={
+            "csrf_token": csrf_token(form.get_data(as_text=True)),
+            "quiz": QUIZ,
+            "time_zone": "UTC",
+            "feedback": "each-answer",
+            "grade_from": "first",
+        },
+    )
+    assert refused.status_code == 400 and "Choose one of the quizzes on offer." in text(refused)
+
+
+def test_an_unlisted_quiz_is_reached_by_its_link_only(app, lecturer):
+    """Taken off the home page, the quiz still starts from its address."""
+    token = write_quiz(lecturer)
+    settings = {
+        "csrf_token": token,
+        "base": base_of(lecturer.get(EDITOR)),
+        "title": "Photosynthesis",
+        "slug": QUIZ,
+        "description": "Plants.",
+    }
+    assert lecturer.post(EDITOR, data=settings).status_code == 303
+    publish(lecturer, token)
+    visitor = app.test_client()
+    assert "Photosynthesis" not in text(visitor.get("/"))
+    assert visitor.get(f"/quizzes/{QUIZ}").status_code == 200
+
+
+def test_two_editors_of_one_question_lose_nothing(app, lecturer):
+    """Bo saves a question Ada has open: Ada's save is refused, names Bo, shows his words and
+    keeps hers in the form; a save of another question merges."""
+    token = write_quiz(lecturer, questions=("First?", "Second?"))
+    with app.app_context():
+        record = db.session.scalar(db.select(QuizRecord).filter_by(slug=QUIZ))
+        bo = db.session.scalar(db.select(factories.Instructor).filter_by(username="bo"))
+        factories.share_quiz(record, bo, factories.QuizRole.EDIT)
+    bo_client = app.test_client()
+    login(bo_client, "bo", "bo password")
+    url = f"/teach/quizzes/{QUIZ}/questions/first"
+    ada_base, bo_base = base_of(lecturer.get(url)), base_of(bo_client.get(url))
+    other = f"/teach/quizzes/{QUIZ}/questions/second"
+    other_base = base_of(lecturer.get(other))
+    bo_save = {"csrf_token": token_of(bo_client), "base": bo_base, **question_fields("Bo's words?")}
+    assert bo_client.post(url, data=bo_save).status_code == 303
+    ada_save = {"csrf_token": token, "base": ada_base, **question_fields("Ada's words?")}
+    clash = lecturer.post(url, data=ada_save)
+    assert clash.status_code == 409
+    words = said(clash)
+    assert "bo changed this question since you opened it" in words
+    assert "Bo's words?" in words and "Ada's words?" in words
+    merged = {"csrf_token": token, "base": other_base, **question_fields("Ada's second?")}
+    assert lecturer.post(other, data=merged).status_code == 303
+    with app.app_context():
+        prompts = [
+            q["prompt"]
+            for q in json.loads(
+                db.session.scalar(db.select(QuizRecord.draft).filter_by(slug=QUIZ))
+            )["questions"]
+        ]
+    assert prompts == ["Bo's words?", "Ada's second?"]
+
+
+def test_saves_at_once_to_different_questions_all_land(app):
+    """Eight editors save eight questions at the same moment: each save is kept."""
+    with app.app_context():
+        owner = factories.instructor("ada", "ada password")
+        record = factories.owned_quiz(owner, QUIZ, questions=8, published=False)
+        record_id, owner_id = record.id, owner.id
+    barrier = threading.Barrier(8)
+    errors = []
+
+    def rename(number: int) -> None:
+        with app.app_context():
+            mine = db.session.get(QuizRecord, record_id)
+            barrier.wait()
+            try:
+                drafts.save(
+                    mine,
+                    lambda draft: draft["questions"][number].update(
+                        prompt=f"Saved by editor {number}"
+                    ),
+                    owner_id,
+                )
+            except Exception as error:  # a lost save fails the test below, with its cause
+                errors.append(error)
+            finally:
+                db.session.remove()
+
+    threads = [threading.Thread(target=rename, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    with app.app_context():
+        record = db.session.get(QuizRecord, record_id)
+        prompts = [q["prompt"] for q in drafts.draft_of(record)["questions"]]
+        assert prompts == [f"Saved by editor {n}" for n in range(8)]
+        assert record.draft_revision == 8
+
+
+def test_a_site_quiz_is_edited_only_as_a_copy(app, lecturer):
+    """The file's quiz says where it is written; Duplicate makes a draft of Ada's own."""
+    refused = lecturer.get(f"/teach/quizzes/{SLUG}/edit")
+    assert refused.status_code == 409 and "questions.json" in text(refused)
+    copied = lecturer.post(
+        f"/teach/quizzes/{SLUG}/duplicate", data={"csrf_token": token_of(lecturer)}
+    )
+    assert copied.location == f"/teach/quizzes/{SLUG}-copy/edit"
+    editor = text(lecturer.get(copied.location))
+    assert "Edit Copy of Gradient Checkpointing Quiz" in editor and "Never published" in editor
+
+
+def test_delete_removes_an_untaken_quiz_and_archives_a_taken_one(app, lecturer):
+    """Never taken: gone, with its stored versions. Taken: archived, served no more, and its
+    attempt's results stay."""
+    token = write_quiz(lecturer)
+    publish(lecturer, token)
+    student = Student(app.test_client())
+    student.start(name="Sam", slug=QUIZ)
+    deleted = lecturer.post(f"/teach/quizzes/{QUIZ}/delete", data={"csrf_token": token})
+    assert deleted.status_code == 303 and "archived" in text(lecturer.get("/teach/quizzes"))
+    assert app.test_client().get(f"/quizzes/{QUIZ}").status_code == 404
+    assert student.client.get(student.question_url(1)).status_code == 200
+    copied = lecturer.post(f"/teach/quizzes/{SLUG}/duplicate", data={"csrf_token": token})
+    copy_slug = copied.location.split("/")[3]
+    lecturer.post(f"/teach/quizzes/{copy_slug}/publish", data={"csrf_token": token})
+    lecturer.post(f"/teach/quizzes/{copy_slug}/delete", data={"csrf_token": token})
+    with app.app_context():
+        assert db.session.scalar(db.select(QuizRecord).filter_by(slug=copy_slug)) is None
+        assert copy_slug not in current_bank().retired
+
+
+def test_restore_makes_an_old_version_the_draft(app, lecturer):
+    """History's Restore puts the first version back into the draft, to publish again."""
+    token = write_quiz(lecturer)
+    publish(lecturer, token)
+    with app.app_context():
+        first = db.session.scalar(
+            db.select(Publication.id).join(QuizRecord).where(QuizRecord.slug == QUIZ)
+        )
+    url = f"/teach/quizzes/{QUIZ}/questions/what-gas-do-plants-take-in"
+    lecturer.post(
+        url,
+        data={
+            "csrf_token": token,
+            "base": base_of(lecturer.get(url)),
+            **question_fields("Reworded?"),
+        },
+    )
+    publish(lecturer, token)
+    restored = lecturer.post(
+        f"/teach/quizzes/{QUIZ}/history/{first}/restore", data={"csrf_token": token}
+    )
+    assert restored.status_code == 303
+    assert "What gas do plants take in?" in text(lecturer.get(EDITOR))
+    assert publish(lecturer, token).status_code == 303
+    with app.app_context():
+        assert current_bank().quizzes[QUIZ].questions[0].prompt == "What gas do plants take in?"
+
+
+def test_a_publish_reaches_another_worker_at_its_next_check(app, lecturer, tmp_path):
+    """A second app on the same database, checking every request, serves the new version."""
+    other = make_app(tmp_path, BANK_CHECK_SECONDS=0)
+    with other.app_context():
+        assert QUIZ not in current_bank().quizzes
+    publish(lecturer, write_quiz(lecturer))
+    with other.app_context():
+        assert current_bank().quizzes[QUIZ].title == "Photosynthesis"
+
+
+def test_the_file_cannot_take_an_instructors_address(app, lecturer, tmp_path):
+    """`flask quiz reload` of a bank with a quiz at the address of Ada's refuses, naming it,
+    and both go on being served as they were."""
+    publish(lecturer, write_quiz(lecturer))
+    bank = json.loads((PROJECT_ROOT / "questions.json").read_text())
+    bank["quizzes"][0]["slug"] = QUIZ
+    path = tmp_path / "questions.json"
+    path.write_text(json.dumps(bank))
+    app.config["QUESTIONS_PATH"] = str(path)
+    refused = app.test_cli_runner().invoke(args=["quiz", "reload"])
+    assert refused.exit_code == 1
+    assert f'{path}: quiz "{QUIZ}": an instructor\'s quiz has this address' in refused.stderr
+    with app.app_context():
+        served = current_bank().quizzes
+        assert served[QUIZ].title == "Photosynthesis" and SLUG in served
