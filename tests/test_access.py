@@ -27,7 +27,16 @@ from app.question_types import right_choice
 from app.roster import add_students, read_text
 from app.served import current_bank
 
-from helpers import SLUG, Student, csrf_token, make_app, record_tables, shared_schema, text
+from helpers import (
+    SLUG,
+    Student,
+    csrf_token,
+    make_app,
+    record_tables,
+    shared_schema,
+    signed_import,
+    text,
+)
 
 pytestmark = pytest.mark.postgres
 
@@ -107,6 +116,8 @@ ACCESS = {
     "authoring.history":                     "L L N P P R P P",
     "authoring.restore":                     "L L N R D R D D",
     "authoring.draft_preview":               "L L N R P R P P",
+    "authoring.import_file":                 "L L P P P R P P",
+    "authoring.import_confirm":              "L L D D D R D D",
     "teach.roster_page":                     "L L N R P P P P",
     "teach.sign_in_cards":                   "L L N R P P P P",
     "teach.sign_in_codes":                   "L L N R P P P P",
@@ -192,8 +203,13 @@ ACTIONS = {
     "authoring.delete": Action("/teach/quizzes"),
     "authoring.stop_sharing": Action(f"/teach/quizzes/{OWN_SLUG}/share", form=lambda world: {}),
     "authoring.restore": Action(EDITOR),
+    "authoring.import_confirm": Action(
+        "/teach/quizzes/imported/edit",
+        form=lambda world: {"parsed": signed_import(world.app), "into": "", "title": "Imported"},
+    ),
     "lti.new_registration_link": Action("/lti/admin"),
 }
+
 
 
 FILL: dict[str, Callable[["World", "Route"], object]] = {

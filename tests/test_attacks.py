@@ -53,6 +53,7 @@ from helpers import (
     make_app,
     record_tables,
     shown,
+    signed_import,
     text,
 )
 
@@ -968,6 +969,7 @@ def _base(client, url) -> str:
     return re.search(r'name="base" type="hidden" value="([^"]*)"', page)[1]
 
 
+
 def _quiz_change(scene, rule):
     """A change to the teacher's own quiz, published and then changed in a draft."""
     with scene.app.app_context():
@@ -996,6 +998,7 @@ def _quiz_change(scene, rule):
             **QUESTION,
         },
         "/teach/quizzes/<slug>/share": {"username": "colleague", "role": "edit"},
+        "/teach/quizzes/import/confirm": {"parsed": signed_import(scene.app), "into": ""},
     }.get(rule, {})
     url = (
         rule.replace("<slug>", "own")

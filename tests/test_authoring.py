@@ -28,6 +28,7 @@ def lecturer(app):
     with app.app_context():
         factories.instructor("ada", "ada password")
         factories.instructor("bo", "bo password")
+        current_bank()  # the file's quizzes are published first, as on any running server
     client = app.test_client()
     assert login(client, "ada", "ada password").status_code == 303
     return client
@@ -426,3 +427,66 @@ def test_the_file_cannot_take_an_instructors_address(app, lecturer, tmp_path):
     with app.app_context():
         served = current_bank().quizzes
         assert served[QUIZ].title == "Photosynthesis" and SLUG in served
+
+
+FEATURES = PROJECT_ROOT / "tests" / "fixtures" / "formats" / "features.gift"
+
+
+def import_file(client, path, name=None):
+    """Send a file through Import a file; returns the report page."""
+    with open(path, "rb") as file:
+        return client.post(
+            "/teach/quizzes/import",
+            data={
+                "csrf_token": token_of(client),
+                "format_name": "",
+                "upload": (file, name or path.name),
+            },
+            content_type="multipart/form-data",
+        )
+
+
+def test_importing_a_file_reports_every_skip_before_storing_anything(app, lecturer):
+    """The report lists what will come, every question left out with its place and why, and
+    stores nothing; Import then makes a draft whose gaps the editor lists."""
+    with app.app_context():
+        before = db.session.scalar(db.select(db.func.count(QuizRecord.id)))
+    report = import_file(lecturer, FEATURES)
+    assert report.status_code == 200, said(report)
+    words = said(report)
+    assert "Left out" in words and "features.gift" in words and "Nothing is stored yet." in words
+    with app.app_context():
+        assert db.session.scalar(db.select(db.func.count(QuizRecord.id))) == before
+    parsed = re.search(
+        r'name="parsed" type="hidden" value="([^"]*)"', report.get_data(as_text=True)
+    )
+    made = lecturer.post(
+        "/teach/quizzes/import/confirm",
+        data={
+            "csrf_token": token_of(lecturer),
+            "parsed": html.unescape(parsed[1]),
+            "into": "",
+            "title": "Imported features",
+        },
+    )
+    assert made.status_code == 303
+    editor = said(lecturer.get(made.location))
+    assert "Edit Imported features" in editor and "Never published" in editor
+
+
+def test_an_unreadable_file_is_refused_at_its_field_and_stores_nothing(app, lecturer, tmp_path):
+    broken = tmp_path / "broken.xml"
+    broken.write_text("<quiz><question type='multichoice'>")
+    refused = import_file(lecturer, broken)
+    assert refused.status_code == 400
+    assert "broken.xml" in said(refused) and 'aria-invalid="true"' in refused.get_data(as_text=True)
+    with app.app_context():
+        assert db.session.scalar(db.select(QuizRecord).filter_by(owner_id=1)) is None
+
+
+def test_a_tampered_import_is_refused(app, lecturer):
+    refused = lecturer.post(
+        "/teach/quizzes/import/confirm",
+        data={"csrf_token": token_of(lecturer), "parsed": "forged", "into": "", "title": "X"},
+    )
+    assert refused.status_code == 400 and "import the file again" in said(refused)

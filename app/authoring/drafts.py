@@ -166,6 +166,19 @@ def rearrange(draft: dict, question_id: str, action: str) -> None:
         del questions[place]
 
 
+def add_questions(draft: dict, questions: list[dict]) -> None:
+    """Append questions, each under an id no question of the draft has yet."""
+    if len(draft["questions"]) + len(questions) > MOST_QUESTIONS:
+        raise TooMany(
+            f"A quiz holds at most {MOST_QUESTIONS} questions; the draft has "
+            f"{len(draft['questions'])} and the import {len(questions)}."
+        )
+    for question in copy.deepcopy(questions):
+        if any(q.get("id") == question["id"] for q in draft["questions"]):
+            question["id"] = new_question_id(draft, question["id"])
+        draft["questions"].append(question)
+
+
 def changes(versions: list[dict]) -> list[list[str]]:
     """What each version changed from the one before it (versions newest first), in words."""
     said = []

@@ -4,6 +4,8 @@ field has a problem, and every problem stands next to its field."""
 import re
 
 from flask_wtf import FlaskForm
+from flask_wtf.file import FileField
+from werkzeug.datastructures import FileStorage
 from wtforms import (
     BooleanField,
     FieldList,
@@ -29,6 +31,13 @@ TEXT_LIMIT = 20000
 MOST_CHOICES = 20
 SPARE_CHOICES = 2
 """Empty choice rows the editor offers after the written ones; an empty row is no choice."""
+FORMAT_LABELS = {
+    "gift": "GIFT",
+    "moodle-xml": "Moodle XML",
+    "aiken": "Aiken",
+    "qti": "QTI 1.2 package",
+    "qti3": "QTI 3.0 package",
+}
 SLUG_HINT = "Lower-case letters and digits, words joined by '-'."
 
 
@@ -219,3 +228,35 @@ class ShareForm(FlaskForm):
         if found is None or not found.is_active:
             raise ValidationError("There is no instructor with this username.")
         self.instructor = found
+
+
+class ImportForm(FlaskForm):
+    upload = FileField(
+        "Quiz file",
+        description="GIFT, Moodle XML, Aiken, or a QTI 1.2 or 3.0 package (.zip), up to 50 MB.",
+        render_kw={"accept": ".txt,.gift,.xml,.zip"},
+    )
+    format_name = SelectField(
+        "Format",
+        choices=[SelectChoice("", "Tell from the file")]
+        + [SelectChoice(name, label) for name, label in FORMAT_LABELS.items()],
+        default="",
+    )
+    submit = SubmitField("Check the file")
+
+    def validate_upload(self, field):
+        if not isinstance(field.data, FileStorage) or not field.data.filename:
+            raise ValidationError("Choose the file to import.")
+
+
+class ImportedForm(FlaskForm):
+    """The second step of an import: what to do with the questions the report showed."""
+
+    parsed = HiddenField()
+    into = SelectField("Import into", validate_choice=False)
+    title = StringField(
+        "Title of the new quiz",
+        filters=[tidy],
+        validators=[Length(max=200, message="Use at most 200 characters.")],
+    )
+    submit = SubmitField("Import")

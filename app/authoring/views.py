@@ -2,9 +2,21 @@
 
 import json
 
-from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
+from flask import (
+    Blueprint,
+    abort,
+    current_app,
+    flash,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
 from flask_login import current_user, login_required
+from itsdangerous import BadSignature, URLSafeSerializer
+from wtforms import SelectChoice
 
+from .. import formats
 from ..audit import audit
 from ..auth import no_store, require_author
 from ..bank import BankError, build_quiz, problems
@@ -14,10 +26,37 @@ from ..served import current_bank, recheck_bank
 from . import drafts
 from .access import SHARE_ROLES, allows, record_or_404, share_quiz, visible_records
 from .checklist import gaps
-from .forms import NewQuizForm, QuestionForm, SettingsForm, ShareForm, question_form_data
+from .forms import (
+    ImportedForm,
+    ImportForm,
+    NewQuizForm,
+    QuestionForm,
+    SettingsForm,
+    ShareForm,
+    question_form_data,
+)
 
 bp = Blueprint("authoring", __name__, url_prefix="/teach/quizzes")
 bp.after_request(no_store)
+
+
+EDITOR_BYTES = 8 * 1000 * 1000
+"""A question of 20 choices, each with 20,000 characters of text and of explanation."""
+LARGER_FORMS = {
+    "authoring.question": EDITOR_BYTES,
+    "authoring.edit": EDITOR_BYTES,
+    "authoring.import_file": formats.MAX_BYTES + 64 * 1024,
+    "authoring.import_confirm": formats.MAX_BYTES + 64 * 1024,
+}
+
+
+@bp.url_value_preprocessor
+def allow_larger_forms(endpoint, _values):
+    """Let a logged-in instructor send a whole question or quiz file, larger than other forms may
+    be; this runs before anything reads the form (the NUL guard, the CSRF check)."""
+    if endpoint in LARGER_FORMS and current_user.is_authenticated:
+        request.max_content_length = LARGER_FORMS[endpoint]
+        request.max_form_memory_size = LARGER_FORMS[endpoint]
 
 
 @bp.before_request
@@ -381,3 +420,93 @@ def draft_preview(slug):
     return render_template(
         "teach/preview.html", quiz=build_quiz(draft), offered=False, draft_of=record
     )
+
+
+def import_serializer() -> URLSafeSerializer:
+    """Signs the parsed quiz an import's report hands its second step, so none is forged."""
+    return URLSafeSerializer(current_app.secret_key, salt="quizwright.import")
+
+
+def _import_targets() -> list[QuizRecord]:
+    """The quizzes an import may add its questions to: those the instructor may edit."""
+    rows = db.session.execute(
+        visible_records()
+        .where(QuizRecord.owner_id.is_not(None), QuizRecord.archived_at.is_(None))
+        .order_by(QuizRecord.title)
+    ).all()
+    return [
+        record
+        for record, shared in rows
+        if record.owner_id == current_user.id or shared == "edit" or current_user.is_admin
+    ]
+
+
+@bp.route("/import", methods=["GET", "POST"])
+def import_file():
+    """Read a quiz file and report, before storing anything, what it will import, every
+    question it skips and why, and what its questions lack."""
+    form = ImportForm()
+    if not form.validate_on_submit():
+        return render_template("authoring/import.html", form=form), 400 if form.errors else 200
+    upload = form.upload.data
+    try:
+        imported = formats.draft_from(
+            upload.read(formats.MAX_BYTES + 1), upload.filename, form.format_name.data or None
+        )
+    except (formats.FormatError, BankError) as error:
+        form.upload.errors.extend(error.errors)
+        return render_template("authoring/import.html", form=form), 400
+    confirm = ImportedForm(
+        formdata=None,
+        parsed=import_serializer().dumps(imported.quiz),
+        title=imported.quiz["title"],
+    )
+    confirm.into.choices = _into_choices()
+    return render_template(
+        "authoring/imported.html",
+        imported=imported,
+        form=confirm,
+        name=upload.filename,
+        gaps=gaps(imported.quiz),
+    )
+
+
+def _into_choices() -> list[SelectChoice]:
+    return [SelectChoice("", "A new draft quiz")] + [
+        SelectChoice(record.slug, f"The draft of {record.title}") for record in _import_targets()
+    ]
+
+
+@bp.post("/import/confirm")
+def import_confirm():
+    """Store an import the report showed: as a new draft quiz, or added to one of the
+    instructor's drafts."""
+    form = ImportedForm()
+    form.into.choices = _into_choices()
+    if not form.validate_on_submit():
+        abort(400, description="This import's form was incomplete: import the file again.")
+    try:
+        quiz = import_serializer().loads(form.parsed.data)
+    except BadSignature:
+        abort(400, description="This import was not read here: import the file again.")
+    if not form.into.data:
+        quiz["title"] = form.title.data or quiz["title"]
+        base, n = quiz["slug"][:58], 2
+        while not drafts.slug_free(quiz["slug"]):
+            quiz["slug"], n = f"{base}-{n}", n + 1
+        record = drafts.new_quiz(current_user.id, quiz)
+        audit(f"quiz {record.slug} imported with {len(quiz['questions'])} questions")
+        flash(f"Imported {len(quiz['questions'])} questions into a new draft.")
+        return redirect(url_for(".edit", slug=record.slug), 303)
+    record = _editable(form.into.data)
+    if record not in _import_targets():
+        abort(404, description="There is no quiz of yours at this address.")
+    try:
+        drafts.save(
+            record, lambda draft: drafts.add_questions(draft, quiz["questions"]), current_user.id
+        )
+    except drafts.TooMany as error:
+        abort(409, description=str(error))
+    audit(f"quiz {record.slug}: {len(quiz['questions'])} questions imported")
+    flash(f"Added {len(quiz['questions'])} imported questions to the draft.")
+    return redirect(url_for(".edit", slug=record.slug, _anchor="questions"), 303)

@@ -18,7 +18,7 @@ from ..bank import PLACEHOLDER, PLACEHOLDER_URL, UNFILLED, BankError, Quiz, prob
 from ..evidence import FOLDER as EVIDENCE_FOLDER
 from ..question_types import Question
 from . import aiken, gift, moodle_xml, qti, qti3
-from .common import MAX_BYTES, FormatError, Skip, Source, read_limited
+from .common import MAX_BYTES, FormatError, Skip, Source, check_size, read_limited
 
 FORMATS = {"gift": gift, "moodle-xml": moodle_xml, "aiken": aiken, "qti": qti, "qti3": qti3}
 """Each format's name on the command line and its module."""
@@ -196,15 +196,7 @@ def import_quiz(
     if any(q.get("slug") == slug for q in bank["quizzes"]):
         raise BankError([f'{bank_path}: a quiz "{slug}" exists already; choose another --slug'])
     imported = to_quiz(source, slug, title, description)
-    for question in imported.quiz["questions"]:
-        # A link to a measurement this install lacks would fail `quiz check`: leave it out, aloud.
-        name = question.get("evidence")
-        if name and not (evidence_folder / f"{name}.json").is_file():
-            del question["evidence"]
-            imported.unmeasured.append(
-                f'question "{question["id"]}": left out its evidence link "{name}", since '
-                f"{evidence_folder.name}/{name}.json is not here"
-            )
+    _measured_only(imported, evidence_folder)
     if not imported.quiz["questions"]:
         raise FormatError(
             [f"{path}: no question could be imported"] + [str(skip) for skip in imported.skipped]
@@ -223,6 +215,60 @@ def import_quiz(
     if found:
         raise BankError([f"{bank_path}: {problem}" for problem in found])
     return imported, bank
+
+
+def _measured_only(imported: Imported, evidence_folder: Path) -> None:
+    """A link to a measurement this install lacks would fail `quiz check`: leave it out, aloud."""
+    for question in imported.quiz["questions"]:
+        name = question.get("evidence")
+        if name and not (evidence_folder / f"{name}.json").is_file():
+            del question["evidence"]
+            imported.unmeasured.append(
+                f'question "{question["id"]}": left out its evidence link "{name}", since '
+                f"{evidence_folder.name}/{name}.json is not here"
+            )
+
+
+def draft_from(data: bytes, name: str, format_name: str | None = None) -> Imported:
+    """An uploaded file as a draft for the quiz editor: what the source lacks is left empty for
+    the editor's checklist, not filled with placeholders. FormatError lists every problem."""
+    check_size(data, name)
+    source = FORMATS[format_name or guess_format(data)].parse(data, name)
+    slug = source.slug or slugify(source.title or Path(name).stem) or "imported-quiz"
+    imported = to_quiz(source, slug, None, None)
+    _measured_only(imported, EVIDENCE_FOLDER)
+    if not imported.quiz["questions"]:
+        raise FormatError(
+            [f"{name}: no question could be imported"] + [str(skip) for skip in imported.skipped]
+        )
+    imported.quiz = _unfilled(imported.quiz)
+    # The page that shows the report asks for the title and description itself.
+    imported.gaps = [gap for gap in imported.gaps if gap.where != "quiz"]
+    imported.noted = (
+        [
+            f'The title "{source.title}" is {source.title_from}: change it below if it is not the '
+            "quiz's."
+        ]
+        if source.title_from and source.title
+        else []
+    )
+    return imported
+
+
+def _unfilled(quiz: dict) -> dict:
+    """The quiz with every placeholder taken out again: a draft shows its gaps as gaps."""
+
+    def filled(text) -> bool:
+        return isinstance(text, str) and not text.startswith((PLACEHOLDER, PLACEHOLDER_URL))
+
+    for question in quiz["questions"]:
+        for part in (question, *question["choices"]):
+            if not filled(part.get("explanation")):
+                part.pop("explanation", None)
+        question["references"] = [r for r in question["references"] if filled(r["url"])]
+    if not filled(quiz["description"]):
+        quiz["description"] = ""
+    return quiz
 
 
 def _read_bank(bank_path: Path) -> dict:
