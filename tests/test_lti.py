@@ -26,6 +26,7 @@ from lti1p3platform.registration import Registration
 from lti1p3platform.request import Request
 
 from app.auth import create_instructor
+from app.bank import load_bank
 from app.extensions import db
 from app.formatting import breakable_address
 from app.lti.keys import signing_key
@@ -52,6 +53,7 @@ from app.models import (
     RosterStudent,
     now,
 )
+from app.releases import publish
 from app.served import current_bank
 
 from helpers import (
@@ -531,6 +533,8 @@ def bare_tool(tool):
     """The module's tool with no platform, no people and no attempts: as a new install."""
     with tool.app.app_context():
         empty_rows(db.engine, keep=KEPT)
+        # The site quizzes' records, as the kept release serves them: no new release is made.
+        publish(load_bank(tool.app.config["QUESTIONS_PATH"]))
     return tool
 
 

@@ -89,7 +89,7 @@ class ReportForm(FlaskForm):
         ]
         self.quiz.choices = offered + retired
         known = [choice.value for choice in self.quiz.choices]
-        first = next((slug for slug in assigned if slug in known), known[0])
+        first = next((slug for slug in assigned if slug in known), known[0] if known else None)
         self.quiz.data = self.quiz.data or first
         self.count.data = self.count.data or assigned.get(self.quiz.data, Counting.FIRST.value)
 

@@ -11,7 +11,9 @@ sys.path[:0] = [str(Path(__file__).parent), str(Path(__file__).parent.parent)]
 import factories  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-from app.models import FeedbackWhen  # noqa: E402
+from app.authoring import drafts  # noqa: E402
+from app.extensions import db  # noqa: E402
+from app.models import FeedbackWhen, Instructor  # noqa: E402
 from app.question_types import right_choice  # noqa: E402
 from app.served import current_bank  # noqa: E402
 
@@ -21,6 +23,7 @@ from student import answer, start  # noqa: E402
 from test_instructor import log_in  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+FEATURES = Path(__file__).resolve().parents[1] / "fixtures" / "formats" / "features.gift"
 NAMES = [
     "Amara", "Ben", "Chen", "Dara", "Eli", "Farah", "Gus", "Hana", "Ivo", "Jun", "Kofi",
     "Lena", "Mateo", "Nia", "Omar", "Priya", "Quinn", "Rosa", "Sami", "Tara", "Uma", "Vik",
@@ -95,11 +98,67 @@ def graded_pages(browser, base, viewport, size, quiz, class_id, signing_in) -> N
     teacher.screenshot(path=OUT / f"roster-{size}.png")
 
 
+def seed_owned(app) -> None:
+    """The teacher's own quiz, published once, then changed in a draft with gaps to write."""
+    with app.app_context():
+        teacher = db.session.scalar(db.select(Instructor).filter_by(username=TEACHER[0]))
+        record = factories.owned_quiz(teacher, "optics", questions=3)
+        drafts.save(record, _optics, teacher.id)
+        drafts.publish(record, teacher.id)
+        drafts.save(record, _unexplained, teacher.id)
+
+
+def _optics(draft: dict) -> None:
+    draft["title"], draft["description"] = "Optics basics", "Light, lenses and colour."
+    for question, (prompt, right, wrong) in zip(draft["questions"], OPTICS, strict=False):
+        question["prompt"] = prompt
+        question["choices"][0].update(text=right, explanation=f"Right: {right.lower()}.")
+        question["choices"][1].update(text=wrong, explanation=f"No: {wrong.lower()} is not it.")
+
+
+def _unexplained(draft: dict) -> None:
+    question = dict(draft["questions"][0], id="focus", references=[])
+    question["prompt"] = "Where do parallel rays meet after a convex lens?"
+    question["choices"] = [
+        {key: value for key, value in choice.items() if key != "explanation"}
+        for choice in question["choices"]
+    ]
+    draft["questions"].append(question)
+
+
+OPTICS = [
+    ("What is the speed of light in vacuum, roughly?", "300,000 km/s", "300 km/s"),
+    ("Which colour has the longest wavelength?", "Red", "Blue"),
+    ("What does a prism do to white light?", "Splits it into colours", "Makes it brighter"),
+]
+
+
+def authoring_pages(browser, base, viewport, size) -> None:
+    """Your quizzes, the editor and a question; on a desktop, an import's report and history."""
+    teacher = browser.new_context(viewport=viewport, base_url=base).new_page()
+    log_in(teacher)
+    teacher.goto("/teach/quizzes")
+    teacher.screenshot(path=OUT / f"quizzes-{size}.png")
+    teacher.goto("/teach/quizzes/optics/edit")
+    teacher.get_by_role("heading", name="Questions (4)").evaluate("h => h.scrollIntoView()")
+    teacher.screenshot(path=OUT / f"editor-{size}.png")
+    teacher.goto("/teach/quizzes/optics/questions/focus")
+    teacher.screenshot(path=OUT / f"question-editor-{size}.png")
+    if size == "desktop":
+        teacher.goto("/teach/quizzes/import")
+        teacher.get_by_label("Quiz file").set_input_files(FEATURES)
+        teacher.get_by_role("button", name="Check the file").click()
+        teacher.screenshot(path=OUT / "import-report-desktop.png", full_page=True)
+        teacher.goto("/teach/quizzes/optics/history")
+        teacher.screenshot(path=OUT / "history-desktop.png")
+
+
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     folder = Path(tempfile.mkdtemp(prefix="quizwright-shots-"))
     app = make_app(folder)
     seed(app)
+    seed_owned(app)
     with app.app_context():
         quiz = current_bank().quizzes[SLUG]
     with gunicorn(folder, workers=2) as server, sync_playwright() as playwright:
@@ -140,6 +199,8 @@ def main() -> None:
                 teacher.screenshot(path=OUT / "projector-desktop.png")
         # Only now: while a class holds the quiz's feedback back, nobody starts it without a
         # class code, as the student pages above do.
+        for size, viewport in (("desktop", DESKTOP), ("phone", PHONE)):
+            authoring_pages(browser, base, viewport, size)
         graded = seed_graded(app)
         for size, viewport in (("desktop", DESKTOP), ("phone", PHONE)):
             graded_pages(browser, base, viewport, size, quiz, *graded)
