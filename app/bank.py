@@ -27,6 +27,9 @@ TYPE_WORDS = {
 PLACEHOLDER = "TO WRITE:"
 PLACEHOLDER_URL = "https://to-write.invalid/"
 UNFILLED = "still a placeholder from `flask quiz import --allow-gaps`: write it"
+MOST_QUESTIONS, MOST_CHOICES, MOST_CHARACTERS = 500, 20, 20000
+"""What the bank holds of a quiz, a question and a text (questions.schema.json says the same),
+so that every page stays usable."""
 PARSED_TYPES = {
     dict: "object", list: "array", str: "string", bool: "boolean",
     int: "integer", float: "number", type(None): "null",
@@ -122,12 +125,17 @@ def _bank_from(name: str, content: bytes) -> Bank:
     return Bank({quiz.slug: quiz for quiz in quizzes})
 
 
-def problems(data) -> list[str]:
-    """Every schema violation and duplicate id in a parsed bank, each naming where it is."""
-    found = [
-        _describe(error, data)
-        for error in sorted(_validator().iter_errors(data), key=_document_order)
-    ]
+GAPS = frozenset({"explanation", "references"})
+"""What a quiz published from the browser may lack: students then read the feedback written."""
+
+
+def problems(data, gaps_allowed: bool = False) -> list[str]:
+    """Every schema violation and duplicate id in a parsed bank, each naming where it is; with
+    `gaps_allowed`, a missing explanation or source is none."""
+    errors = sorted(_validator().iter_errors(data), key=_document_order)
+    if gaps_allowed:
+        errors = [error for error in errors if not _a_gap(error)]
+    found = [_describe(error, data) for error in errors]
     # jsonschema reports each missing key separately, and each report names them all.
     unique = list(dict.fromkeys(problem for batch in found for problem in batch))
     halves = [
@@ -141,6 +149,14 @@ def problems(data) -> list[str]:
     ]
     unfilled = [_locate(path, data, UNFILLED) for path in _placeholders(data)]
     return unique + _duplicates(data) + halves + controls + unfilled
+
+
+def _a_gap(error) -> bool:
+    """A schema error that only says an explanation or source is missing."""
+    if error.validator == "required":
+        missing = {key for key in error.validator_value if key not in error.instance}
+        return bool(missing) and missing <= GAPS
+    return error.validator == "minItems" and list(error.absolute_path)[-1:] == ["references"]
 
 
 def build_quiz(data: dict) -> Quiz:

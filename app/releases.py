@@ -121,13 +121,13 @@ def released_bank(generation: int) -> Bank:
         offered[quiz.slug] = quiz
         if row.listed:
             listed.add(quiz.slug)
-    newest = db.select(db.func.max(QuizVersion.id)).group_by(QuizVersion.slug)
-    # A deleted quiz, which nobody took, leaves its versions to old releases and no record.
+    # Archived quizzes, each as it last served. A deleted one, which nobody took, has no record:
+    # its versions stay for old releases, and nobody reaches them through its freed address.
     retired = db.session.scalars(
         db.select(QuizVersion.snapshot)
-        .join(QuizRecord, QuizRecord.slug == QuizVersion.slug)
-        .where(QuizVersion.id.in_(newest), QuizVersion.slug.not_in(offered))
-        .order_by(QuizVersion.slug)
+        .join(QuizRecord, QuizRecord.published_version_id == QuizVersion.id)
+        .where(QuizRecord.archived_at.is_not(None), QuizRecord.slug.not_in(offered))
+        .order_by(QuizRecord.slug)
     )
     return Bank(
         offered,

@@ -73,9 +73,10 @@ def write_quiz(client, questions=("What gas do plants take in?",), description="
         "title": "Photosynthesis",
         "slug": QUIZ,
         "description": description,
-        "listed": "y",
     }
     assert client.post(EDITOR, data=settings).status_code == 303
+    listed = {"csrf_token": token, "listed": "on"}
+    assert client.post(f"/teach/quizzes/{QUIZ}/listing", data=listed).status_code == 303
     for prompt in questions:
         fields = {"csrf_token": token, "base": "", **question_fields(prompt)}
         saved = client.post(f"/teach/quizzes/{QUIZ}/new-question", data=fields)
@@ -140,12 +141,11 @@ def test_a_question_with_problems_says_each_beside_its_field_and_saves_nothing(a
         assert db.session.scalar(db.select(QuizRecord.draft).filter_by(slug=QUIZ)) == before
 
 
-def test_publishing_is_refused_while_the_draft_has_problems_and_the_editor_lists_its_gaps(
-    app, lecturer
-):
-    """A question without explanations is a gap the editor names with a link to its field;
-    Publish refuses, naming the fields, and nothing is served."""
-    token = write_quiz(lecturer)
+def test_a_quiz_with_gaps_is_published_and_students_read_the_feedback_written(app, lecturer):
+    """A question without explanations or a source is a gap the editor names, with a link to
+    its field; the quiz publishes all the same, and a student's feedback shows what is written.
+    A quiz without a description is refused, naming the field."""
+    token = write_quiz(lecturer, description="")
     bare = {
         "csrf_token": token,
         "base": "",
@@ -153,22 +153,34 @@ def test_publishing_is_refused_while_the_draft_has_problems_and_the_editor_lists
         "choices-0-explanation": "",
         "choices-1-explanation": "",
         "explanation": "",
+        "sources-0-title": "",
+        "sources-0-url": "",
     }
     assert lecturer.post(f"/teach/quizzes/{QUIZ}/new-question", data=bare).status_code == 303
-    editor = text(lecturer.get(EDITOR))
-    assert "2 choices without an explanation" in editor and "No general explanation" in editor
-    assert f"/teach/quizzes/{QUIZ}/questions/which-pigment-is-green#choices-0-explanation" in (
-        lecturer.get(EDITOR).get_data(as_text=True)
-    )
+    editor = lecturer.get(EDITOR).get_data(as_text=True)
+    assert "2 choices without an explanation" in editor and "No source" in editor
+    assert f"/teach/quizzes/{QUIZ}/questions/which-pigment-is-green#choices-0-explanation" in editor
     refused = publish(lecturer, token)
-    assert refused.status_code == 409
-    assert 'question "which-pigment-is-green", field "explanation": missing' in said(refused)
+    assert refused.status_code == 409 and 'field "description": must not be empty' in said(refused)
     with app.app_context():
         assert QUIZ not in current_bank().quizzes
-        assert (
-            db.session.scalar(db.select(QuizRecord.published_version_id).filter_by(slug=QUIZ))
-            is None
-        )
+    settings = {
+        "csrf_token": token,
+        "base": base_of(lecturer.get(EDITOR)),
+        "title": "Photosynthesis",
+        "slug": QUIZ,
+        "description": "Plants.",
+    }
+    lecturer.post(EDITOR, data=settings)
+    assert publish(lecturer, token).status_code == 303
+    student = Student(app.test_client())
+    student.start(name="Sam", slug=QUIZ)
+    with app.app_context():
+        bare_question = current_bank().quizzes[QUIZ].questions[1]
+    student.answer(1, "c1")
+    student.answer(2, bare_question.choices[1].id)
+    feedback = said(student.client.get(student.question_url(2)))
+    assert "Which pigment is green?" in feedback and "Sources:" not in feedback
 
 
 def test_attempts_keep_the_version_they_began_on_through_an_edit_and_publish(app, lecturer):
@@ -188,7 +200,7 @@ def test_attempts_keep_the_version_they_began_on_through_an_edit_and_publish(app
         **question_fields("Which gas do leaves absorb in light?"),
     }
     assert lecturer.post(url, data=fields).status_code == 303
-    assert "Published, with unpublished changes" in text(lecturer.get("/teach/quizzes"))
+    assert "with unpublished changes" in text(lecturer.get("/teach/quizzes"))
     assert publish(lecturer, token).status_code == 303
     assert "What gas do plants take in?" in text(first.client.get(first.results_url))
     second = Student(app.test_client())
@@ -255,16 +267,13 @@ def test_a_class_offers_only_quizzes_its_instructor_may_use(app, lecturer):
 def test_an_unlisted_quiz_is_reached_by_its_link_only(app, lecturer):
     """Taken off the home page, the quiz still starts from its address."""
     token = write_quiz(lecturer)
-    settings = {
-        "csrf_token": token,
-        "base": base_of(lecturer.get(EDITOR)),
-        "title": "Photosynthesis",
-        "slug": QUIZ,
-        "description": "Plants.",
-    }
-    assert lecturer.post(EDITOR, data=settings).status_code == 303
     publish(lecturer, token)
     visitor = app.test_client()
+    assert "Photosynthesis" in text(visitor.get("/"))
+    unlisted = lecturer.post(f"/teach/quizzes/{QUIZ}/listing", data={"csrf_token": token})
+    assert unlisted.status_code == 303 and "No longer on the home page." in said(
+        lecturer.get(EDITOR)
+    )
     assert "Photosynthesis" not in text(visitor.get("/"))
     assert visitor.get(f"/quizzes/{QUIZ}").status_code == 200
 
@@ -351,7 +360,7 @@ def test_a_site_quiz_is_edited_only_as_a_copy(app, lecturer):
     )
     assert copied.location == f"/teach/quizzes/{SLUG}-copy/edit"
     editor = text(lecturer.get(copied.location))
-    assert "Edit Copy of Gradient Checkpointing Quiz" in editor and "Never published" in editor
+    assert "Edit Copy of Gradient Checkpointing Quiz" in editor and "never published" in editor
 
 
 def test_delete_removes_an_untaken_quiz_and_archives_a_taken_one(app, lecturer):
@@ -361,14 +370,22 @@ def test_delete_removes_an_untaken_quiz_and_archives_a_taken_one(app, lecturer):
     publish(lecturer, token)
     student = Student(app.test_client())
     student.start(name="Sam", slug=QUIZ)
-    deleted = lecturer.post(f"/teach/quizzes/{QUIZ}/delete", data={"csrf_token": token})
-    assert deleted.status_code == 303 and "archived" in text(lecturer.get("/teach/quizzes"))
+    unconfirmed = lecturer.post(f"/teach/quizzes/{QUIZ}/delete", data={"csrf_token": token})
+    assert unconfirmed.location == f"/teach/quizzes/{QUIZ}/delete"
+    assert "Archive quiz" in said(lecturer.get(unconfirmed.location))
+    assert app.test_client().get(f"/quizzes/{QUIZ}").status_code == 200
+    deleted = lecturer.post(
+        f"/teach/quizzes/{QUIZ}/delete", data={"csrf_token": token, "confirm": "yes"}
+    )
+    assert deleted.status_code == 303 and "Archived" in text(lecturer.get("/teach/quizzes"))
     assert app.test_client().get(f"/quizzes/{QUIZ}").status_code == 404
     assert student.client.get(student.question_url(1)).status_code == 200
     copied = lecturer.post(f"/teach/quizzes/{SLUG}/duplicate", data={"csrf_token": token})
     copy_slug = copied.location.split("/")[3]
     lecturer.post(f"/teach/quizzes/{copy_slug}/publish", data={"csrf_token": token})
-    lecturer.post(f"/teach/quizzes/{copy_slug}/delete", data={"csrf_token": token})
+    lecturer.post(
+        f"/teach/quizzes/{copy_slug}/delete", data={"csrf_token": token, "confirm": "yes"}
+    )
     with app.app_context():
         assert db.session.scalar(db.select(QuizRecord).filter_by(slug=copy_slug)) is None
         assert copy_slug not in current_bank().retired
@@ -471,7 +488,7 @@ def test_importing_a_file_reports_every_skip_before_storing_anything(app, lectur
     )
     assert made.status_code == 303
     editor = said(lecturer.get(made.location))
-    assert "Edit Imported features" in editor and "Never published" in editor
+    assert "Edit Imported features" in editor and "never published" in editor
 
 
 def test_an_unreadable_file_is_refused_at_its_field_and_stores_nothing(app, lecturer, tmp_path):
@@ -490,3 +507,77 @@ def test_a_tampered_import_is_refused(app, lecturer):
         data={"csrf_token": token_of(lecturer), "parsed": "forged", "into": "", "title": "X"},
     )
     assert refused.status_code == 400 and "import the file again" in said(refused)
+
+
+def test_a_freed_address_does_not_hand_over_the_deleted_quizs_answers(app, lecturer):
+    """Ada deletes a quiz nobody took; Bo takes its address: nothing of Ada's is his to see."""
+    token = write_quiz(lecturer)
+    publish(lecturer, token)
+    lecturer.post(f"/teach/quizzes/{QUIZ}/delete", data={"csrf_token": token, "confirm": "yes"})
+    bo = app.test_client()
+    login(bo, "bo", "bo password")
+    made = bo.post("/teach/quizzes", data={"csrf_token": token_of(bo), "title": "Photosynthesis"})
+    assert made.location == EDITOR
+    copied = lecturer.post(f"/teach/quizzes/{SLUG}/duplicate", data={"csrf_token": token})
+    lecturer.post(copied.location.replace("/edit", "/publish"), data={"csrf_token": token})
+    assert bo.get(f"/teach/quizzes/{QUIZ}/preview").status_code == 404
+    assert "Plants give oxygen off." not in said(bo.get(f"/teach/quizzes/{QUIZ}/draft"))
+    with app.app_context():
+        assert QUIZ not in current_bank().retired
+
+
+def test_a_share_to_use_copies_the_published_version_not_the_draft(app, lecturer):
+    """Bo, who may use Ada's quiz, duplicates what students are served; her unpublished draft,
+    and a quiz she never published, stay hers."""
+    token = write_quiz(lecturer)
+    publish(lecturer, token)
+    url = f"/teach/quizzes/{QUIZ}/questions/what-gas-do-plants-take-in"
+    draft = {
+        "csrf_token": token,
+        "base": base_of(lecturer.get(url)),
+        **question_fields("Secret draft wording?"),
+    }
+    lecturer.post(url, data=draft)
+    with app.app_context():
+        record = db.session.scalar(db.select(QuizRecord).filter_by(slug=QUIZ))
+        bo = db.session.scalar(db.select(factories.Instructor).filter_by(username="bo"))
+        factories.share_quiz(record, bo)
+        unpublished = factories.owned_quiz(record.owner, "unpublished", published=False)
+        factories.share_quiz(unpublished, bo)
+    client = app.test_client()
+    login(client, "bo", "bo password")
+    copied = client.post(f"/teach/quizzes/{QUIZ}/duplicate", data={"csrf_token": token_of(client)})
+    copy = said(client.get(copied.location))
+    assert "What gas do plants take in?" in copy and "Secret draft wording?" not in copy
+    refused = client.post(
+        "/teach/quizzes/unpublished/duplicate", data={"csrf_token": token_of(client)}
+    )
+    assert refused.status_code == 409 and "not published yet" in said(refused)
+
+
+def test_the_history_of_a_quiz_never_published_says_so(app, lecturer):
+    write_quiz(lecturer)
+    page = lecturer.get(f"/teach/quizzes/{QUIZ}/history")
+    assert page.status_code == 200 and "Never published." in said(page)
+
+
+@pytest.mark.parametrize(
+    ("content", "said_"),
+    [
+        (
+            "".join(f"::q{n}::Q{n}? {{=a ~b}}\n\n" for n in range(501)),
+            "501 questions; a quiz holds at most 500: split the file",
+        ),
+        (
+            "::q::Q? {=a " + " ".join(f"~w{n}" for n in range(21)) + "}\n",
+            "22 choices; a question holds at most 20",
+        ),
+        ("// " + "x" * 2_000_001 + "\n::q::Q? {=a ~b}\n", "larger than 2 MB"),
+    ],
+)
+def test_an_import_past_the_limits_is_refused_at_its_field(app, lecturer, tmp_path, content, said_):
+    """What the editor could not show, or a worker read in time, is refused before anything."""
+    path = tmp_path / "big.gift"
+    path.write_text(content)
+    refused = import_file(lecturer, path)
+    assert refused.status_code == 400 and said_ in said(refused)

@@ -374,6 +374,8 @@ def test_aiken_reads_questions_choices_and_keys():
         ("Q?\nA. x\nANSWER: A\n", "t.aiken:1: needs at least two choices (A. ..., B. ...)"),
         ("Q?\nA. x\nC. y\nANSWER: A\n", "t.aiken:3: choice C, B was due"),
         ("ANSWER: A\n", "t.aiken:1: ANSWER: with no question before it"),
+        ("Q?\n" + "".join(f"{chr(65 + n)}. c{n}\n" for n in range(26)) + "A. again\nANSWER: A\n",
+         "t.aiken:28: a question has at most 26 choices, A to Z"),
     ],
 )  # fmt: skip
 def test_aiken_mistakes_are_located(text, error):

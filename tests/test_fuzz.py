@@ -311,7 +311,7 @@ def build_world(tmp_path, csrf: bool, tally) -> World:
             "token": tokens,
             "slug": [SLUG, "owners-quiz"],
             "question_id": ["q1", "q2"],
-            "action": ["up", "down", "duplicate", "delete"],
+            "action": ["delete", "up", "down", "duplicate", "discard"],
             "instructor_id": other_ids,
             "publication_id": publication_ids,
             "code": ["ABCDEF", "abc-def", sign_in_code],

@@ -44,9 +44,14 @@ def record_or_404(slug: str, need: QuizRole = QuizRole.USE) -> tuple[QuizRecord,
         audit("access denied")
         abort(404, description="There is no quiz of yours at this address.")
     if not allows(role, need):
-        audit("access denied")
-        abort(403, description=f"{record.title} is shared with you to use it, not to change it.")
+        refused(record, role)
     return record, role
+
+
+def refused(record: QuizRecord, role: QuizRole) -> None:
+    """The 403 for a share too small for what was asked."""
+    audit("access denied")
+    abort(403, description=f"{record.title} is shared with you to {role.value} it, not to do this.")
 
 
 def visible_records():

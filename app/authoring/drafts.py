@@ -14,14 +14,12 @@ from sqlalchemy import update
 from sqlalchemy.exc import IntegrityError
 
 from ..attempts.service import record_version
-from ..bank import BankError, build_quiz, problems
+from ..bank import MOST_QUESTIONS, BankError, build_quiz, problems
 from ..extensions import db
 from ..formats import slugify
 from ..models import Assignment, Attempt, QuizRecord, QuizVersion, now
 from ..releases import publish_version, release
 
-MOST_QUESTIONS = 500
-"""As the bank's schema holds a quiz (questions.schema.json)."""
 SAVE_TRIES = 50
 """How often a save is applied again after losing a race: each loss means another save landed,
 so this many editors saving at one moment all land."""
@@ -182,7 +180,7 @@ def add_questions(draft: dict, questions: list[dict]) -> None:
 def changes(versions: list[dict]) -> list[list[str]]:
     """What each version changed from the one before it (versions newest first), in words."""
     said = []
-    for newer, older in zip(versions, [*versions[1:], None], strict=True):
+    for newer, older in zip(versions, [*versions[1:], None][: len(versions)], strict=True):
         if older is None:
             said.append(["First published."])
             continue
@@ -219,7 +217,7 @@ def publish(record: QuizRecord, by_id: int) -> int:
     revision, draft = record.draft_revision, json.loads(record.draft)
     found = [
         problem.removeprefix('quiz "' + record.slug + '", ')
-        for problem in problems({"quizzes": [draft]})
+        for problem in problems({"quizzes": [draft]}, gaps_allowed=True)
     ]
     if found:
         raise BankError(found)
@@ -255,9 +253,15 @@ def restore(record: QuizRecord, version: QuizVersion, by_id: int) -> None:
     save(record, back, by_id)
 
 
-def duplicate(record: QuizRecord, owner_id: int) -> QuizRecord:
-    """A copy of the quiz as its editors see it, the new owner's own, under a free address."""
-    draft = copy.deepcopy(draft_of(record))
+def duplicate(record: QuizRecord, owner_id: int, with_draft: bool) -> QuizRecord:
+    """A copy of the quiz, the new owner's own, under a free address: as its editors see it
+    `with_draft`, else as it is published (ValueError if never)."""
+    if with_draft:
+        draft = copy.deepcopy(draft_of(record))
+    elif record.published_version is not None:
+        draft = json.loads(record.published_version.snapshot)
+    else:
+        raise ValueError(f"quiz {record.slug} was never published")
     base = f"{record.slug[:58]}-copy"
     slug, n = base, 2
     while not slug_free(slug):

@@ -22,15 +22,15 @@ from wtforms import (
 from wtforms.validators import DataRequired, Length, Optional, Regexp, ValidationError
 
 from ..auth import find_instructor
+from ..bank import MOST_CHARACTERS, MOST_CHOICES
 from ..formats import slugify
 from ..names import tidy
 from .access import SHARE_ROLES
 
-TEXT_LIMIT = 20000
-"""As the bank's schema holds every text (questions.schema.json)."""
-MOST_CHOICES = 20
 SPARE_CHOICES = 2
 """Empty choice rows the editor offers after the written ones; an empty row is no choice."""
+NEW_CHOICES = 4
+"""Choice rows a new question starts with."""
 FORMAT_LABELS = {
     "gift": "GIFT",
     "moodle-xml": "Moodle XML",
@@ -41,7 +41,7 @@ FORMAT_LABELS = {
 SLUG_HINT = "Lower-case letters and digits, words joined by '-'."
 
 
-def _text(label: str, required: str | None = None, limit: int = TEXT_LIMIT):
+def _text(label: str, required: str | None = None, limit: int = MOST_CHARACTERS):
     checks = [Length(max=limit, message=f"Use at most {limit:,} characters.")]
     checks.insert(0, DataRequired(required) if required else Optional())
     return TextAreaField(label, filters=[_stripped], validators=checks)
@@ -93,9 +93,10 @@ class SettingsForm(FlaskForm):
             Regexp(r"^[a-z0-9]+(-[a-z0-9]+)*\Z", message=SLUG_HINT),
         ],
     )
-    description = _text("Description", "Say in a sentence or two what the quiz covers.")
-    shuffle_choices = BooleanField("Show each attempt the choices in its own order")
-    listed = BooleanField("Listed on the home page")
+    description = _text("Description")
+    shuffle_choices = BooleanField(
+        "Shuffle the choices: each student sees them in an order of their own"
+    )
     submit = SubmitField("Save settings")
 
 
@@ -114,7 +115,7 @@ class ChoiceRow(Form):
 
 class SourceRow(Form):
     title = StringField(
-        "Source title", filters=[_stripped], validators=[Optional(), Length(max=TEXT_LIMIT)]
+        "Source title", filters=[_stripped], validators=[Optional(), Length(max=MOST_CHARACTERS)]
     )
     url = StringField(
         "Address (https://)",
@@ -142,7 +143,12 @@ class QuestionForm(FlaskForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.right.choices = [(str(n), f"Choice {n + 1}") for n in range(len(self.choices))]
+        self.right.choices = [
+            SelectChoice(str(n), f"Choice {n + 1}") for n in range(len(self.choices))
+        ]
+        for number, row in enumerate(self.choices, 1):
+            row.form.text.label.text = f"Choice {number}"
+            row.form.explanation.label.text = f"Why choice {number} is right or wrong"
 
     def written(self) -> list:
         """The choice rows with text: an empty row is no choice."""
@@ -198,7 +204,8 @@ def question_form_data(question: dict) -> dict:
         {"id": c["id"], "text": c["text"], "explanation": c.get("explanation", "")}
         for c in question.get("choices", [])
     ]
-    spare = max(0, min(SPARE_CHOICES, MOST_CHOICES - len(choices)))
+    rows = max(len(choices) + SPARE_CHOICES, NEW_CHOICES)
+    spare = min(rows, MOST_CHOICES) - len(choices)
     right = next((n for n, c in enumerate(question.get("choices", [])) if c.get("correct")), None)
     sources = [dict(r) for r in question.get("references", [])]
     return {

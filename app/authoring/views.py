@@ -21,10 +21,18 @@ from ..audit import audit
 from ..auth import no_store, require_author
 from ..bank import BankError, build_quiz, problems
 from ..extensions import db
+from ..formats import slugify
 from ..models import Publication, QuizRecord, QuizRole, QuizShare
 from ..served import current_bank, recheck_bank
 from . import drafts
-from .access import SHARE_ROLES, allows, record_or_404, share_quiz, visible_records
+from .access import (
+    SHARE_ROLES,
+    allows,
+    record_or_404,
+    refused,
+    share_quiz,
+    visible_records,
+)
 from .checklist import gaps
 from .forms import (
     ImportedForm,
@@ -40,13 +48,16 @@ bp = Blueprint("authoring", __name__, url_prefix="/teach/quizzes")
 bp.after_request(no_store)
 
 
+UPLOAD_BYTES = 2 * 1000 * 1000
+"""A file imported in the browser is read within the request, which a worker serves alone for
+as long as it takes: larger files go through `flask quiz import`."""
 EDITOR_BYTES = 8 * 1000 * 1000
 """A question of 20 choices, each with 20,000 characters of text and of explanation."""
 LARGER_FORMS = {
     "authoring.question": EDITOR_BYTES,
     "authoring.edit": EDITOR_BYTES,
-    "authoring.import_file": formats.MAX_BYTES + 64 * 1024,
-    "authoring.import_confirm": formats.MAX_BYTES + 64 * 1024,
+    "authoring.import_file": UPLOAD_BYTES + 64 * 1024,
+    "authoring.import_confirm": 2 * UPLOAD_BYTES,
 }
 
 
@@ -83,8 +94,7 @@ def _editable(slug: str) -> QuizRecord:
     if record.archived_at is not None:
         abort(409, description=f"{record.title} is archived: it is kept for its attempts.")
     if not allows(role, QuizRole.EDIT):
-        audit("access denied")
-        abort(403, description=f"{record.title} is shared with you to use it, not to change it.")
+        refused(record, role)
     return record
 
 
@@ -129,11 +139,10 @@ def _edit_page(
         settings = SettingsForm(
             data={
                 **drafts.settings_of(draft),
-                "listed": record.listed,
                 "base": drafts.digest(drafts.settings_of(draft)),
             }
         )
-    found = problems({"quizzes": [draft]})
+    found = problems({"quizzes": [draft]}, gaps_allowed=True)
     page = render_template(
         "authoring/edit.html",
         record=record,
@@ -172,6 +181,11 @@ def edit(slug):
         drafts.save(record, settle, current_user.id)
     except drafts.Conflict as conflict:
         form.base.data = drafts.digest(conflict.theirs)
+        conflict.theirs = {
+            form[key].label.text: value
+            for key, value in conflict.theirs.items()
+            if key in form and form[key].data != value
+        }
         return _edit_page(record, form, conflict=conflict, status=409)
     except drafts.SlugTaken:
         fixed = record.published_version_id is not None
@@ -181,13 +195,21 @@ def edit(slug):
             else f"The address {form.slug.data} is taken: choose another."
         )
         return _edit_page(record, form, status=400)
-    if record.listed != form.listed.data:
-        record.listed = form.listed.data
-        drafts.relist(record)
-        recheck_bank()
     audit(f"quiz {record.slug} settings saved")
     flash("Settings saved in the draft.")
     return redirect(url_for(".edit", slug=record.slug), 303)
+
+
+@bp.post("/<slug>/listing")
+def listing(slug):
+    """Put the quiz on the home page or take it off, at once: a listing is no draft."""
+    record = _editable(slug)
+    record.listed = request.form.get("listed") == "on"
+    drafts.relist(record)
+    recheck_bank()
+    audit(f"quiz {record.slug} {'listed' if record.listed else 'unlisted'} on the home page")
+    flash("Listed on the home page." if record.listed else "No longer on the home page.")
+    return redirect(url_for(".edit", slug=record.slug, _anchor="listing"), 303)
 
 
 def _saved_by(record: QuizRecord) -> str:
@@ -281,7 +303,9 @@ def rearrange(slug, question_id, action):
     except KeyError:
         abort(404, description="There is no such question in this quiz's draft.")
     audit(f"quiz {record.slug} question {question_id}: {action}")
-    return redirect(url_for(".edit", slug=record.slug, _anchor="questions"), 303)
+    # Back at the question moved, so that moving it again is one key away.
+    anchor = f"q-{question_id}" if action in ("up", "down") else "questions"
+    return redirect(url_for(".edit", slug=record.slug, _anchor=anchor), 303)
 
 
 @bp.post("/<slug>/publish")
@@ -298,12 +322,31 @@ def publish(slug):
     return redirect(url_for(".edit", slug=record.slug), 303)
 
 
+@bp.get("/<slug>/<any(discard, delete):action>")
+def confirm(slug, action):
+    """What discarding the draft or deleting the quiz loses, with the button that does it."""
+    record, _ = record_or_404(slug, QuizRole.EDIT if action == "discard" else QuizRole.OWN)
+    return render_template(
+        "authoring/confirm.html", record=record, action=action,
+        taken=action == "delete" and drafts.has_history(record),
+    )  # fmt: skip
+
+
+def _confirmed(slug: str, action: str):
+    """A destructive POST sent from its confirmation page, or the way back to it."""
+    if request.form.get("confirm") != "yes":
+        return redirect(url_for(".confirm", slug=slug, action=action), 303)
+    return None
+
+
 @bp.post("/<slug>/discard")
 def discard(slug):
     """Throw the draft away and go back to the published version."""
     record = _editable(slug)
     if record.published_version_id is None:
         abort(409, description="This quiz was never published: delete it instead.")
+    if (back := _confirmed(slug, "discard")) is not None:
+        return back
     drafts.discard(record)
     audit(f"quiz {record.slug} draft discarded")
     flash("Draft discarded: the quiz is the published version again.")
@@ -312,9 +355,13 @@ def discard(slug):
 
 @bp.post("/<slug>/duplicate")
 def duplicate(slug):
-    """A copy of a quiz one may use, as a new draft of one's own."""
-    record, _ = record_or_404(slug)
-    copy = drafts.duplicate(record, current_user.id)
+    """A copy of a quiz one may use, as a new draft of one's own: its draft only for those who
+    may edit it, the published version for those who may use it."""
+    record, role = record_or_404(slug)
+    try:
+        copy = drafts.duplicate(record, current_user.id, with_draft=allows(role, QuizRole.EDIT))
+    except ValueError:
+        abort(409, description=f"{record.title} is not published yet: there is nothing to copy.")
     audit(f"quiz {record.slug} duplicated as {copy.slug}")
     flash(f"This is your copy of {record.title}: nothing of it is published yet.")
     return redirect(url_for(".edit", slug=copy.slug), 303)
@@ -330,6 +377,8 @@ def delete(slug):
             description=f"{record.title} is written in questions.json on the server: "
             "remove it there.",
         )
+    if (back := _confirmed(slug, "delete")) is not None:
+        return back
     title = record.title
     deleted = drafts.delete(record)
     recheck_bank()
@@ -415,7 +464,7 @@ def draft_preview(slug):
     """The draft as the preview shows a published quiz: every question with its key."""
     record = _editable(slug)
     draft = drafts.draft_of(record)
-    if problems({"quizzes": [draft]}):
+    if problems({"quizzes": [draft]}, gaps_allowed=True):
         abort(409, description="The draft has problems to mend first: the editor lists them.")
     return render_template(
         "teach/preview.html", quiz=build_quiz(draft), offered=False, draft_of=record
@@ -451,8 +500,9 @@ def import_file():
     upload = form.upload.data
     try:
         imported = formats.draft_from(
-            upload.read(formats.MAX_BYTES + 1), upload.filename, form.format_name.data or None
-        )
+            upload.read(UPLOAD_BYTES + 1), upload.filename, form.format_name.data or None,
+            UPLOAD_BYTES,
+        )  # fmt: skip
     except (formats.FormatError, BankError) as error:
         form.upload.errors.extend(error.errors)
         return render_template("authoring/import.html", form=form), 400
@@ -486,11 +536,12 @@ def import_confirm():
     if not form.validate_on_submit():
         abort(400, description="This import's form was incomplete: import the file again.")
     try:
-        quiz = import_serializer().loads(form.parsed.data)
+        quiz = import_serializer().loads(form.parsed.data or "")
     except BadSignature:
         abort(400, description="This import was not read here: import the file again.")
     if not form.into.data:
-        quiz["title"] = form.title.data or quiz["title"]
+        if form.title.data and form.title.data != quiz["title"]:
+            quiz["title"], quiz["slug"] = form.title.data, slugify(form.title.data) or quiz["slug"]
         base, n = quiz["slug"][:58], 2
         while not drafts.slug_free(quiz["slug"]):
             quiz["slug"], n = f"{base}-{n}", n + 1

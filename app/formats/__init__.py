@@ -14,7 +14,16 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..bank import PLACEHOLDER, PLACEHOLDER_URL, UNFILLED, BankError, Quiz, problems
+from ..bank import (
+    MOST_CHOICES,
+    MOST_QUESTIONS,
+    PLACEHOLDER,
+    PLACEHOLDER_URL,
+    UNFILLED,
+    BankError,
+    Quiz,
+    problems,
+)
 from ..evidence import FOLDER as EVIDENCE_FOLDER
 from ..question_types import Question
 from . import aiken, gift, moodle_xml, qti, qti3
@@ -229,11 +238,25 @@ def _measured_only(imported: Imported, evidence_folder: Path) -> None:
             )
 
 
-def draft_from(data: bytes, name: str, format_name: str | None = None) -> Imported:
+def draft_from(
+    data: bytes, name: str, format_name: str | None = None, limit: int = MAX_BYTES
+) -> Imported:
     """An uploaded file as a draft for the quiz editor: what the source lacks is left empty for
     the editor's checklist, not filled with placeholders. FormatError lists every problem."""
-    check_size(data, name)
+    check_size(data, name, limit)
     source = FORMATS[format_name or guess_format(data)].parse(data, name)
+    too_many = [
+        f"{where}: {len(question.choices)} choices; a question holds at most {MOST_CHOICES}"
+        for question, where in zip(source.questions, source.places, strict=True)
+        if len(question.choices) > MOST_CHOICES
+    ]
+    if len(source.questions) > MOST_QUESTIONS:
+        too_many.append(
+            f"{name}: {len(source.questions)} questions; a quiz holds at most {MOST_QUESTIONS}: "
+            "split the file"
+        )
+    if too_many:
+        raise FormatError(too_many)
     slug = source.slug or slugify(source.title or Path(name).stem) or "imported-quiz"
     imported = to_quiz(source, slug, None, None)
     _measured_only(imported, EVIDENCE_FOLDER)

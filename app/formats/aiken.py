@@ -70,6 +70,9 @@ def parse(data: bytes, source: str) -> Source:
                 places.append(where)
             prompt, choices, start = [], [], 0
         elif (choice := CHOICE.match(stripped)) and prompt:
+            if len(choices) == len(string.ascii_uppercase):
+                errors.append(f"{source}:{number}: a question has at most 26 choices, A to Z")
+                continue
             expected = string.ascii_uppercase[len(choices)]
             if choice.group(1) != expected:
                 errors.append(f"{source}:{number}: choice {choice.group(1)}, {expected} was due")

@@ -59,9 +59,12 @@ class SingleChoice(QuestionType):
         return Question(
             id=data["id"],
             prompt=data["prompt"],
-            choices=tuple(Choice(**choice) for choice in data["choices"]),
-            explanation=data["explanation"],
-            references=tuple(Reference(**ref) for ref in data["references"]),
+            # A quiz published from the browser may lack explanations: "" shows none.
+            choices=tuple(
+                Choice(**{"explanation": "", **choice}) for choice in data["choices"]
+            ),
+            explanation=data.get("explanation", ""),
+            references=tuple(Reference(**ref) for ref in data.get("references", ())),
             evidence=data.get("evidence"),
             type=self.name,
         )
