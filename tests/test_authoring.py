@@ -14,7 +14,7 @@ from app.extensions import db
 from app.models import Publication, QuizRecord
 from app.served import current_bank
 
-from helpers import SLUG, Student, csrf_token, login, make_app, text
+from helpers import SLUG, Student, csrf_token, login, make_app, queries, text
 
 pytestmark = pytest.mark.postgres
 
@@ -581,3 +581,26 @@ def test_an_import_past_the_limits_is_refused_at_its_field(app, lecturer, tmp_pa
     path.write_text(content)
     refused = import_file(lecturer, path)
     assert refused.status_code == 400 and said_ in said(refused)
+
+
+def test_the_quiz_list_and_the_editor_cost_the_same_queries_for_a_larger_bank(app, lecturer):
+    """Twice the quizzes, and a quiz of twice the questions, cost no more queries: the list is
+    one query, the editor reads its quiz's draft once."""
+    with app.app_context():
+        ada = db.session.scalar(db.select(factories.Instructor).filter_by(username="ada"))
+
+    def counted(quizzes: int, questions: int) -> tuple[int, int]:
+        with app.app_context():
+            have = db.session.scalar(db.select(db.func.count(QuizRecord.id)))
+            for n in range(have - 1, quizzes):
+                factories.owned_quiz(ada, f"quiz-{n}", questions=questions, published=False)
+        with queries(app) as listed:
+            assert lecturer.get("/teach/quizzes").status_code == 200
+        with queries(app) as edited:
+            assert lecturer.get(f"/teach/quizzes/quiz-{quizzes - 1}/edit").status_code == 200
+        return len(listed), len(edited)
+
+    small = counted(10, 5)
+    assert counted(20, 10) == small
+    # A few queries each, the same however large the bank.
+    assert small[0] <= 3 and small[1] <= 3, small
