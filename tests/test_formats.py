@@ -143,8 +143,8 @@ def test_moodle_xml_reads_cdata_html_plain_text_and_feedback():
         "features.xml: /quiz/question[4]: skipped, several answers may be chosen "
         "(<single>false</single>)",
         "features.xml: /quiz/question[5]: skipped, partial credit (33.3333%) on answer 2",
-        "features.xml: /quiz/question[6]: skipped, its text shows media (img, file), which the "
-        "bank cannot",
+        "features.xml: /quiz/question[6]: skipped, its text shows media (img, file), which "
+        "Quizwright cannot show yet",
         "features.xml: /quiz/question[8]: skipped, of type shortanswer, not multiple choice or "
         "true/false",
         "features.xml: /quiz/question[9]: skipped, of type essay, not multiple choice or "
@@ -183,7 +183,8 @@ def test_qti_reads_a_canvas_package_with_item_feedback():
         f"{where}[3] ident='i0003': skipped, of type multiple_answers_question, {other}",
         f"{where}[4] ident='i0004': skipped, of type essay_question, {other}",
         f"{where}[5] ident='i0005': skipped, partial credit (50 of 100) on an answer",
-        f"{where}[6] ident='i0006': skipped, its text shows media (img), which the bank cannot",
+        f"{where}[6] ident='i0006': skipped, its text shows media (img), which Quizwright "
+        "cannot show yet",
     ]
 
 
@@ -247,8 +248,8 @@ def test_qti3_reads_a_package_with_every_kind_of_feedback():
         f"{where.format('partial', 'pi')}: skipped, partial credit (0.5 of 1) on an answer",
         f"{where.format('essay', 'osmosis')}: skipped, it has qti-extended-text-interaction, not "
         "one choice interaction",
-        f"{where.format('picture', 'picture')}: skipped, its text shows media (img), which the "
-        "bank cannot",
+        f"{where.format('picture', 'picture')}: skipped, its text shows media (img), which "
+        "Quizwright cannot show yet",
     ]
 
 
@@ -463,7 +464,7 @@ def test_gift_html_in_moodles_format_shows_what_moodle_shows_and_no_more():
     assert a.prompt == "Caf\u00e9 menu \u2014 is List<String> & more?"
     assert c.prompt == "Hi?"
     assert [str(skip) for skip in source.skipped] == [
-        "t.gift:6: skipped, it shows media (iframe), which the bank cannot"
+        "t.gift:6: skipped, it shows media (iframe), which Quizwright cannot show yet"
     ]
     assert source.title is None
     mixed = b"Q? {=a #Yes ~b #No\n####Order is <i>transitive</i>.<br>Source\\: <https\\://example.org/t>}\n"
@@ -512,7 +513,7 @@ def test_a_true_false_answer_moodle_cannot_read_is_located():
 def test_true_false_with_media_in_its_feedback_is_skipped():
     source = gift.parse(b'[html]Sun? {T#<img src="x.png">#yes}\n\nok {=a ~b}', "m.gift")
     assert [str(skip) for skip in source.skipped] == [
-        "m.gift:1: skipped, an answer shows media, which the bank cannot"
+        "m.gift:1: skipped, an answer shows media, which Quizwright cannot show yet"
     ]
 
 

@@ -110,8 +110,8 @@ def test_import_without_allow_gaps_lists_the_gaps_and_writes_nothing(bank):
         f"{source}: /quiz/question[4]: skipped, several answers may be chosen "
         "(<single>false</single>)",
         f"{source}: /quiz/question[5]: skipped, partial credit (33.3333%) on answer 2",
-        f"{source}: /quiz/question[6]: skipped, its text shows media (img, file), which the bank "
-        "cannot",
+        f"{source}: /quiz/question[6]: skipped, its text shows media (img, file), which "
+        "Quizwright cannot show yet",
         f"{source}: /quiz/question[8]: skipped, of type shortanswer, not multiple choice or "
         "true/false",
         f"{source}: /quiz/question[9]: skipped, of type essay, not multiple choice or true/false",

@@ -184,7 +184,7 @@ def _as_html(text: str, markup: str) -> str | None:
 
 
 def _text(raw: str, markup: str) -> tuple[str, tuple[str, ...]]:
-    """Source text as plain text, and the media it shows (which the bank cannot)."""
+    """Source text as plain text, and the media it shows (which Quizwright cannot show yet)."""
     text = _unescape(raw.strip())
     if (markup_html := _as_html(text, markup)) is not None:
         found = from_html(markup_html)
@@ -224,7 +224,7 @@ def _question(where: str, raw: str, exported: bool = False) -> Question:
     block = raw[opening + 1 : closing].strip()
     if media or after_media:
         raise Unsupported(
-            f"it shows media ({', '.join(media + after_media)}), which the bank cannot"
+            f"it shows media ({', '.join(media + after_media)}), which Quizwright cannot show yet"
         )
     if not block:
         raise Unsupported("an essay question")
@@ -257,7 +257,7 @@ def _question(where: str, raw: str, exported: bool = False) -> Question:
         text = _text(body[:hash_at] if hash_at >= 0 else body, markup)
         why = _text(feedback, markup)
         if text[1] or why[1]:
-            raise Unsupported("an answer shows media, which the bank cannot")
+            raise Unsupported("an answer shows media, which Quizwright cannot show yet")
         if weight not in (0.0, 100.0):
             raise Unsupported(f"partial credit ({weight:g}%) on an answer")
         if not text[0]:
@@ -284,7 +284,7 @@ def _true_false(true: bool, feedback: str, markup: str) -> tuple[Choice, ...]:
     wrong_text, wrong_media = _text(wrong, markup)
     right_text, right_media = _text(right, markup)
     if wrong_media or right_media:
-        raise Unsupported("an answer shows media, which the bank cannot")
+        raise Unsupported("an answer shows media, which Quizwright cannot show yet")
     return (
         Choice(id="true", text="True", correct=true,
                explanation=right_text if true else wrong_text),
@@ -308,7 +308,7 @@ def _finish(
     if (general_html := _as_html(_unescape(general.strip()), markup)) is not None:
         explanation, references, media = html_sources(general_html)
         if media:
-            raise Unsupported("its general feedback shows media, which the bank cannot")
+            raise Unsupported("its general feedback shows media, which Quizwright cannot show yet")
     else:
         explanation, references = split_sources(_text(general, markup)[0])
     return Question(

@@ -67,7 +67,7 @@ def _with_outcome_feedback(element: Element, choice: Choice) -> Choice:
     name = "correctfeedback" if choice.correct else "incorrectfeedback"
     text, media = _plain(_child(element, name))
     if media:
-        raise Unsupported(f"its {name} shows media, which the bank cannot")
+        raise Unsupported(f"its {name} shows media, which Quizwright cannot show yet")
     if not text or text in STANDARD_FEEDBACK:
         return choice
     explanation = f"{choice.explanation}\n\n{text}" if choice.explanation else text
@@ -83,7 +83,9 @@ def _question(where: str, element: Element) -> Question:
         raise Unsupported("several answers may be chosen (<single>false</single>)")
     prompt, media = _plain(_child(element, "questiontext"))
     if media:
-        raise Unsupported(f"its text shows media ({', '.join(media)}), which the bank cannot")
+        raise Unsupported(
+            f"its text shows media ({', '.join(media)}), which Quizwright cannot show yet"
+        )
     if not prompt:
         raise FormatError([f"{where}/questiontext: no question text"])
     choices = []
@@ -99,7 +101,7 @@ def _question(where: str, element: Element) -> Question:
         text, media = _plain(answer)
         why, why_media = _plain(_child(answer, "feedback"))
         if media or why_media:
-            raise Unsupported(f"answer {number} shows media, which the bank cannot")
+            raise Unsupported(f"answer {number} shows media, which Quizwright cannot show yet")
         if not text:
             raise FormatError([f"{where}/answer[{number}]: no answer text"])
         if kind == "truefalse":
@@ -122,7 +124,7 @@ def _question(where: str, element: Element) -> Question:
     else:
         explanation, references, media = html_sources(to_html(markup))
     if media:
-        raise Unsupported("its general feedback shows media, which the bank cannot")
+        raise Unsupported("its general feedback shows media, which Quizwright cannot show yet")
     name = _child(element, "name")
     title = (name.findtext("{*}text") or "") if name is not None else ""
     tags = _child(element, "tags")

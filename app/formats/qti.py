@@ -186,7 +186,9 @@ def _question(where: str, item: Element) -> Question:
         text, shown = _mattext(part) if local(part.tag) == "material" else ("", ())
         prompt, media = (prompt + "\n\n" + text).strip(), media + list(shown)
     if media:
-        raise Unsupported(f"its text shows media ({', '.join(media)}), which the bank cannot")
+        raise Unsupported(
+            f"its text shows media ({', '.join(media)}), which Quizwright cannot show yet"
+        )
     if not prompt:
         raise FormatError([f"{where}/presentation: no question text"])
     labels = _all(responses[0], "response_label")
@@ -232,7 +234,7 @@ def _question(where: str, item: Element) -> Question:
         whys = [texts.get(feedback.get(ident), ("", ())), texts.get(OUTCOME_FEEDBACK[correct])]
         whys = [why for why in whys if why and (why[0] or why[1])]
         if shown or any(why[1] for why in whys):
-            raise Unsupported(f"answer {number} shows media, which the bank cannot")
+            raise Unsupported(f"answer {number} shows media, which Quizwright cannot show yet")
         if not text:
             raise FormatError([f"{where}/response_label[{number}]: no answer text"])
         explanation = "\n\n".join(why[0] for why in whys)
@@ -249,7 +251,7 @@ def _question(where: str, item: Element) -> Question:
                          (m.text or "") for m in _all(item_feedback, "mattext"))  # fmt: skip
         explanation, references, general_media = html_sources(markup)
     if general_media:
-        raise Unsupported("its general feedback shows media, which the bank cannot")
+        raise Unsupported("its general feedback shows media, which Quizwright cannot show yet")
     title = item.get("title", "")
     return Question(
         id="" if title.strip().lower() in ("", "question") else title,

@@ -97,7 +97,9 @@ def _text(element: Element, where: str, interaction: Element | None = None) -> s
     """An element's text as a student reads it; Unsupported if it shows media."""
     found = from_html(_html(element, interaction))
     if found.media:
-        raise Unsupported(f"{where} shows media ({', '.join(found.media)}), which the bank cannot")
+        raise Unsupported(
+            f"{where} shows media ({', '.join(found.media)}), which Quizwright cannot show yet"
+        )
     return found.text
 
 
@@ -256,13 +258,15 @@ def _question(where: str, item: Element) -> Question:
             raise FormatError([f"{where}/qti-simple-choice[{number}]: no answer text"])
         why = from_html("<br><br>".join(per_choice[ident]))
         if why.media:
-            raise Unsupported(f"the feedback on answer {number} shows media, which the bank cannot")
+            raise Unsupported(
+                f"the feedback on answer {number} shows media, which Quizwright cannot show yet"
+            )
         bank_choices.append(
             Choice(id=ident, text=text, correct=ident == right, explanation=why.text)
         )
     explanation, references, media = html_sources("".join(f"<div>{g}</div>" for g in general))
     if media:
-        raise Unsupported("its general feedback shows media, which the bank cannot")
+        raise Unsupported("its general feedback shows media, which Quizwright cannot show yet")
     return Question(
         id=item.get("identifier", ""), prompt=prompt, choices=tuple(bank_choices),
         explanation=explanation, references=references,
