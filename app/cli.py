@@ -15,8 +15,8 @@ from .bank import UNFILLED, Bank, BankError, load_bank, plural
 from .config import PROJECT_ROOT, questions_path
 from .evidence import Evidence, evidence_for
 from .extensions import db
-from .models import Attempt
-from .releases import latest_generation, publish, released_bank
+from .models import Attempt, QuizRecord
+from .releases import latest_generation, publish
 
 quiz_cli = AppGroup("quiz", help="Check the question bank and serve it.")
 
@@ -220,8 +220,11 @@ def reload(if_unpublished):
     for quiz in bank.quizzes.values():
         questions = plural(len(quiz.questions), "question", "questions")
         click.echo(f"{quiz.slug}: version {quiz.version[:12]}, {questions}")
-    for quiz in released_bank(generation).retired.values():
-        click.echo(f"{quiz.slug}: no longer offered; its attempts and reports stay")
+    retired = db.select(QuizRecord.slug).where(
+        QuizRecord.owner_id.is_(None), QuizRecord.archived_at.is_not(None)
+    )
+    for slug in db.session.scalars(retired.order_by(QuizRecord.slug)):
+        click.echo(f"{slug}: no longer offered; its attempts and reports stay")
     if new:
         seconds = current_app.config["BANK_CHECK_SECONDS"]
         click.echo(f"Published {path} as release {generation}: every worker serves it within "

@@ -604,3 +604,13 @@ def test_the_quiz_list_and_the_editor_cost_the_same_queries_for_a_larger_bank(ap
     assert counted(20, 10) == small
     # A few queries each, the same however large the bank.
     assert small[0] <= 3 and small[1] <= 3, small
+
+
+def test_a_reload_speaks_only_of_the_files_quizzes(app, lecturer):
+    """An instructor's archived quiz is none of `flask quiz reload`'s business."""
+    token = write_quiz(lecturer)
+    publish(lecturer, token)
+    Student(app.test_client()).start(name="Sam", slug=QUIZ)
+    lecturer.post(f"/teach/quizzes/{QUIZ}/delete", data={"csrf_token": token, "confirm": "yes"})
+    reloaded = app.test_cli_runner().invoke(args=["quiz", "reload"])
+    assert reloaded.exit_code == 0 and QUIZ not in reloaded.output
