@@ -614,3 +614,27 @@ def test_a_reload_speaks_only_of_the_files_quizzes(app, lecturer):
     lecturer.post(f"/teach/quizzes/{QUIZ}/delete", data={"csrf_token": token, "confirm": "yes"})
     reloaded = app.test_cli_runner().invoke(args=["quiz", "reload"])
     assert reloaded.exit_code == 0 and QUIZ not in reloaded.output
+
+
+def test_two_choices_that_say_the_same_are_refused_beside_the_second(app, lecturer):
+    token = write_quiz(lecturer)
+    fields = question_fields("Twice?", **{"choices-1-text": "Carbon dioxide"})
+    page = lecturer.post(
+        f"/teach/quizzes/{QUIZ}/new-question", data={"csrf_token": token, "base": "", **fields}
+    )
+    assert page.status_code == 400
+    assert "Another choice says the same: change or clear one." in said(page)
+
+
+def test_saving_a_question_deleted_meanwhile_keeps_what_was_typed(app, lecturer):
+    """Bo deletes the question Ada has open: her save says so and keeps her words in the form."""
+    token = write_quiz(lecturer)
+    url = f"/teach/quizzes/{QUIZ}/questions/what-gas-do-plants-take-in"
+    base = base_of(lecturer.get(url))
+    lecturer.post(f"{url}/delete", data={"csrf_token": token})
+    clash = lecturer.post(
+        url, data={"csrf_token": token, "base": base, **question_fields("My careful rewording?")}
+    )
+    assert clash.status_code == 409
+    assert "deleted this question since you opened it" in said(clash)
+    assert "My careful rewording?" in said(clash)

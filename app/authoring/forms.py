@@ -157,6 +157,14 @@ class QuestionForm(FlaskForm):
     def validate_choices(self, field):
         if len(self.written()) < 2:
             raise ValidationError("Write at least two choices.")
+        seen, twice = set(), False
+        for row in self.written():
+            if row.form.text.data in seen:
+                row.form.text.errors.append("Another choice says the same: change or clear one.")
+                twice = True
+            seen.add(row.form.text.data)
+        if twice:
+            raise ValidationError("Two choices say the same: students could not tell them apart.")
 
     def validate_right(self, field):
         rows = list(self.choices)

@@ -218,6 +218,10 @@ def _saved_by(record: QuizRecord) -> str:
     return who.username if who is not None else "someone"
 
 
+def _has_question(draft: dict, question_id: str) -> bool:
+    return any(q.get("id") == question_id for q in draft["questions"])
+
+
 def _question_of(draft: dict, question_id: str) -> dict:
     found = next((q for q in draft["questions"] if q.get("id") == question_id), None)
     if found is None:
@@ -231,7 +235,9 @@ def question(slug, question_id):
     """Write one question: its prompt, choices, the right one, explanations and sources."""
     record = _editable(slug)
     draft = drafts.draft_of(record)
-    stored = _question_of(draft, question_id) if question_id else {}
+    # A question deleted since its editor opened is a conflict to show, not a lost page.
+    gone = request.method == "POST" and question_id and not _has_question(draft, question_id)
+    stored = {} if not question_id or gone else _question_of(draft, question_id)
     if request.method == "GET":
         form = QuestionForm(data={**question_form_data(stored), "base": drafts.digest(stored)})
         return _question_page(record, form, stored)
