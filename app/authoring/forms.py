@@ -51,6 +51,16 @@ def _stripped(value):
     return value.strip() if isinstance(value, str) else value
 
 
+def _slug(label: str, presence, **kwargs):
+    """A quiz's address: lower-case words joined by '-', as the bank's schema holds it."""
+    checks = [
+        presence,
+        Length(max=64, message="Use at most 64 characters."),
+        Regexp(r"^[a-z0-9]+(-[a-z0-9]+)*\Z", message=SLUG_HINT),
+    ]
+    return StringField(label, filters=[_stripped], validators=checks, **kwargs)
+
+
 class NewQuizForm(FlaskForm):
     title = StringField(
         "Title",
@@ -60,15 +70,10 @@ class NewQuizForm(FlaskForm):
             Length(max=200, message="Use at most 200 characters."),
         ],
     )
-    slug = StringField(
+    slug = _slug(
         "Address (optional)",
-        filters=[_stripped],
-        validators=[
-            Optional(),
-            Length(max=64, message="Use at most 64 characters."),
-            Regexp(r"^[a-z0-9]+(-[a-z0-9]+)*\Z", message=SLUG_HINT),
-        ],
-        description="Students open the quiz at /quizzes/ and this; "
+        Optional(),
+        description="Students open the quiz at /quizzes/ followed by this; "
         "left empty, it is made from the title.",
     )
     submit = SubmitField("Create quiz")
@@ -84,15 +89,7 @@ class NewQuizForm(FlaskForm):
 class SettingsForm(FlaskForm):
     base = HiddenField()
     title = NewQuizForm.title
-    slug = StringField(
-        "Address",
-        filters=[_stripped],
-        validators=[
-            DataRequired("Give the quiz an address."),
-            Length(max=64, message="Use at most 64 characters."),
-            Regexp(r"^[a-z0-9]+(-[a-z0-9]+)*\Z", message=SLUG_HINT),
-        ],
-    )
+    slug = _slug("Address", DataRequired("Give the quiz an address."))
     description = _text("Description")
     shuffle_choices = BooleanField(
         "Shuffle the choices: each student sees them in an order of their own"
