@@ -638,3 +638,15 @@ def test_saving_a_question_deleted_meanwhile_keeps_what_was_typed(app, lecturer)
     assert clash.status_code == 409
     assert "deleted this question since you opened it" in said(clash)
     assert "My careful rewording?" in said(clash)
+
+
+def test_on_a_first_start_the_site_quizzes_are_there_for_the_first_page_that_asks(app):
+    """Nothing was published yet: the first page an instructor opens, the Assign form here,
+    publishes the file's quizzes before asking which of them the instructor may use."""
+    with app.app_context():
+        teacher = factories.instructor("ada", "ada password")
+        class_id = factories.class_(teacher).id
+    client = app.test_client()
+    login(client, "ada", "ada password")
+    form = client.get(f"/teach/classes/{class_id}/assignments/new").get_data(as_text=True)
+    assert f'value="{SLUG}"' in form

@@ -7,6 +7,7 @@ from ..audit import audit
 from ..auth import require_author
 from ..extensions import db
 from ..models import QuizRecord, QuizRole, QuizShare
+from ..served import current_bank
 
 _RANK = {QuizRole.USE: 1, QuizRole.EDIT: 2, QuizRole.OWN: 3}
 
@@ -34,10 +35,18 @@ def quiz_role(record: QuizRecord) -> QuizRole | None:
     return QuizRole(share.role) if share else None
 
 
+def _records_ready() -> None:
+    """On a database nothing was published to yet, the first look at the served bank publishes
+    the file's quizzes, and so makes their records: every question of who may see what waits
+    for it. Later, this reads nothing."""
+    current_bank()
+
+
 def record_or_404(slug: str, need: QuizRole = QuizRole.USE) -> tuple[QuizRecord, QuizRole]:
     """A quiz the logged-in instructor may use and, as `need` says, change, with their role;
     others get a 404, so that its existence is not given away, and a smaller share a 403."""
     require_author()
+    _records_ready()
     record = db.session.scalar(db.select(QuizRecord).where(QuizRecord.slug == slug))
     role = quiz_role(record) if record is not None else None
     if role is None:
@@ -56,6 +65,7 @@ def refused(record: QuizRecord, role: QuizRole) -> None:
 
 def visible_records():
     """A query for the quiz records the logged-in instructor may use, with their share's role."""
+    _records_ready()
     share = (QuizShare.quiz_id == QuizRecord.id) & (QuizShare.instructor_id == current_user.id)
     query = db.select(QuizRecord, QuizShare.role).outerjoin(QuizShare, share)
     if not current_user.is_admin:
