@@ -138,5 +138,17 @@ def test_every_page_is_accessible_local_and_light(browse, quiz, server, scheme):
     teacher.get_by_role("button", name=re.compile(r"^Remove the assignment")).first.click()
     expect(teacher.get_by_text("Removed", exact=True)).to_be_visible()
 
-    assert len(inspect.checked) == 22
+    # The quiz editor's pages, on a quiz of this run's own.
+    teacher.goto("/teach/quizzes")
+    inspect.check(teacher, "your quizzes")
+    teacher.get_by_label("Title").fill(f"Axe quiz {scheme}")
+    teacher.get_by_role("button", name="Create quiz").click()
+    inspect.check(teacher, "quiz editor")
+    teacher.get_by_role("link", name="Add a question").click()
+    teacher.get_by_role("button", name="Save question").click()
+    inspect.check(teacher, "question editor with errors")
+    teacher.goto("/teach/quizzes/import")
+    inspect.check(teacher, "import a file")
+
+    assert len(inspect.checked) == 26
     assert inspect.problems == [], "\n".join(inspect.problems)
