@@ -47,6 +47,9 @@ def from_environment(instance_path: str) -> dict:
         "LOG_LEVEL": _choice("LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR")),
         # Answer forms are a few hundred bytes; anything near this limit is not a student.
         "MAX_CONTENT_LENGTH": 64 * 1024,
+        # A quiz file imported in the browser is read within its request, which a worker serves
+        # alone for as long as it takes; larger files go through `flask quiz import`.
+        "IMPORT_BYTES": 2 * 1000 * 1000,
         # The CSRF token is bound to the session already; a time limit would only expire
         # the form of a student who thinks about a question for an hour.
         "WTF_CSRF_TIME_LIMIT": None,

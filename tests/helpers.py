@@ -21,7 +21,7 @@ from markupsafe import escape
 from sqlalchemy import create_engine, event
 
 from app import create_app
-from app.authoring.views import import_serializer
+from app.authoring.imports import import_serializer
 from app.config import PROJECT_ROOT, database_url_from
 from app.extensions import db
 from app.models import RateLimitCount

@@ -2,100 +2,19 @@
 
 import json
 
-from flask import (
-    Blueprint,
-    abort,
-    current_app,
-    flash,
-    redirect,
-    render_template,
-    request,
-    url_for,
-)
-from flask_login import current_user, login_required
-from itsdangerous import BadSignature, URLSafeSerializer
-from wtforms import SelectChoice
+from flask import abort, flash, redirect, render_template, request, url_for
+from flask_login import current_user
 
-from .. import formats
 from ..audit import audit
-from ..auth import no_store, require_author
 from ..bank import BankError, build_quiz, problems
 from ..extensions import db
-from ..formats import slugify
 from ..models import Publication, QuizRecord, QuizRole, QuizShare
-from ..served import current_bank, recheck_bank
+from ..served import recheck_bank
 from . import drafts
-from .access import (
-    SHARE_ROLES,
-    allows,
-    record_or_404,
-    refused,
-    share_quiz,
-    visible_records,
-)
+from .access import SHARE_ROLES, allows, record_or_404, share_quiz, visible_records
+from .blueprint import bp, editable
 from .checklist import gaps
-from .forms import (
-    ImportedForm,
-    ImportForm,
-    NewQuizForm,
-    QuestionForm,
-    SettingsForm,
-    ShareForm,
-    question_form_data,
-)
-
-bp = Blueprint("authoring", __name__, url_prefix="/teach/quizzes")
-bp.after_request(no_store)
-
-
-UPLOAD_BYTES = 2 * 1000 * 1000
-"""A file imported in the browser is read within the request, which a worker serves alone for
-as long as it takes: larger files go through `flask quiz import`."""
-EDITOR_BYTES = 8 * 1000 * 1000
-"""A question of 20 choices, each with 20,000 characters of text and of explanation."""
-LARGER_FORMS = {
-    "authoring.question": EDITOR_BYTES,
-    "authoring.edit": EDITOR_BYTES,
-    "authoring.import_file": UPLOAD_BYTES + 64 * 1024,
-    "authoring.import_confirm": 2 * UPLOAD_BYTES,
-}
-
-
-@bp.url_value_preprocessor
-def allow_larger_forms(endpoint, _values):
-    """Let a logged-in instructor send a whole question or quiz file, larger than other forms may
-    be; this runs before anything reads the form (the NUL guard, the CSRF check)."""
-    if endpoint in LARGER_FORMS and current_user.is_authenticated:
-        request.max_content_length = LARGER_FORMS[endpoint]
-        request.max_form_memory_size = LARGER_FORMS[endpoint]
-
-
-@bp.before_request
-@login_required
-def require_login():
-    """Every page here is for logged-in instructors whose account may author."""
-    if not current_user.is_authenticated:  # an OPTIONS request, which Flask-Login lets by
-        return
-    require_author()
-    # On a database nothing was published to yet, the file's quizzes come first: a quiz
-    # published here would otherwise be the first release, and the file never published.
-    current_bank()
-
-
-def _editable(slug: str) -> QuizRecord:
-    """A quiz the instructor may edit; a site quiz is edited in questions.json, or as a copy."""
-    record, role = record_or_404(slug)
-    if record.from_file:
-        abort(
-            409,
-            description=f"{record.title} is written in questions.json on the server: "
-            "edit it there, or Duplicate it to make a copy of your own.",
-        )
-    if record.archived_at is not None:
-        abort(409, description=f"{record.title} is archived: it is kept for its attempts.")
-    if not allows(role, QuizRole.EDIT):
-        refused(record, role)
-    return record
+from .forms import NewQuizForm, QuestionForm, SettingsForm, ShareForm, question_form_data
 
 
 @bp.route("", methods=["GET", "POST"])
@@ -159,7 +78,7 @@ def _edit_page(
 @bp.route("/<slug>/edit", methods=["GET", "POST"])
 def edit(slug):
     """The quiz's settings, its questions in order, what they lack, and Publish."""
-    record = _editable(slug)
+    record = editable(slug)
     if request.method == "GET":
         return _edit_page(record)
     form = SettingsForm()
@@ -203,7 +122,7 @@ def edit(slug):
 @bp.post("/<slug>/listing")
 def listing(slug):
     """Put the quiz on the home page or take it off, at once: a listing is no draft."""
-    record = _editable(slug)
+    record = editable(slug)
     record.listed = request.form.get("listed") == "on"
     drafts.relist(record)
     recheck_bank()
@@ -233,7 +152,7 @@ def _question_of(draft: dict, question_id: str) -> dict:
 @bp.route("/<slug>/questions/<question_id>", methods=["GET", "POST"])
 def question(slug, question_id):
     """Write one question: its prompt, choices, the right one, explanations and sources."""
-    record = _editable(slug)
+    record = editable(slug)
     draft = drafts.draft_of(record)
     # A question deleted since its editor opened is a conflict to show, not a lost page.
     gone = request.method == "POST" and question_id and not _has_question(draft, question_id)
@@ -297,7 +216,7 @@ def _question_page(record, form, stored, conflict=None, status=200):
 @bp.post("/<slug>/questions/<question_id>/<any(up, down, duplicate, delete):action>")
 def rearrange(slug, question_id, action):
     """Move a question up or down, copy it below itself, or delete it."""
-    record = _editable(slug)
+    record = editable(slug)
 
     def change(draft: dict) -> None:
         drafts.rearrange(draft, question_id, action)
@@ -317,7 +236,7 @@ def rearrange(slug, question_id, action):
 @bp.post("/<slug>/publish")
 def publish(slug):
     """Make the draft what students are served, on every worker within seconds."""
-    record = _editable(slug)
+    record = editable(slug)
     try:
         generation = drafts.publish(record, current_user.id)
     except BankError as error:
@@ -348,7 +267,7 @@ def _confirmed(slug: str, action: str):
 @bp.post("/<slug>/discard")
 def discard(slug):
     """Throw the draft away and go back to the published version."""
-    record = _editable(slug)
+    record = editable(slug)
     if record.published_version_id is None:
         abort(409, description="This quiz was never published: delete it instead.")
     if (back := _confirmed(slug, "discard")) is not None:
@@ -455,7 +374,7 @@ def history(slug):
 @bp.post("/<slug>/history/<int:publication_id>/restore")
 def restore(slug, publication_id):
     """Make an old published version the draft, to look over and publish again."""
-    record = _editable(slug)
+    record = editable(slug)
     found = db.session.get(Publication, publication_id)
     if found is None or found.quiz_id != record.id:
         abort(404, description="This quiz has no such published version.")
@@ -468,102 +387,10 @@ def restore(slug, publication_id):
 @bp.get("/<slug>/draft")
 def draft_preview(slug):
     """The draft as the preview shows a published quiz: every question with its key."""
-    record = _editable(slug)
+    record = editable(slug)
     draft = drafts.draft_of(record)
     if problems({"quizzes": [draft]}, gaps_allowed=True):
         abort(409, description="The draft has problems to mend first: the editor lists them.")
     return render_template(
         "teach/preview.html", quiz=build_quiz(draft), offered=False, draft_of=record
     )
-
-
-def import_serializer() -> URLSafeSerializer:
-    """Signs the parsed quiz an import's report hands its second step, so none is forged."""
-    return URLSafeSerializer(current_app.secret_key, salt="quizwright.import")
-
-
-def _import_targets() -> list[QuizRecord]:
-    """The quizzes an import may add its questions to: those the instructor may edit."""
-    rows = db.session.execute(
-        visible_records()
-        .where(QuizRecord.owner_id.is_not(None), QuizRecord.archived_at.is_(None))
-        .order_by(QuizRecord.title)
-    ).all()
-    return [
-        record
-        for record, shared in rows
-        if record.owner_id == current_user.id or shared == "edit" or current_user.is_admin
-    ]
-
-
-@bp.route("/import", methods=["GET", "POST"])
-def import_file():
-    """Read a quiz file and report, before storing anything, what it will import, every
-    question it skips and why, and what its questions lack."""
-    form = ImportForm()
-    if not form.validate_on_submit():
-        return render_template("authoring/import.html", form=form), 400 if form.errors else 200
-    upload = form.upload.data
-    try:
-        imported = formats.draft_from(
-            upload.read(UPLOAD_BYTES + 1), upload.filename, form.format_name.data or None,
-            UPLOAD_BYTES,
-        )  # fmt: skip
-    except (formats.FormatError, BankError) as error:
-        form.upload.errors.extend(error.errors)
-        return render_template("authoring/import.html", form=form), 400
-    confirm = ImportedForm(
-        formdata=None,
-        parsed=import_serializer().dumps(imported.quiz),
-        title=imported.quiz["title"],
-    )
-    confirm.into.choices = _into_choices()
-    return render_template(
-        "authoring/imported.html",
-        imported=imported,
-        form=confirm,
-        name=upload.filename,
-        gaps=gaps(imported.quiz),
-    )
-
-
-def _into_choices() -> list[SelectChoice]:
-    return [SelectChoice("", "A new draft quiz")] + [
-        SelectChoice(record.slug, f"The draft of {record.title}") for record in _import_targets()
-    ]
-
-
-@bp.post("/import/confirm")
-def import_confirm():
-    """Store an import the report showed: as a new draft quiz, or added to one of the
-    instructor's drafts."""
-    form = ImportedForm()
-    form.into.choices = _into_choices()
-    if not form.validate_on_submit():
-        abort(400, description="This import's form was incomplete: import the file again.")
-    try:
-        quiz = import_serializer().loads(form.parsed.data or "")
-    except BadSignature:
-        abort(400, description="This import was not read here: import the file again.")
-    if not form.into.data:
-        if form.title.data and form.title.data != quiz["title"]:
-            quiz["title"], quiz["slug"] = form.title.data, slugify(form.title.data) or quiz["slug"]
-        base, n = quiz["slug"][:58], 2
-        while not drafts.slug_free(quiz["slug"]):
-            quiz["slug"], n = f"{base}-{n}", n + 1
-        record = drafts.new_quiz(current_user.id, quiz)
-        audit(f"quiz {record.slug} imported with {len(quiz['questions'])} questions")
-        flash(f"Imported {len(quiz['questions'])} questions into a new draft.")
-        return redirect(url_for(".edit", slug=record.slug), 303)
-    record = _editable(form.into.data)
-    if record not in _import_targets():
-        abort(404, description="There is no quiz of yours at this address.")
-    try:
-        drafts.save(
-            record, lambda draft: drafts.add_questions(draft, quiz["questions"]), current_user.id
-        )
-    except drafts.TooMany as error:
-        abort(409, description=str(error))
-    audit(f"quiz {record.slug}: {len(quiz['questions'])} questions imported")
-    flash(f"Added {len(quiz['questions'])} imported questions to the draft.")
-    return redirect(url_for(".edit", slug=record.slug, _anchor="questions"), 303)

@@ -136,7 +136,8 @@ def read_limited(path: Path, limit: int = MAX_BYTES) -> bytes:
 def check_size(data: bytes, source: str, limit: int = MAX_BYTES) -> None:
     """Refuse data over the limit (a caller that did not come through read_limited)."""
     if len(data) > limit:
-        raise FormatError([f"{source}: larger than {limit // 1_000_000} MB"])
+        size = f"{limit // 1_000_000} MB" if limit % 1_000_000 == 0 else f"{limit:,} bytes"
+        raise FormatError([f"{source}: larger than {size}"])
 
 
 def decode(data: bytes, source: str) -> str:
