@@ -11,7 +11,6 @@ class Gap:
     """Something one question lacks, in words, and the field of the question editor to mend it."""
 
     question_id: str
-    number: int
     words: str
     field: str
 
@@ -19,16 +18,16 @@ class Gap:
 def gaps(draft: dict) -> list[Gap]:
     """Every question's gaps, in the quiz's order."""
     found = []
-    for number, question in enumerate(draft.get("questions", []), 1):
+    for question in draft.get("questions", []):
         qid = question.get("id", "")
         unexplained = [
             n for n, c in enumerate(question.get("choices", [])) if not c.get("explanation")
         ]
         if unexplained:
             words = plural(len(unexplained), "choice", "choices") + " without an explanation"
-            found.append(Gap(qid, number, words, f"choices-{unexplained[0]}-explanation"))
+            found.append(Gap(qid, words, f"choices-{unexplained[0]}-explanation"))
         if not question.get("explanation"):
-            found.append(Gap(qid, number, "no general explanation", "explanation"))
+            found.append(Gap(qid, "no general explanation", "explanation"))
         if not question.get("references"):
-            found.append(Gap(qid, number, "no source", "sources-0-title"))
+            found.append(Gap(qid, "no source", "sources-0-title"))
     return found
