@@ -116,6 +116,12 @@ def test_select_content_adds_the_quiz_without_leaving_the_course(course, cookiel
         assert db.session.scalars(db.select(Assignment.quiz_slug)).all() == [SLUG]
 
 
+# Once in a few full runs Chromium stops answering in this frame, with no page error, and even
+# the 20 s wait below never returns (py-spy: idle in Playwright's event loop). Until the cause is
+# found, such a hang fails after 2 minutes and the test runs once more in a fresh profile; a real
+# failure is not run again.
+@pytest.mark.timeout(120)
+@pytest.mark.flaky(reruns=1, only_rerun=["Timeout"])
 def test_a_launch_keeps_its_state_in_the_platforms_frame(course, cookieless):
     """A course page offering LTI client-side storage: the login puts its state there, the
     launch reads it back, and the student answers inside the frame on partitioned cookies."""
