@@ -662,3 +662,16 @@ def test_a_file_larger_than_the_browser_takes_is_refused_at_its_field(tmp_path):
     path.write_text("// " + "x" * 100_000 + "\n::q::Q? {=a ~b}\n")
     refused = import_file(client, path)
     assert refused.status_code == 400 and "big.gift: larger than 100,000 bytes" in said(refused)
+
+
+def test_a_quiz_of_500_questions_takes_no_more_and_says_so_at_the_question(app, lecturer):
+    with app.app_context():
+        ada = db.session.scalar(db.select(factories.Instructor).filter_by(username="ada"))
+        factories.owned_quiz(ada, QUIZ, questions=500, published=False)
+    fields = {"csrf_token": token_of(lecturer), "base": "", **question_fields("One more?")}
+    refused = lecturer.post(f"/teach/quizzes/{QUIZ}/new-question", data=fields)
+    assert refused.status_code == 400
+    assert "A quiz holds at most 500 questions; the draft has 500" in said(refused)
+    with app.app_context():
+        record = db.session.scalar(db.select(QuizRecord).filter_by(slug=QUIZ))
+        assert len(drafts.draft_of(record)["questions"]) == 500

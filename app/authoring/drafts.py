@@ -30,7 +30,7 @@ class TooMany(Exception):
 
 
 class SlugTaken(Exception):
-    """Another quiz, or a stored version of one, has this address."""
+    """Another quiz has this address."""
 
 
 @dataclass
@@ -169,7 +169,7 @@ def add_questions(draft: dict, questions: list[dict]) -> None:
     if len(draft["questions"]) + len(questions) > MOST_QUESTIONS:
         raise TooMany(
             f"A quiz holds at most {MOST_QUESTIONS} questions; the draft has "
-            f"{len(draft['questions'])} and the import {len(questions)}."
+            f"{len(draft['questions'])}, and {len(questions)} more would pass that."
         )
     for question in copy.deepcopy(questions):
         if any(q.get("id") == question["id"] for q in draft["questions"]):

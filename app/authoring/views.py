@@ -167,18 +167,14 @@ def question(slug, question_id):
 
     def put(draft: dict) -> None:
         questions = draft["questions"]
-        place = next((n for n, q in enumerate(questions) if q.get("id") == written_id), None)
-        current = questions[place] if place is not None else ({} if question_id is None else None)
-        if question_id is not None and (
-            current is None or drafts.digest(current) != form.base.data
-        ):
+        if question_id is None:  # a new question: under a free id, past nobody's
+            drafts.add_questions(draft, [form.question(written_id)])
+            return
+        place = next((n for n, q in enumerate(questions) if q.get("id") == question_id), None)
+        current = questions[place] if place is not None else None
+        if current is None or drafts.digest(current) != form.base.data:
             raise drafts.Conflict(_saved_by(record), current)
-        if place is None and question_id is None:
-            if len(questions) >= drafts.MOST_QUESTIONS:
-                raise drafts.TooMany(f"A quiz holds at most {drafts.MOST_QUESTIONS} questions.")
-            questions.append(form.question(written_id))
-        else:
-            questions[place] = form.question(written_id)
+        questions[place] = form.question(written_id)
 
     try:
         drafts.save(record, put, current_user.id)
