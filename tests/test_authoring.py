@@ -675,3 +675,37 @@ def test_a_quiz_of_500_questions_takes_no_more_and_says_so_at_the_question(app, 
     with app.app_context():
         record = db.session.scalar(db.select(QuizRecord).filter_by(slug=QUIZ))
         assert len(drafts.draft_of(record)["questions"]) == 500
+
+
+def test_markdown_written_in_the_editor_reaches_students_as_safe_rich_text(app, lecturer):
+    """Emphasis, code and a link in the question, a list in an explanation: the student reads
+    them formatted, the link opens without a Referer, and typed HTML stays text."""
+    token = write_quiz(lecturer, questions=())
+    fields = question_fields(
+        "Which gas do **plants** take in? <script>alert(1)</script>",
+        **{"choices-0-text": "`CO2`", "choices-1-explanation": "No:\n\n- it is given off\n- see "
+           "[oxygen](https://en.wikipedia.org/wiki/Oxygen)"},
+    )  # fmt: skip
+    saved = lecturer.post(
+        f"/teach/quizzes/{QUIZ}/new-question", data={"csrf_token": token, "base": "", **fields}
+    )
+    assert saved.status_code == 303
+    assert "<strong>plants</strong>" in lecturer.get(f"/teach/quizzes/{QUIZ}/draft").get_data(
+        as_text=True
+    )
+    assert publish(lecturer, token).status_code == 303
+    student = Student(app.test_client())
+    assert student.start(name="Sam", slug=QUIZ).status_code == 303
+    asked = student.client.get(student.question_url(1)).get_data(as_text=True)
+    assert "Which gas do <strong>plants</strong> take in? &lt;script&gt;" in asked
+    assert "<span><code>CO2</code></span>" in asked
+    with app.app_context():
+        wrong = current_bank().quizzes[QUIZ].questions[0].choices[1].id
+    assert student.answer(1, wrong).status_code == 303
+    feedback = student.client.get(student.question_url(1)).get_data(as_text=True)
+    assert "<li>it is given off</li>" in feedback
+    assert (
+        '<a href="https://en.wikipedia.org/wiki/Oxygen" rel="noopener noreferrer">oxygen</a>'
+        in feedback
+    )
+    assert "<script>" not in feedback

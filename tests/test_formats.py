@@ -15,6 +15,7 @@ from app.bank import UNFILLED, BankError, build_quiz, load_bank, problems
 from app.config import PROJECT_ROOT
 from app.formats import aiken, gift, moodle_xml, qti, qti3
 from app.question_types import Reference
+from app.text import plain
 
 pytestmark = pytest.mark.any_database
 
@@ -80,9 +81,10 @@ def test_gift_reads_every_feature_of_the_format():
          "A backslash is written \\ too.", []),
         ("This prompt runs\nover two lines.",
          [("Wrong one", False, "No."), ("Right one", True, "Yes.")], "", []),
-        ("Water is H2O & salt is NaCl.\n\nWhich is a compound?",
-         [("Both", True, "Both combine elements."), ("Neither", False, "They are.")],
-         "See Chemical compound.",
+        # HTML comes in as the Markdown the editor shows: bold, italic and a link stay.
+        ("Water is H2O & salt is **NaCl**.\n\nWhich is a compound?",
+         [("*Both*", True, "Both combine elements."), ("Neither", False, "They are.")],
+         "See [Chemical compound](https://en.wikipedia.org/wiki/Chemical_compound).",
          [("Chemical compound", "https://en.wikipedia.org/wiki/Chemical_compound")]),
         ("Which is **bold** in Markdown?",
          [("Two asterisks", True, "Yes."), ("One underscore", False, "That is italic.")], "", []),
@@ -117,15 +119,16 @@ def test_moodle_xml_reads_cdata_html_plain_text_and_feedback():
     right or wrong answer follows the answers' own, unless it is Moodle's standard sentence."""
     source = moodle_xml.parse((FIXTURES / "features.xml").read_bytes(), "features.xml")
     assert (source.title, source.description, source.shuffle_choices) == (
-        "Cells", "Questions about cells.", True,
+        "Cells", "Questions about **cells**.", True,
     )  # fmt: skip
     assert [q.id for q in source.questions] == ["Mitochondria", "Unicode, plain text", "Sun"]
     assert summary(source) == [
-        ("Which organelle makes most of a cell's ATP?",
+        ("Which organelle makes most of a cell's **ATP**?",
          [("The mitochondrion", True, "Right: on its inner membrane."),
           ("The ribosome", False, "Ribosomes build proteins."),
           ("The nucleus & its DNA", False, "")],
-         "Cellular respiration ends there.\n\nRead Mitochondrion.", [MITOCHONDRION]),
+         "Cellular respiration ends there.\n\nRead [Mitochondrion](https://en.wikipedia.org/wiki/Mitochondrion).",
+         [MITOCHONDRION]),
         ("Ünïcödé & plain text: which Greek letter is π?\nIt runs over two lines.",
          [("pi <π>", True, "π ≈ 3.14159\n\nWell done."),
           ("日本語", False, "Not Greek.\n\nNot quite.")],
@@ -133,7 +136,8 @@ def test_moodle_xml_reads_cdata_html_plain_text_and_feedback():
         ("The sun is a star.",
          [("False", False, "No: it is the star nearest to us."),
           ("True", True, "Yes: a yellow dwarf.")],
-         "It shines by fusion; see Sun.", [("Sun", "https://en.wikipedia.org/wiki/Sun")]),
+         "It shines by fusion; see [Sun](https://en.wikipedia.org/wiki/Sun).",
+         [("Sun", "https://en.wikipedia.org/wiki/Sun")]),
     ]  # fmt: skip
     assert source.places == (
         "features.xml: /quiz/question[2]", "features.xml: /quiz/question[3]",
@@ -161,21 +165,23 @@ def test_qti_reads_a_canvas_package_with_item_feedback():
     kept."""
     source = qti.parse(canvas_package(), "canvas.zip")
     assert (source.title, source.description, source.shuffle_choices) == (
-        "Cells & Energy (Canvas)", "A quiz exported from Canvas.", True,
+        "Cells & Energy (Canvas)", "A quiz exported from **Canvas**.", True,
     )  # fmt: skip
     assert [[c.id for c in q.choices] for q in source.questions] == [
         ["6158", "2473", "9931"], ["1", "2"],
     ]  # fmt: skip
     assert summary(source) == [
-        ("Which organelle makes most of a cell's ATP?",
+        ("Which organelle makes most of a cell's **ATP**?",
          [("The mitochondrion", True, "Right: on its inner membrane.\n\nWell done."),
           ("The ribosome", False, "Ribosomes build proteins.\n\nNot quite."),
           ("日本語 & π", False, "Not an organelle.\n\nNot quite.")],
-         "Cellular respiration ends there.\n\nRead Mitochondrion.", [MITOCHONDRION]),
+         "Cellular respiration ends there.\n\nRead [Mitochondrion](https://en.wikipedia.org/wiki/Mitochondrion).",
+         [MITOCHONDRION]),
         ("The sun is a star.",
          [("True", True, "Yes: a yellow dwarf."),
           ("False", False, "No: it is the star nearest to us.")],
-         "It shines by fusion; see Sun.", [("Sun", "https://en.wikipedia.org/wiki/Sun")]),
+         "It shines by fusion; see [Sun](https://en.wikipedia.org/wiki/Sun).",
+         [("Sun", "https://en.wikipedia.org/wiki/Sun")]),
     ]  # fmt: skip
     where = "canvas.zip/g1a2b3c/g1a2b3c.xml: item"
     other = "not multiple_choice_question or true_false_question"
@@ -221,16 +227,17 @@ def test_qti3_reads_a_package_with_every_kind_of_feedback():
     wrong one; feedback shown always is the explanation. The key may come from a mapping."""
     source = qti3.parse(qti3_package(), "cells.zip")
     assert (source.title, source.description, source.shuffle_choices) == (
-        "Cells & Energy (QTI 3)", "Questions about cells and where they get energy.", False,
+        "Cells & Energy (QTI 3)", "Questions about cells and *where* they get energy.", False,
     )  # fmt: skip
     assert [q.id for q in source.questions] == ["mitochondria", "sun", "unicode", "membrane"]
     assert [[c.id for c in q.choices] for q in source.questions][0] == ["ribo", "mito", "nucleus"]
     assert summary(source) == [
         ("Which organelle makes most of a cell’s ATP?",
          [("The ribosome", False, "Ribosomes build proteins."),
-          ("The mitochondrion", True, "Right: on its inner membrane."),
+          ("The **mitochondrion**", True, "Right: on its inner membrane."),
           ("The nucleus & its DNA", False, "")],
-         "Cellular respiration ends there.\n\nRead Mitochondrion.", [MITOCHONDRION]),
+         "Cellular respiration ends there.\n\nRead [Mitochondrion](https://en.wikipedia.org/wiki/Mitochondrion).",
+         [MITOCHONDRION]),
         ("The sun is a star.\nTrue or false?",
          [("True", True, "Yes: a yellow dwarf."), ("False", False, "No: it is the star nearest "
           "to us.")], "", []),
@@ -439,7 +446,9 @@ def test_gift_in_moodles_own_format_is_read_as_the_html_moodle_shows():
         "::d:: Is List<String> a <T>? {=Yes #Right ~No #Wrong\n####See https://example.org/d}\n"
     )
     a, b, c, d = gift.parse(data.encode(), "t.gift").questions
-    assert (a.prompt, a.explanation) == ("Which organelle\nmakes ATP?", "Read Chapter 2.")
+    assert (a.prompt, a.explanation) == (
+        "Which **organelle**\nmakes ATP?", "Read [Chapter 2](https://example.org/cells)."
+    )
     assert a.references == (Reference("Chapter 2", "https://example.org/cells"),)
     assert b.prompt == "Is <b>x</b> < y?"
     assert c.prompt == "Is x < y and y > z?"
@@ -462,7 +471,7 @@ def test_gift_html_in_moodles_format_shows_what_moodle_shows_and_no_more():
     source = gift.parse(data.encode(), "t.gift")
     a, c = source.questions
     assert a.prompt == "Caf\u00e9 menu \u2014 is List<String> & more?"
-    assert c.prompt == "Hi?"
+    assert c.prompt == "**Hi**?"
     assert [str(skip) for skip in source.skipped] == [
         "t.gift:6: skipped, it shows media (iframe), which Quizwright cannot show yet"
     ]
@@ -476,7 +485,10 @@ def test_gift_html_in_moodles_format_shows_what_moodle_shows_and_no_more():
         '####[html]<p>See <a href\\="https://example.org/q">Q</a></p>}\n'
     )
     [q] = gift.parse(old_export.encode(), "old.gift").questions
-    assert (q.prompt, q.choices[0].explanation) == ("Is <b>x</b> &amp; y?", "Right: <p> stays.")
+    # As written: the bank's Markdown escapes what it would otherwise read as its own marks.
+    assert (plain(q.prompt), q.choices[0].explanation) == (
+        "Is <b>x</b> &amp; y?", "Right: <p> stays."
+    )
     assert q.references == (Reference("Q", "https://example.org/q"),)
 
 
@@ -636,6 +648,50 @@ def test_text_that_looks_like_markup_survives_a_round_trip(format_name):
     assert comparable(back, ids=ids) == comparable(AWKWARD, ids=ids)
 
 
+RICH = build_quiz(
+    {
+        "slug": "rich",
+        "title": "Rich",
+        "description": "Markdown *everywhere*.",
+        "questions": [
+            {
+                "id": "md",
+                "prompt": "Which call is **non-reentrant**: `checkpoint(f, use_reentrant=False)`?\n"
+                "See [the docs](https://pytorch.org/docs/stable/checkpoint.html).",
+                "choices": [
+                    {"id": "a", "text": "*This* one", "correct": True,
+                     "explanation": "Right:\n\n- it keeps **no** activations\n- it runs `f` "
+                     "again\n\n1. first\n2. second"},
+                    {"id": "b", "text": "`torch.cuda.empty_cache()`", "correct": False,
+                     "explanation": "No: see <https://pytorch.org/docs/stable/notes/cuda.html>."
+                     "\n\n```\nx = 1\n  y = 2\n```"},
+                ],
+                "explanation": "Recompute, as [Chen et al.](https://arxiv.org/abs/1604.06174) "
+                "*showed*.\nA second line.",
+                "references": [
+                    {"title": "Chen et al. (2016)", "url": "https://arxiv.org/abs/1604.06174"},
+                ],
+            }
+        ],
+    }
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("format_name", ["gift", "moodle-xml", "qti", "qti3"])
+def test_rich_text_survives_a_round_trip(format_name):
+    """Emphasis, code, links, line breaks, lists and code blocks come back as the same Markdown.
+    QTI 3.0 keeps a choice's feedback inline, where no list or code block can stand: its words
+    come back, as lines."""
+    back, _, _ = round_trip(format_name, RICH)
+    ids = format_name in KEEPS_CHOICE_IDS
+    if format_name == "qti3":
+        words = [[plain(c.explanation) for c in quiz.questions[0].choices] for quiz in (back, RICH)]
+        assert words[0] == words[1]
+        back = dataclasses.replace(back, questions=(dataclasses.replace(
+            back.questions[0], choices=RICH.questions[0].choices),))  # fmt: skip
+    assert comparable(back, ids=ids) == comparable(RICH, ids=ids)
+
+
 def test_html_links_in_feedback_become_sources():
     """An LMS's general feedback that links https pages gives the question its sources; an
     http link is not one the bank accepts."""
@@ -643,7 +699,8 @@ def test_html_links_in_feedback_become_sources():
         '<p>See <a href="https://a.example/x">the paper</a> and <a href="http://b.example">b</a>.</p>'
     )
     assert (text, references, media) == (
-        "See the paper and b.", (Reference("the paper", "https://a.example/x"),), (),
+        "See [the paper](https://a.example/x) and [b](http://b.example).",
+        (Reference("the paper", "https://a.example/x"),), (),
     )  # fmt: skip
 
 

@@ -90,7 +90,9 @@ def test_a_text2qti_package_imports_with_its_key_and_feedback():
          [("The ribosome", False, "Ribosomes build proteins."),
           ("The mitochondrion", True, "Right: on its inner membrane."),
           ("日本語 & π", False, "Not an organelle.")],
-         "Cellular respiration ends there. See Mitochondrion.", [MITOCHONDRION]),
+         # The Markdown text2qti was given comes back as Markdown, its link a source too.
+         "Cellular respiration ends there. See "
+         "[Mitochondrion](https://en.wikipedia.org/wiki/Mitochondrion).", [MITOCHONDRION]),
         ("The sun is a star.",
          [("True", True, "Yes: a yellow dwarf."),
           ("False", False, "No: it is the star nearest to us.")], "", []),

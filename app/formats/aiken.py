@@ -7,6 +7,7 @@ export drops them (DROPS says so). A question may run over several lines before 
 import re
 import string
 
+from .. import text as quiz_text
 from ..bank import Quiz
 from ..question_types import Choice, Question, right_choice
 from .common import FormatError, Source, check_size, decode
@@ -53,11 +54,11 @@ def parse(data: bytes, source: str) -> Source:
                 questions.append(
                     Question(
                         id="",
-                        prompt="\n".join(prompt),
+                        prompt=quiz_text.from_plain("\n".join(prompt)),
                         choices=tuple(
                             Choice(
                                 id=letter.lower(),
-                                text=text,
+                                text=quiz_text.from_plain(text),
                                 correct=letter == answer.group(1),
                                 explanation="",
                             )
@@ -97,9 +98,10 @@ def write(quiz: Quiz) -> bytes:
         raise FormatError([f'question "{over[0]}": Aiken has letters for 26 choices at most'])
     out = []
     for question in quiz.questions:
-        out.append(" ".join(question.prompt.split()))
+        # Aiken is plain text: the words a student reads, without Markdown's marks.
+        out.append(quiz_text.plain(question.prompt))
         for letter, choice in zip(string.ascii_uppercase, question.choices, strict=False):
-            out.append(f"{letter}. {' '.join(choice.text.split())}")
+            out.append(f"{letter}. {quiz_text.plain(choice.text)}")
         right = string.ascii_uppercase[question.choices.index(right_choice(question))]
         out += [f"ANSWER: {right}", ""]
     return "\n".join(out).encode()

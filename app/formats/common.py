@@ -13,6 +13,7 @@ from xml.etree.ElementTree import Element, ParseError
 import defusedxml.ElementTree
 from defusedxml import DefusedXmlException
 
+from .. import text as quiz_text
 from ..bank import BankError
 from ..question_types import Question, Reference
 
@@ -206,55 +207,22 @@ def local(tag: str) -> str:
     return tag.rsplit("}", 1)[-1]
 
 
-class _Text(HTMLParser):
-    """Plain text from an LMS's HTML: paragraphs and line breaks kept, links and images noted."""
-
-    BLOCKS = {"p", "div", "li", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "tr"}
+class _Media(HTMLParser):
+    """The media an LMS's HTML shows, which Quizwright cannot show yet."""
 
     def __init__(self):
         super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self.links: list[tuple[str, str]] = []
         self.media: list[str] = []
-        self._href: str | None = None
-        self._link_text: list[str] = []
-        self._hidden = 0  # inside <script> or <style>, whose text no reader sees
 
     def handle_starttag(self, tag, attrs):
-        attributes = dict(attrs)
-        if tag in ("script", "style"):
-            self._hidden += 1
-        elif tag == "br":
-            self.parts.append("\n")
-        elif tag in self.BLOCKS:
-            self.parts.append("\n\n")
-        elif tag in ("img", "video", "audio", "object", "embed", "iframe", "svg", "math"):
+        if tag in ("img", "video", "audio", "object", "embed", "iframe", "svg", "math"):
             self.media.append(tag)
-        elif tag == "a" and attributes.get("href"):
-            self._href, self._link_text = attributes["href"], []
-
-    def handle_endtag(self, tag):
-        if tag in ("script", "style"):
-            self._hidden = max(0, self._hidden - 1)
-        elif tag in self.BLOCKS:
-            self.parts.append("\n\n")
-        elif tag == "a" and self._href is not None:
-            self.links.append((" ".join("".join(self._link_text).split()), self._href))
-            self._href = None
-
-    def handle_data(self, data):
-        if self._hidden:
-            return
-        text = re.sub(r"\s+", " ", data)
-        self.parts.append(text)
-        if self._href is not None:
-            self._link_text.append(text)
 
 
 @dataclass(frozen=True)
 class Html:
     text: str
-    links: tuple[tuple[str, str], ...]
+    """As Markdown in the subset app/text.py shows."""
     media: tuple[str, ...]
 
 
@@ -291,27 +259,31 @@ def _tamed(markup: str) -> str:
 
 
 def from_html(markup: str) -> Html:
-    """The text a student would read in a piece of HTML, its links and any media in it."""
-    parser = _Text()
-    parser.feed(_tamed(markup))
+    """The text a student would read in a piece of HTML, as Markdown, and any media in it."""
+    tamed = _tamed(markup)
+    parser = _Media()
+    parser.feed(tamed)
     parser.close()
-    text = "".join(parser.parts)
-    lines = [line.strip() for line in text.split("\n")]
-    text = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
-    return Html(text, tuple(parser.links), tuple(parser.media))
+    return Html(quiz_text.from_html(tamed), tuple(parser.media))
 
 
-def to_html(text: str) -> str:
-    """Plain text as HTML: escaped, paragraphs as <p>, single line breaks as <br>."""
-    paragraphs = [part for part in text.split("\n\n") if part.strip()]
-    return "".join(
-        "<p>" + "<br>\n".join(html.escape(line, quote=False) for line in part.split("\n")) + "</p>"
-        for part in paragraphs
-    )
+def to_html(source: str) -> str:
+    """Quiz text as the cleaned HTML that LMS formats keep text in."""
+    return str(quiz_text.rich(source))
 
 
 SOURCES = "Sources:"
 LINKED = re.compile(r"<(https://[^<>\s]+)>")  # [^<>]: one scan per "<", linear on any text
+MARKDOWN_LINK = re.compile(
+    r"\[((?:\\.|[^\\\[\]\n])*)\]\((https://[^\s()<>]*(?:\([^\s()<>]*\)[^\s()<>]*)*)\)"
+)
+"""A Markdown link to an https address: "[Chen et al. (2016)](https://...)"."""
+LISTED = re.compile(f"{LINKED.pattern}|{MARKDOWN_LINK.pattern}")
+
+
+def _title(words: str) -> str:
+    """Words of Markdown as a source's title: as a reader sees them, without the marks around."""
+    return quiz_text.plain(words).strip(" <>;")
 
 
 def _sources_line(text: str) -> tuple[str, tuple[Reference, ...]] | None:
@@ -321,21 +293,27 @@ def _sources_line(text: str) -> tuple[str, tuple[Reference, ...]] | None:
         if not text.lstrip().startswith(SOURCES) or head:
             return None
         head, last = "", text.strip()
-    # Each "<https://...>" with the text since the previous one as its title: one pass (a
-    # lazy pattern tried from every position was quadratic in a long line with no link).
+    # Each "<https://...>" with the text since the previous one as its title, or a Markdown
+    # link with its own: one pass (a lazy pattern tried from every position was quadratic in
+    # a long line with no link).
     listed, entries, at = last.removeprefix(SOURCES), [], 0
-    for found in LINKED.finditer(listed):
-        title = listed[at : found.start()].strip().removeprefix(";").strip()
-        entries.append(Reference(title or found.group(1), found.group(1)))
+    for found in LISTED.finditer(listed):
+        url = found[1] or found[3]
+        title = _title(found[2] if found[3] else listed[at : found.start()])
+        entries.append(Reference(title or url, url))
         at = found.end()
     if not entries:
         return None
     return head.strip(), tuple(entries)
 
 
-PLAIN_URL = re.compile(r"https://[^\s<>\"']+")
+PLAIN_URL = re.compile(r"https://[^\s<>\"'()\[\]]+(?:\([^\s<>\"'()]*\)[^\s<>\"'()\[\]]*)*")
 LINK_LINE = re.compile(r"^\s*(?:(.*?\S)\s*(?::|\s-|\s–|\s—)\s*)?<?(https://\S+?)>?[.;,]?\s*$")
 """A line that is only a link, perhaps after a label: "Chen et al. (2016): https://..."."""
+MARKDOWN_LINK_LINE = re.compile(
+    r"^\s*(?:(.*?\S)\s*(?::|\s-|\s–|\s—)\s*)?" + MARKDOWN_LINK.pattern + r"[.;,]?\s*$"
+)
+"""A line that is only a Markdown link, perhaps after a label."""
 GENERIC_LABELS = {
     "see",
     "source",
@@ -346,7 +324,7 @@ GENERIC_LABELS = {
     "read more",
     "more",
 }
-"""Labels that introduce a link without naming it: the link's host and path title it instead."""
+"""Labels that introduce a link without naming it: the link's own words title it instead."""
 
 
 def _trimmed(url: str) -> str:
@@ -365,50 +343,55 @@ def _link_title(url: str) -> str:
     return (parts.netloc + parts.path).rstrip("/") or url
 
 
+def _named(url: str, *words: str | None) -> str:
+    """A source's title: the first of a label's or a link's words that names it, else its
+    host and path."""
+    for title in (_title(each) for each in words if each):
+        if title and title != url and title.lower() not in GENERIC_LABELS:
+            return title
+    return _link_title(url)
+
+
 def plain_links(text: str) -> tuple[str, tuple[Reference, ...]]:
-    """Feedback text and a reference for each plain https link in it. A line that is only a link
+    """Feedback text and a reference for each https link in it. A line that is only a link
     (after a label, which titles it) becomes a source and leaves the text; a link in a sentence
-    stays, so the sentence still reads, and is titled by its host and path."""
+    stays, so the sentence still reads, titled by its words (a bare address by its host and
+    path)."""
     kept, references, seen = [], [], set()
+
+    def cite(url: str, *words: str | None) -> None:
+        if url != "https://" and url not in seen:
+            seen.add(url)
+            references.append(Reference(_named(url, *words), url))
+
     for line in text.split("\n"):
+        if whole := MARKDOWN_LINK_LINE.match(line):
+            cite(whole[3], whole[1], whole[2])
+            continue
         if whole := LINK_LINE.match(line):
-            label, url = whole.group(1), _trimmed(whole.group(2))
-            if url not in seen:
-                seen.add(url)
-                titled = label and label.lower() not in GENERIC_LABELS
-                references.append(Reference(label if titled else _link_title(url), url))
+            cite(_trimmed(whole[2]), whole[1])
             continue
         kept.append(line)
-        for found in PLAIN_URL.findall(line):
-            url = _trimmed(found)
-            if url != "https://" and url not in seen:
-                seen.add(url)
-                references.append(Reference(_link_title(url), url))
+        for found in MARKDOWN_LINK.finditer(line):
+            cite(found[2], found[1])
+        for found in PLAIN_URL.findall(MARKDOWN_LINK.sub("", line)):
+            cite(_trimmed(found))
     explanation = re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
     return explanation, tuple(references)
 
 
 def split_sources(text: str) -> tuple[str, tuple[Reference, ...]]:
-    """General feedback text and its references: those its last "Sources:" line lists, else
-    its plain https links (plain_links)."""
+    """General feedback (Markdown) and its references: those its last "Sources:" line lists,
+    else its https links (plain_links)."""
     listed = _sources_line(text)
     return listed if listed is not None else plain_links(text.strip())
 
 
 def html_sources(markup: str) -> tuple[str, tuple[Reference, ...], tuple[str, ...]]:
-    """HTML general feedback as explanation, references (its https links, as anchors or as
-    plain text) and media found."""
+    """HTML general feedback as explanation (Markdown), references (its https links, as anchors
+    or as plain text) and media found."""
     found = from_html(markup)
-    listed = _sources_line(found.text)
-    if listed is not None:
-        return *listed, found.media
-    anchors = [
-        Reference(title or url, url) for title, url in found.links if url.startswith("https://")
-    ]
-    explanation, plain = plain_links(found.text)
-    urls = {reference.url for reference in anchors}
-    references = tuple(anchors + [r for r in plain if r.url not in urls])
-    return explanation, references, found.media
+    return *split_sources(found.text), found.media
 
 
 def sources_html(references: tuple[Reference, ...]) -> str:

@@ -13,8 +13,10 @@ evidence in comment lines of their own (`// quizwright-slug: ...`), which are st
 """
 
 import re
+import textwrap
 from dataclasses import replace
 
+from .. import text as quiz_text
 from ..bank import Quiz
 from ..question_types import Choice, Question
 from .common import (
@@ -184,12 +186,18 @@ def _as_html(text: str, markup: str) -> str | None:
 
 
 def _text(raw: str, markup: str) -> tuple[str, tuple[str, ...]]:
-    """Source text as plain text, and the media it shows (which Quizwright cannot show yet)."""
+    """Source text as the bank's Markdown, and the media it shows (which Quizwright cannot
+    show yet)."""
     text = _unescape(raw.strip())
     if (markup_html := _as_html(text, markup)) is not None:
         found = from_html(markup_html)
         return found.text, found.media
-    return "\n".join(line.strip() for line in text.split("\n")).strip(), ()
+    first, _, rest = text.partition("\n")
+    if markup == "markdown":
+        # Indentation is Markdown's own (a code block, a nested list), beyond the file's layout.
+        rest = textwrap.dedent(rest)
+        return "\n".join(line.rstrip() for line in [first, *rest.split("\n")]).strip(), ()
+    return quiz_text.from_plain("\n".join(line.strip() for line in text.split("\n"))), ()
 
 
 def _question(where: str, raw: str, exported: bool = False) -> Question:
@@ -384,8 +392,8 @@ def write(quiz: Quiz) -> bytes:
         if linked:
             marks.append(f"{MARK}-{LINKS}: {linked}")
         lines.append("// " + " ".join(_tag(mark) for mark in marks))
-        # Plain, as the bank's text is: Moodle's own format would show a "<b>" in it as bold.
-        lines.append(f"::{_escape(question.id)}::[plain]{_escape(question.prompt)} {{")
+        # Markdown, as the bank's text is: Moodle's own format would show a "<b>" in it as bold.
+        lines.append(f"::{_escape(question.id)}::[markdown]{_escape(question.prompt)} {{")
         for choice in question.choices:
             mark = "=" if choice.correct else "~"
             lines.append(f"\t{mark}{_escape(choice.text)}#{_escape(choice.explanation)}")

@@ -8,6 +8,7 @@ keeps."""
 
 from xml.etree.ElementTree import Element
 
+from .. import text as quiz_text
 from ..bank import Quiz
 from ..question_types import Choice, Question
 from .common import (
@@ -52,13 +53,20 @@ def _raw(element: Element | None) -> tuple[str, str, bool]:
     return (text.text or "") if text is not None else "", element.get("format", "html"), has_files
 
 
+def _markdown(markup: str, form: str) -> str:
+    """A field that is not HTML as Markdown: Markdown as it is, Moodle's plain and automatic
+    formats as the text they show."""
+    return markup.strip() if form == "markdown" else quiz_text.from_plain(markup.strip())
+
+
 def _plain(element: Element | None) -> tuple[str, tuple[str, ...]]:
-    """A text field as plain text, and the media it shows."""
+    """A text field as Markdown, and the media it shows."""
     markup, form, has_files = _raw(element)
+    files = ("file",) if has_files else ()
     if form == "html":
         found = from_html(markup)
-        return found.text, found.media + (("file",) if has_files else ())
-    return markup.strip(), ("file",) if has_files else ()
+        return found.text, found.media + files
+    return _markdown(markup, form), files
 
 
 def _with_outcome_feedback(element: Element, choice: Choice) -> Choice:
@@ -122,7 +130,7 @@ def _question(where: str, element: Element) -> Question:
     if form == "html":
         explanation, references, media = html_sources(markup)
     else:
-        explanation, references, media = html_sources(to_html(markup))
+        explanation, references, media = html_sources(to_html(_markdown(markup, form)))
     if media:
         raise Unsupported("its general feedback shows media, which Quizwright cannot show yet")
     name = _child(element, "name")

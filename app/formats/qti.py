@@ -15,6 +15,7 @@ import zlib
 from xml.etree import ElementTree
 from xml.etree.ElementTree import Element
 
+from .. import text as quiz_text
 from ..bank import Quiz
 from ..question_types import Choice, Question, right_choice
 from .common import (
@@ -142,7 +143,7 @@ def _all(element: Element, name: str) -> list[Element]:
 
 
 def _mattext(element: Element | None) -> tuple[str, tuple[str, ...]]:
-    """The text of every mattext in an element, as plain text, and the media it shows."""
+    """The text of every mattext in an element, as Markdown, and the media it shows."""
     if element is None:
         return "", ()
     parts, media = [], []
@@ -153,7 +154,7 @@ def _mattext(element: Element | None) -> tuple[str, tuple[str, ...]]:
             parts.append(found.text)
             media += found.media
         else:
-            parts.append(markup.strip())
+            parts.append(quiz_text.from_plain(markup.strip()))
     media += [local(e.tag) for e in element.iter() if local(e.tag) in ("matimage", "mataudio")]
     return "\n\n".join(part for part in parts if part), tuple(media)
 
@@ -247,8 +248,11 @@ def _question(where: str, item: Element) -> Question:
     explanation, references, general_media = "", (), ()
     if general in texts:
         item_feedback = next(e for e in _all(item, "itemfeedback") if e.get("ident") == general)
-        markup = "".join(to_html(m.text or "") if m.get("texttype") != "text/html" else
-                         (m.text or "") for m in _all(item_feedback, "mattext"))  # fmt: skip
+        markup = "".join(
+            (m.text or "") if m.get("texttype") == "text/html"
+            else to_html(quiz_text.from_plain(m.text or ""))
+            for m in _all(item_feedback, "mattext")
+        )  # fmt: skip
         explanation, references, general_media = html_sources(markup)
     if general_media:
         raise Unsupported("its general feedback shows media, which Quizwright cannot show yet")
@@ -323,7 +327,7 @@ def _item(section: Element, question: Question) -> None:
     render = _sub(response, "render_choice")
     for choice in question.choices:
         label = _sub(render, "response_label", ident=choice.id)
-        _sub(_sub(label, "material"), "mattext", choice.text, texttype="text/plain")
+        _material(label, to_html(choice.text))
     processing = _sub(item, "resprocessing")
     _sub(_sub(processing, "outcomes"), "decvar", maxvalue="100", minvalue="0", varname="SCORE",
          vartype="Decimal")  # fmt: skip

@@ -18,6 +18,7 @@ from html import escape
 from xml.etree import ElementTree
 from xml.etree.ElementTree import Element
 
+from .. import text as quiz_text
 from ..bank import Quiz
 from ..question_types import Choice, Question, Reference, right_choice
 from .common import (
@@ -326,18 +327,26 @@ def _sub(parent: Element, tag: str, text: str | None = None, **attributes: str) 
     return element
 
 
-def _lines(parent: Element, text: str) -> None:
-    """Text as inline content: line breaks as <br/>, a blank line between paragraphs as two."""
-    lines = text.split("\n")
-    parent.text = lines[0]
-    for line in lines[1:]:
-        _sub(parent, "br").tail = line
+def _content(parent: Element, markup: str) -> None:
+    """Cleaned HTML (app/text.py) as XHTML content at the end of parent, as QTI 3 keeps text."""
+    # br is the subset's one void element, and &nbsp; the one reference XML does not define.
+    xhtml = markup.replace("<br>", "<br/>").replace("&nbsp;", "&#160;")
+    fragment = ElementTree.fromstring(f"<div>{xhtml}</div>")
+    if len(parent):
+        parent[-1].tail = (parent[-1].tail or "") + (fragment.text or "")
+    else:
+        parent.text = (parent.text or "") + (fragment.text or "")
+    parent.extend(fragment)
 
 
 def _paragraphs(parent: Element, text: str) -> None:
-    """Text as <p> elements, line breaks inside them as <br/>."""
-    for part in (p for p in text.split("\n\n") if p.strip()):
-        _lines(_sub(parent, "p"), part)
+    """Quiz text as block content: paragraphs, lists and code blocks."""
+    _content(parent, str(quiz_text.rich(text)))
+
+
+def _lines(parent: Element, text: str) -> None:
+    """Quiz text as inline content, where QTI allows no blocks: a list's items become lines."""
+    _content(parent, str(quiz_text.phrase(text)))
 
 
 def _sources(parent: Element, references: tuple[Reference, ...]) -> None:

@@ -8,6 +8,7 @@ from flask_wtf import FlaskForm
 from wtforms import RadioField, SelectChoice
 from wtforms.validators import AnyOf, InputRequired
 
+from ..text import plain
 from .base import Choice, Feedback, Question, QuestionType, Reference, Tally
 
 CHOOSE_ONE = "Choose one answer."
@@ -36,7 +37,7 @@ class AnswerForm(FlaskForm):
 
     def __init__(self, shown: list[Choice], **kwargs):
         super().__init__(**kwargs)
-        self.choice.choices = [SelectChoice(choice.id, choice.text) for choice in shown]
+        self.choice.choices = [SelectChoice(choice.id, plain(choice.text)) for choice in shown]
         self.choice.validators = [
             InputRequired(CHOOSE_ONE),
             AnyOf([choice.id for choice in shown], message=CHOOSE_ONE),
@@ -60,9 +61,7 @@ class SingleChoice(QuestionType):
             id=data["id"],
             prompt=data["prompt"],
             # A quiz published from the browser may lack explanations: "" shows none.
-            choices=tuple(
-                Choice(**{"explanation": "", **choice}) for choice in data["choices"]
-            ),
+            choices=tuple(Choice(**{"explanation": "", **choice}) for choice in data["choices"]),
             explanation=data.get("explanation", ""),
             references=tuple(Reference(**ref) for ref in data.get("references", ())),
             evidence=data.get("evidence"),
@@ -82,15 +81,15 @@ class SingleChoice(QuestionType):
         return ChoiceFeedback(question, chosen.id, chosen.correct, chosen)
 
     def describe(self, question: Question, response: str) -> str:
-        return question.choice(response).text
+        return plain(question.choice(response).text)
 
     def tally(self, question: Question, counts: Counter) -> list[Tally]:
-        return [Tally(c.text, counts[c.id], c.correct) for c in question.choices]
+        return [Tally(plain(c.text), counts[c.id], c.correct) for c in question.choices]
 
     def misread(self, question: Question, counts: Counter) -> str | None:
         top = max(counts[choice.id] for choice in question.choices)
         leaders = [choice for choice in question.choices if counts[choice.id] == top]
         # One choice, and a wrong one, chosen more than any other: a tie names no single choice.
         if len(leaders) == 1 and top > counts[right_choice(question).id]:
-            return leaders[0].text
+            return plain(leaders[0].text)
         return None

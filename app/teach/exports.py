@@ -15,6 +15,7 @@ from .. import reports
 from ..bank import Quiz
 from ..question_types import type_of
 from ..reports import ClassReport, Counting, Roster
+from ..text import plain
 
 Table = tuple[list[str], Iterable[list]]
 """A header and its rows."""
@@ -138,7 +139,7 @@ def canvas_gradebook(roster: Roster) -> Table:
 
 def responses(class_name: str, versions: dict[int, Quiz], answers: Iterable[tuple]) -> Table:
     """One row per answer, with the question and choice as the student saw them."""
-    prompts = {(v, q.id): q.prompt for v, quiz in versions.items() for q in quiz.questions}
+    prompts = {(v, q.id): plain(q.prompt) for v, quiz in versions.items() for q in quiz.questions}
     questions = {(v, q.id): q for v, quiz in versions.items() for q in quiz.questions}
     header = [
         "student",
@@ -186,7 +187,7 @@ def item_statistics(report: ClassReport) -> Table:
         tally = item.tally
         row = [
             item.question.id,
-            item.question.prompt,
+            plain(item.question.prompt),
             item.n,
             item.not_answered,
             number(item.facility, 3),

@@ -1,0 +1,134 @@
+"""Quiz text: Markdown in a safe subset, shown as cleaned HTML, said as plain text, and made from
+the HTML and plain text that imported files hold.
+
+A prompt or a choice is a phrase (it stands in a heading or a label): emphasis, code, links and
+line breaks. An explanation may also hold paragraphs, lists and code blocks. Markdown is read
+by markdown-it with its raw HTML off (so `List<String>` stays text) and headings, rules, quotes
+and images left as typed; what it makes is cleaned again by nh3 (Ammonia), which keeps only
+those elements, only http, https and mailto links, and gives every link rel="noreferrer".
+"""
+
+import html
+import itertools
+import re
+from functools import lru_cache
+
+import nh3
+from markdown_it import MarkdownIt
+from markdownify import MarkdownConverter
+from markupsafe import Markup
+
+_MARKDOWN = MarkdownIt("commonmark", {"breaks": True, "html": False}).disable(
+    ["heading", "lheading", "hr", "blockquote", "image", "reference", "html_block", "html_inline"]
+)
+PHRASE_TAGS = {"em", "strong", "code", "a", "br"}
+BLOCK_TAGS = PHRASE_TAGS | {"p", "ul", "ol", "li", "pre"}
+SCHEMES = {"http", "https", "mailto"}
+
+
+_TAG = re.compile(r'(<[^<>"]*(?:"[^"]*"[^<>"]*)*>)')
+"""A tag of nh3's output, whose attribute values are always in double quotes."""
+
+
+def _clean(markup: str, tags: set[str]) -> str:
+    cleaned = nh3.clean(
+        markup,
+        tags=tags,
+        clean_content_tags={"script", "style"},
+        attributes={"a": {"href"}, "ol": {"start"}},
+        url_schemes=SCHEMES,
+        # A link goes to another site or nowhere: an address of this app's own is not a source.
+        url_relative="deny",
+        link_rel="noopener noreferrer",
+    ).strip()
+    # Quotes in the text escaped as Jinja escapes them, so that quiz text reads the same in
+    # a page's HTML wherever it stands.
+    parts = _TAG.split(cleaned)
+    return "".join(
+        part if odd else part.replace("'", "&#39;").replace('"', "&#34;")
+        for odd, part in zip(itertools.cycle((False, True)), parts)
+    )
+
+
+@lru_cache(maxsize=8192)
+def rich(source: str) -> Markup:
+    """Explanation text as HTML: paragraphs, lists, code blocks, emphasis, code and links."""
+    return Markup(_clean(_MARKDOWN.render(source), BLOCK_TAGS))
+
+
+@lru_cache(maxsize=8192)
+def phrase(source: str) -> Markup:
+    """A prompt or a choice as HTML to stand inside a heading, a legend or a label."""
+    return Markup(_clean(_MARKDOWN.renderInline(source.strip()), PHRASE_TAGS))
+
+
+@lru_cache(maxsize=8192)
+def plain(source: str) -> str:
+    """The text a reader sees, on one line: for CSVs, titles, lists and quotes."""
+    shown = nh3.clean(_MARKDOWN.renderInline(source), tags=set(), clean_content_tags={"script"})
+    return " ".join(html.unescape(shown).split())
+
+
+_MARKS = re.compile(r"[\\`*_\[\]<!|~&]")
+_LIST_MARK = re.compile(r"^(\s*\d*)([-+.)])(?=\s|$)", re.M)
+"""A line that would start a list: "- ", "+ ", "1. ", "2) "."""
+_MARK_OUTSIDE_LINKS = re.compile(r"(<https?://[^<>\s]+>|https?://[^\s<>]+)|" + _MARKS.pattern)
+
+
+def _reads_as_typed(text: str) -> bool:
+    """Whether Markdown shows this text exactly as it is written: its paragraphs and lines,
+    nothing more."""
+    if not _MARKS.search(text) and not _LIST_MARK.search(text):
+        return True  # most text, answered without reading it as Markdown
+    paragraphs = (part.strip() for part in re.split(r"\n\s*\n", text))
+    expected = "".join(
+        "<p>" + "<br />\n".join(html.escape(line.strip(), quote=False) for line in part.split("\n"))
+        + "</p>\n"
+        for part in paragraphs
+        if part
+    )  # fmt: skip
+    return _MARKDOWN.render(text) == expected
+
+
+def from_plain(text: str) -> str:
+    """Plain text as Markdown that shows it as written: unchanged when Markdown reads it so,
+    else with its marks escaped."""
+    if _reads_as_typed(text):
+        return text
+    # A link stays as written: "<https://...>" is one in Markdown too, and a source is read
+    # from it (app/formats/common.py).
+    escaped = _MARK_OUTSIDE_LINKS.sub(lambda found: found[1] or "\\" + found[0], text)
+    return _LIST_MARK.sub(lambda found: found[1] + "\\" + found[2], escaped)
+
+
+class _ToMarkdown(MarkdownConverter):
+    """HTML to the Markdown this module reads: what the subset cannot hold becomes its text."""
+
+    def escape(self, text, parent_tags):
+        # A text escaped only where Markdown would misread it, so the editor shows it as written.
+        if not text or "_noformat" in parent_tags or _reads_as_typed(text):
+            return text
+        return from_plain(text)
+
+    def convert_a(self, el, text, parent_tags):
+        # A link the page would not keep (javascript:, data:, this app's own paths) is its text.
+        if el.get("href", "").split(":", 1)[0].lower() not in SCHEMES:
+            return text
+        return super().convert_a(el, text, parent_tags)
+
+    def convert_hN(self, n, el, text, parent_tags):
+        # Headings are not in the subset: a heading in a prompt reads as strong text.
+        return f"\n\n**{text.strip()}**\n\n" if text.strip() else ""
+
+    def convert_img(self, el, text, parent_tags):
+        return ""  # media are listed by the importer, which says what it cannot show
+
+
+def from_html(markup: str) -> str:
+    """An imported piece of HTML as Markdown in the subset, its line breaks as new lines."""
+    if "<" not in markup and "&" not in markup:
+        return from_plain(" ".join(markup.split()))
+    converted = _ToMarkdown(autolinks=True, bullets="-", escape_misc=False).convert(markup)
+    # A no-break space reads as a space; Markdown would keep it as a mark of its own.
+    lines = [line.rstrip() for line in converted.replace("\xa0", " ").split("\n")]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
