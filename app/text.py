@@ -1,8 +1,9 @@
 """Quiz text: Markdown in a safe subset, shown as cleaned HTML, said as plain text, and made from
 the HTML and plain text that imported files hold.
 
-A prompt or a choice is a phrase (it stands in a heading or a label): emphasis, code, links and
-line breaks. An explanation may also hold paragraphs, lists and code blocks. Markdown is read
+A choice is a phrase (it stands in a label): emphasis, code, links and line breaks. A prompt's
+first paragraph is one too (it stands in a heading or a legend), and what follows it, like an
+explanation, may also hold paragraphs, lists and code blocks. Markdown is read
 by markdown-it with its raw HTML off (so `List<String>` stays text) and headings, rules, quotes
 and images left as typed; what it makes is cleaned again by nh3 (Ammonia), which keeps only
 those elements, only http, https and mailto links, and gives every link rel="noreferrer".
@@ -60,6 +61,19 @@ def rich(source: str) -> Markup:
 def phrase(source: str) -> Markup:
     """A prompt or a choice as HTML to stand inside a heading, a legend or a label."""
     return Markup(_clean(_MARKDOWN.renderInline(source.strip()), PHRASE_TAGS))
+
+
+@lru_cache(maxsize=8192)
+def prompt_parts(source: str) -> tuple[Markup, Markup]:
+    """A prompt as its first paragraph, to stand in a heading or a legend, and the blocks after
+    it (the code to read, a list), to show beneath; a prompt that opens with a block is one
+    phrase."""
+    tokens = _MARKDOWN.parse(source)
+    if len(tokens) > 3 and tokens[0].type == "paragraph_open":
+        lines = source.split("\n")
+        end = tokens[0].map[1]
+        return phrase("\n".join(lines[:end])), rich("\n".join(lines[end:]))
+    return phrase(source), Markup("")
 
 
 @lru_cache(maxsize=8192)

@@ -678,11 +678,11 @@ def test_a_quiz_of_500_questions_takes_no_more_and_says_so_at_the_question(app, 
 
 
 def test_markdown_written_in_the_editor_reaches_students_as_safe_rich_text(app, lecturer):
-    """Emphasis, code and a link in the question, a list in an explanation: the student reads
-    them formatted, the link opens without a Referer, and typed HTML stays text."""
+    """Emphasis, code and a code block in the question, a list and a link in an explanation:
+    the student reads them formatted, the link opens without a Referer, typed HTML stays text."""
     token = write_quiz(lecturer, questions=())
     fields = question_fields(
-        "Which gas do **plants** take in? <script>alert(1)</script>",
+        "Which gas do **plants** take in? <script>alert(1)</script>\n\n```\n6 CO2 + 6 H2O\n```",
         **{"choices-0-text": "`CO2`", "choices-1-explanation": "No:\n\n- it is given off\n- see "
            "[oxygen](https://en.wikipedia.org/wiki/Oxygen)"},
     )  # fmt: skip
@@ -698,6 +698,8 @@ def test_markdown_written_in_the_editor_reaches_students_as_safe_rich_text(app, 
     assert student.start(name="Sam", slug=QUIZ).status_code == 303
     asked = student.client.get(student.question_url(1)).get_data(as_text=True)
     assert "Which gas do <strong>plants</strong> take in? &lt;script&gt;" in asked
+    # The code after the question's first paragraph shows beneath it, as a block.
+    assert '<div class="prompt-more"><pre><code>6 CO2 + 6 H2O\n</code></pre></div>' in asked
     assert "<span><code>CO2</code></span>" in asked
     with app.app_context():
         wrong = current_bank().quizzes[QUIZ].questions[0].choices[1].id

@@ -592,7 +592,8 @@ def test_the_snapshot_sees_every_kind_of_write(world):
     """The sweep's detector: a row added, changed or removed in any table shows as a change."""
     before = snapshot(world.app)
     with world.app.app_context():
-        made = Class(name="Snapshot Probe", instructor_id=world.sessions[0]["id"], join_code="PRB234")
+        owner = world.sessions[0]["id"]
+        made = Class(name="Snapshot Probe", instructor_id=owner, join_code="PRB234")
         db.session.add(made)
         db.session.commit()
         added = snapshot(world.app)

@@ -1,5 +1,8 @@
 """The committed migrations build exactly the schema the models describe, on either database."""
 
+import hashlib
+import json
+
 import flask_migrate
 import pytest
 from alembic.autogenerate import compare_metadata
@@ -10,6 +13,7 @@ from sqlalchemy import inspect, text
 from app import create_app
 from app.extensions import db
 from app.health import SCHEMA_REVISION, schema_behind
+from app.text import plain
 
 pytestmark = pytest.mark.postgres
 
@@ -262,3 +266,43 @@ def test_upgrade_makes_the_banks_quizzes_site_quizzes(blank_app):
     ]
     assert [row[0] for row in published] == [2, 3, 1]
     assert [bool(row[0]) for row in listed] == [True, True]
+
+
+def test_upgrade_keeps_text_written_before_markdown_reading_as_written(blank_app):
+    """0021: stored versions and drafts escape the marks Markdown would read, so an old
+    attempt's review shows its text as it did; text that needs nothing is left as it was."""
+    marked = {"slug": "m", "title": "M", "description": "Plain.", "questions": [
+        {"id": "q", "prompt": "What is 2*3*4 in __init__?", "explanation": "Plain.",
+         "choices": [{"id": "a", "text": "24", "correct": True, "explanation": "*Yes*"}]}]}
+    with blank_app.app_context():
+        flask_migrate.upgrade(revision="8d2a6c4e1f57")
+        with db.engine.begin() as connection:
+            for id_, quiz in ((1, marked), (2, {**marked, "questions": []})):
+                connection.execute(
+                    text(
+                        "INSERT INTO quiz_versions (id, slug, digest, snapshot, created_at)"
+                        " VALUES (:id, 'm', :digest, :snapshot, '2026-01-01 10:00:00')"
+                    ),
+                    {"id": id_, "digest": f"d{id_}", "snapshot": json.dumps(quiz)},
+                )
+            connection.execute(
+                text(
+                    "INSERT INTO quizzes (id, slug, title, listed, draft, draft_revision,"
+                    " created_at) VALUES (1, 'm', 'M', false, :draft, 0, '2026-01-01 10:00:00')"
+                ),
+                {"draft": json.dumps(marked)},
+            )
+        flask_migrate.upgrade()
+        with db.engine.connect() as connection:
+            versions = connection.exec_driver_sql(
+                "SELECT digest, snapshot FROM quiz_versions ORDER BY id"
+            ).all()
+            draft = connection.exec_driver_sql("SELECT draft FROM quizzes").scalar_one()
+    (digest, snapshot), untouched = versions
+    question = json.loads(snapshot)["questions"][0]
+    assert question["prompt"] == "What is 2\\*3\\*4 in \\_\\_init\\_\\_?"
+    assert question["choices"][0]["explanation"] == "\\*Yes\\*"
+    assert plain(question["prompt"]) == marked["questions"][0]["prompt"]
+    assert digest == hashlib.sha256(snapshot.encode()).hexdigest()
+    assert tuple(untouched) == ("d2", json.dumps({**marked, "questions": []}))
+    assert json.loads(draft)["questions"][0] == question

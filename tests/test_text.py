@@ -8,7 +8,7 @@ import pytest
 from app.bank import load_bank
 from app.config import PROJECT_ROOT
 from app.formats import gift
-from app.text import from_html, from_plain, phrase, plain, rich
+from app.text import from_html, from_plain, phrase, plain, prompt_parts, rich
 
 SEED = load_bank(PROJECT_ROOT / "questions.json").quizzes["gradient-checkpointing"]
 LINK = '<a href="https://example.org/a" rel="noopener noreferrer">'
@@ -65,6 +65,15 @@ def test_a_phrase_stands_in_a_heading_or_label_without_blocks():
     shown = phrase("First.\n\n- one\n- two\n\n```\ncode\n```")
     assert not any(tag in shown for tag in ("<p>", "<ul>", "<pre>"))
     assert "one" in shown and "code" in shown
+
+
+def test_a_prompt_keeps_the_code_after_its_question():
+    """The first paragraph stands in the heading; a code block or list after it shows beneath,
+    as a block; a prompt of one paragraph is all heading."""
+    assert prompt_parts("What does this print?\n\n```\nprint(1)\n```") == (
+        "What does this print?", "<pre><code>print(1)\n</code></pre>"
+    )
+    assert prompt_parts("One *line*\nand two") == ("One <em>line</em><br>\nand two", "")
 
 
 @pytest.mark.parametrize(

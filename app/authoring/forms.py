@@ -245,7 +245,7 @@ class ShareForm(FlaskForm):
 class ImportForm(FlaskForm):
     upload = FileField(
         "Quiz file",
-        description="GIFT, Moodle XML, Aiken, or a QTI 1.2 or 3.0 package (.zip), up to 50 MB.",
+        description="GIFT, Moodle XML, Aiken, or a QTI 1.2 or 3.0 package (.zip)",
         render_kw={"accept": ".txt,.gift,.xml,.zip"},
     )
     format_name = SelectField(

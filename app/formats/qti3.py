@@ -6,7 +6,8 @@ its `<qti-correct-response>` (or a `<qti-mapping>` giving full marks to one choi
 feedback is a `<qti-feedback-inline>` inside its `<qti-simple-choice>`, or a `<qti-modal-feedback>`
 or `<qti-feedback-block>` that the response processing shows for that choice; feedback it shows
 always is the general feedback, feedback for a right or wrong answer goes to the right choice or
-to every wrong one. Packages are read as qti.py reads QTI 1.2 ones: in memory, within size limits,
+to every wrong one; exports write a choice's feedback as a `<qti-feedback-block>` shown for it,
+which holds lists and code, as inline feedback cannot. Packages are read as qti.py reads QTI 1.2 ones: in memory, within size limits,
 refusing unsafe names; a bare item XML file is read too. Quizwright's exports carry the quiz's
 slug in the test's identifier (`quizwright-SLUG`) and each question's evidence key in its item's
 `label`, which QTI leaves to authoring tools (`quizwright-evidence: ...`).
@@ -345,7 +346,7 @@ def _paragraphs(parent: Element, text: str) -> None:
 
 
 def _lines(parent: Element, text: str) -> None:
-    """Quiz text as inline content, where QTI allows no blocks: a list's items become lines."""
+    """A choice as inline content, as a choice is a phrase."""
     _content(parent, str(quiz_text.phrase(text)))
 
 
@@ -388,11 +389,12 @@ def _item(question: Question, shuffle: bool) -> Element:
         "shuffle": "true" if shuffle else "false", "max-choices": "1"},
     )  # fmt: skip
     for choice in question.choices:
-        simple = _sub(interaction, "qti-simple-choice", identifier=choice.id)
-        _lines(simple, choice.text)
-        feedback = _sub(simple, "qti-feedback-inline", identifier=choice.id,
+        _lines(_sub(interaction, "qti-simple-choice", identifier=choice.id), choice.text)
+    # A block, not inline feedback inside the choice, so an explanation keeps its lists and code.
+    for choice in (choice for choice in question.choices if choice.explanation):
+        feedback = _sub(body, "qti-feedback-block", identifier=choice.id,
                         **{"outcome-identifier": "FEEDBACK", "show-hide": "show"})  # fmt: skip
-        _lines(feedback, choice.explanation)
+        _paragraphs(_sub(feedback, "qti-content-body"), choice.explanation)
     processing = _sub(item, "qti-response-processing")
     # The chosen answer's identifier shows its inline feedback; GENERAL shows the explanation.
     _sub(_sub(processing, "qti-set-outcome-value", identifier="FEEDBACK"), "qti-variable",
