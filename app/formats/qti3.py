@@ -7,8 +7,8 @@ feedback is a `<qti-feedback-inline>` inside its `<qti-simple-choice>`, or a `<q
 or `<qti-feedback-block>` that the response processing shows for that choice; feedback it shows
 always is the general feedback, feedback for a right or wrong answer goes to the right choice or
 to every wrong one; exports write a choice's feedback as a `<qti-feedback-block>` shown for it,
-which holds lists and code, as inline feedback cannot. Packages are read as qti.py reads QTI 1.2 ones: in memory, within size limits,
-refusing unsafe names; a bare item XML file is read too. Quizwright's exports carry the quiz's
+which holds lists and code, as inline feedback cannot. Packages are read as qti.py reads QTI 1.2
+ones: in memory, within size limits, refusing unsafe names; a bare item XML file is read too. Quizwright's exports carry the quiz's
 slug in the test's identifier (`quizwright-SLUG`) and each question's evidence key in its item's
 `label`, which QTI leaves to authoring tools (`quizwright-evidence: ...`).
 """
