@@ -8,9 +8,9 @@ or `<qti-feedback-block>` that the response processing shows for that choice; fe
 always is the general feedback, feedback for a right or wrong answer goes to the right choice or
 to every wrong one; exports write a choice's feedback as a `<qti-feedback-block>` shown for it,
 which holds lists and code, as inline feedback cannot. Packages are read as qti.py reads QTI 1.2
-ones: in memory, within size limits, refusing unsafe names; a bare item XML file is read too. Quizwright's exports carry the quiz's
-slug in the test's identifier (`quizwright-SLUG`) and each question's evidence key in its item's
-`label`, which QTI leaves to authoring tools (`quizwright-evidence: ...`).
+ones: in memory, within size limits, refusing unsafe names; a bare item XML file is read too.
+Quizwright's exports carry the quiz's slug in the test's identifier (`quizwright-SLUG`) and each
+question's evidence key in its item's `label`, which QTI leaves to authoring tools (`quizwright-evidence: ...`).
 """
 
 import io
