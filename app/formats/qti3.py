@@ -10,7 +10,8 @@ to every wrong one; exports write a choice's feedback as a `<qti-feedback-block>
 which holds lists and code, as inline feedback cannot. Packages are read as qti.py reads QTI 1.2
 ones: in memory, within size limits, refusing unsafe names; a bare item XML file is read too.
 Quizwright's exports carry the quiz's slug in the test's identifier (`quizwright-SLUG`) and each
-question's evidence key in its item's `label`, which QTI leaves to authoring tools (`quizwright-evidence: ...`).
+question's evidence key in its item's `label`, which QTI leaves to authoring tools
+(`quizwright-evidence: ...`).
 """
 
 import io
