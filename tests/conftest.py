@@ -5,9 +5,11 @@ Which database runs a test is said by its marks; README.md beside this file says
 import os
 from collections import Counter
 
+import jwt.algorithms
 import pytest
 import redis
 import sqlalchemy
+from cryptography.hazmat.primitives import serialization
 
 from app.config import database_url_from
 from app.extensions import db
@@ -26,6 +28,25 @@ from helpers import (
 )
 
 pytest_plugins = ["pytester"]
+
+
+def _parse_each_private_key_once() -> None:
+    """The LTI tests sign thousands of tokens with a handful of RSA keys, and PyJWT and jwcrypto
+    parse the PEM again for each one; a parse checks the key (about 70 ms), a quarter of those
+    tests' time. Parsed keys are immutable, so each PEM is parsed once per test process."""
+    parse, parsed = serialization.load_pem_private_key, {}
+
+    def parse_once(data, password=None, *args, **kwargs):
+        key = (bytes(data), password)
+        if key not in parsed:
+            parsed[key] = parse(data, password, *args, **kwargs)
+        return parsed[key]
+
+    serialization.load_pem_private_key = parse_once
+    jwt.algorithms.load_pem_private_key = parse_once
+
+
+_parse_each_private_key_once()
 
 TALLY: Counter[str] = Counter()
 """What the robustness suites tried (requests fuzzed, payloads, faults) and what they lost."""
