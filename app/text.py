@@ -9,10 +9,10 @@ and images left as typed; what it makes is cleaned again by nh3 (Ammonia), which
 those elements, only http, https and mailto links, and gives every link rel="noreferrer".
 """
 
+import functools
 import html
 import itertools
 import re
-from functools import lru_cache
 
 import nh3
 from markdown_it import MarkdownIt
@@ -27,6 +27,12 @@ BLOCK_TAGS = PHRASE_TAGS | {"p", "ul", "ol", "li", "pre"}
 SCHEMES = {"http", "https", "mailto"}
 
 
+def _absolute_only(tag: str, attribute: str, value: str) -> str | None:
+    if attribute == "href" and value.split(":", 1)[0].lower() in ("http", "https"):
+        return value if value.split(":", 1)[1].startswith("//") else None
+    return value
+
+
 _TAG = re.compile(r'(<[^<>"]*(?:"[^"]*"[^<>"]*)*>)')
 """A tag of nh3's output, whose attribute values are always in double quotes."""
 
@@ -36,7 +42,10 @@ def _clean(markup: str, tags: set[str]) -> str:
         markup,
         tags=tags,
         clean_content_tags={"script", "style"},
-        attributes={"a": {"href"}, "ol": {"start"}},
+        # "*": none on every element, as nh3 otherwise keeps title and lang everywhere.
+        attributes={"a": {"href"}, "ol": {"start"}, "*": set()},
+        # An address of this site written without "//" ("https:/x") is refused with the rest.
+        attribute_filter=_absolute_only,
         url_schemes=SCHEMES,
         # A link goes to another site or nowhere: an address of this app's own is not a source.
         url_relative="deny",
@@ -51,19 +60,31 @@ def _clean(markup: str, tags: set[str]) -> str:
     )
 
 
-@lru_cache(maxsize=8192)
+def _cached(render):
+    """A rendering kept for the texts a worker serves again and again: thousands of short ones,
+    and a few long ones, whose HTML can be ten times their 20,000 characters."""
+    short, lengthy = functools.lru_cache(4096)(render), functools.lru_cache(32)(render)
+
+    @functools.wraps(render)
+    def cached(source: str):
+        return (short if len(source) < 2000 else lengthy)(source)
+
+    return cached
+
+
+@_cached
 def rich(source: str) -> Markup:
     """Explanation text as HTML: paragraphs, lists, code blocks, emphasis, code and links."""
     return Markup(_clean(_MARKDOWN.render(source), BLOCK_TAGS))
 
 
-@lru_cache(maxsize=8192)
+@_cached
 def phrase(source: str) -> Markup:
     """A prompt or a choice as HTML to stand inside a heading, a legend or a label."""
     return Markup(_clean(_MARKDOWN.renderInline(source.strip()), PHRASE_TAGS))
 
 
-@lru_cache(maxsize=8192)
+@_cached
 def prompt_parts(source: str) -> tuple[Markup, Markup]:
     """A prompt as its first paragraph, to stand in a heading or a legend, and the blocks after
     it (the code to read, a list), to show beneath; a prompt that opens with a block is one
@@ -76,7 +97,13 @@ def prompt_parts(source: str) -> tuple[Markup, Markup]:
     return phrase(source), Markup("")
 
 
-@lru_cache(maxsize=8192)
+def prompt_html(source: str) -> str:
+    """A prompt as the HTML of LMS formats, in the parts the pages show it in."""
+    lead, rest = prompt_parts(source)
+    return f"<p>{lead}</p>{rest}"
+
+
+@_cached
 def plain(source: str) -> str:
     """The text a reader sees, on one line: for CSVs, titles, lists and quotes."""
     shown = nh3.clean(_MARKDOWN.renderInline(source), tags=set(), clean_content_tags={"script"})
@@ -84,8 +111,9 @@ def plain(source: str) -> str:
 
 
 _MARKS = re.compile(r"[\\`*_\[\]<!|~&]")
-_LIST_MARK = re.compile(r"^(\s*\d*)([-+.)])(?=\s|$)", re.M)
-"""A line that would start a list: "- ", "+ ", "1. ", "2) "."""
+_LIST_MARK = re.compile(r"^([ \t]*\d{0,9})([-+.)])(?=\s|$)", re.M)
+"""A line that would start a list: "- ", "+ ", "1. ", "2) ". Spaces and tabs only before it:
+`\\s` would run across blank lines, and rescan the text from each (quadratic)."""
 _MARK_OUTSIDE_LINKS = re.compile(r"(<https?://[^<>\s]+>|https?://[^\s<>]+)|" + _MARKS.pattern)
 
 
@@ -128,7 +156,9 @@ class _ToMarkdown(MarkdownConverter):
         # A link the page would not keep (javascript:, data:, this app's own paths) is its text.
         if el.get("href", "").split(":", 1)[0].lower() not in SCHEMES:
             return text
-        return super().convert_a(el, text, parent_tags)
+        # What would end the address or the words early is escaped, so the link stays whole.
+        el["href"] = re.sub(r"[\s()<>]", lambda found: f"%{ord(found[0]):02X}", el["href"])
+        return super().convert_a(el, re.sub(r"(?<!\\)([\[\]])", r"\\\1", text), parent_tags)
 
     def convert_hN(self, n, el, text, parent_tags):
         # Headings are not in the subset: a heading in a prompt reads as strong text.

@@ -55,6 +55,16 @@ CASES: dict[str, tuple[str, Callable[[int], bytes]]] = {
         "gift", lambda size: f"Q {{=a ~b #https://x/{_repeat(')', size)}}}\n".encode()),
     "GIFT, one question of many answers": (
         "gift", lambda size: f"Q {{={_repeat('~a ', size)}}}\n".encode()),
+    "GIFT, blank lines in plain text": (
+        "gift", lambda size: ("Q a" + "\\n" * (size // 2) + "b {=a ~b}\n").encode()),
+    "GIFT, HTML of formatting": (
+        "gift",
+        lambda size: f"[html]Q {{=a ~b ####{_repeat('<p>a <b>b</b> c</p>', size)}}}\n".encode()),
+    "GIFT, HTML nested past any converter": (
+        "gift", lambda size: f"[html]Q {_repeat('<b>a', size)} {{=a ~b}}\n".encode()),
+    "GIFT, a feedback line of labels and links": (
+        "gift",
+        lambda size: ("Q {=a ~b ####" + _repeat("x\\:https\\://", size) + " y}\n").encode()),
     "Aiken, ordinary questions": (
         "aiken", lambda size: _repeat("Q?\nA. x\nB. y\nANSWER: A\n\n", size).encode()),
     "Moodle XML, ordinary questions": ("moodle-xml", _moodle_xml_of),

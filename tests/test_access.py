@@ -32,9 +32,9 @@ from helpers import (
     Student,
     csrf_token,
     make_app,
-    record_tables,
     shared_schema,
     signed_import,
+    stored_rows,
     text,
 )
 
@@ -451,15 +451,6 @@ def url_of(world, route):
     return url
 
 
-def every_row(app) -> dict[str, list[tuple]]:
-    """Every stored row of every table but the rate limits, to compare before and after."""
-    with app.app_context():
-        return {
-            table.name: sorted(map(tuple, db.session.execute(table.select())), key=repr)
-            for table in record_tables()
-        }
-
-
 def case_id(route):
     return f"{route.row}:{route.method} {route.rule}"
 
@@ -485,7 +476,7 @@ def test_instructor_routes_by_visitor(request, route, role):
     defaults = dict(route.defaults)
     if action and action.prepare:
         action.prepare(world, defaults)
-    before = every_row(world.app)
+    before = stored_rows(world.app)
 
     if route.method == "GET":
         response = client.get(url)
@@ -508,7 +499,7 @@ def test_instructor_routes_by_visitor(request, route, role):
         assert location == lands.format(class_id=world.class_id, token=token, student_id=student_id)
     else:
         assert response.status_code == status[expected], text(response)
-    assert (every_row(world.app) != before) == (expected == "done")
+    assert (stored_rows(world.app) != before) == (expected == "done")
 
 
 def test_the_walk_covers_every_instructor_route(world):

@@ -52,9 +52,9 @@ from helpers import (
     form_token,
     login,
     make_app,
-    record_tables,
     shown,
     signed_import,
+    stored_rows,
     text,
 )
 
@@ -867,12 +867,7 @@ class Scene:
     def state(self, client) -> tuple:
         """Everything a forged request could change (every stored row), and whether this
         browser is logged in."""
-        with self.app.app_context():
-            rows = tuple(
-                tuple(sorted(map(tuple, db.session.execute(table.select())), key=repr))
-                for table in record_tables()
-            )
-        return (*rows, client.get("/teach").status_code)
+        return stored_rows(self.app), client.get("/teach").status_code
 
     def change_class(self, **values):
         """Set the class up directly, so that the action would show if it went through."""

@@ -54,9 +54,9 @@ from helpers import (
     gunicorn,
     login,
     make_app,
-    record_tables,
     server_database,
     shown,
+    stored_rows,
     text,
 )
 
@@ -97,15 +97,6 @@ def assert_outage_page(response):
     page = text(response)
     assert OUTAGE in page and "Traceback" not in page
     assert "Correct." not in page and "Incorrect." not in page
-
-
-def snapshot(app) -> dict[str, list]:
-    """Every row of every table, in a stable order: "nothing changed" is equality of two."""
-    with app.app_context():
-        return {
-            table.name: sorted((tuple(row) for row in db.session.execute(table.select())), key=repr)
-            for table in record_tables()
-        }
 
 
 def stored_answers(app) -> dict[tuple[str, str], str]:
@@ -414,7 +405,7 @@ def test_postgres_cut_off_is_a_503_and_service_resumes_by_itself(tmp_path, quiz,
         assert confirm(student, 1, first, quiz)
         latecomer = Student(app.test_client())
         latecomer.csrf  # noqa: B018 - the start page, opened before the outage
-        before = snapshot(app)
+        before = stored_rows(app)
 
         relay.cut()
         tally["faults injected"] += 1
@@ -429,7 +420,7 @@ def test_postgres_cut_off_is_a_503_and_service_resumes_by_itself(tmp_path, quiz,
 
         relay.restore()
         assert student.client.get("/healthz").status_code == 200
-        assert snapshot(app) == before
+        assert stored_rows(app) == before
         assert confirm(student, 2, second, quiz)
         assert inconsistent_attempts(app) == []
         account(app, {(student.token, q.id): right_choice(q).id for q in quiz.questions[:2]}, tally)
@@ -536,20 +527,20 @@ def test_refused_commit_shows_an_error_and_stores_nothing(app, quiz, tally, acti
         ),
         "log out": (teacher, lambda: teacher.post("/logout", data={"csrf_token": teacher_token})),
     }[action]
-    before = snapshot(app)
+    before = stored_rows(app)
 
     with commits_refused(app) as refused:
         response = act()
     assert refused, "the action never reached a COMMIT"
     tally["faults injected"] += len(refused)
     assert_outage_page(response)
-    assert snapshot(app) == before
+    assert stored_rows(app) == before
     # Still logged in after a logout that was not saved: the page did not claim otherwise.
     assert teacher.get("/teach").status_code == 200
 
     again = act()
     assert again.status_code == 303
-    assert snapshot(app) != before
+    assert stored_rows(app) != before
     page = browser.get(again.location)
     assert page.status_code == 200
     if action == "answer":
@@ -908,7 +899,7 @@ def test_bad_bank_over_a_good_one_is_refused_and_history_survives(tmp_path, tall
         for number, choice in enumerate(choices, 1):
             assert confirm(student, number, choice.id, quiz)
         tokens.append(student.token)
-    before, rows = history(app, tokens, class_id), snapshot(app)
+    before, rows = history(app, tokens, class_id), stored_rows(app)
     dispose(app)
 
     for name, (damage, message) in DEPLOY_ACCIDENTS.items():
@@ -937,7 +928,7 @@ def test_bad_bank_over_a_good_one_is_refused_and_history_survives(tmp_path, tall
     with gunicorn(tmp_path, workers=1, QUESTIONS_PATH=str(deployed)) as server:
         page = urllib.request.urlopen(f"{server.url}/quizzes/{SLUG}", timeout=10)
         assert page.status == 200 and quiz.title in page.read().decode()
-    assert snapshot(app) == rows
+    assert stored_rows(app) == rows
 
     deployed.write_bytes(reworded(good))
     edited = make_app(tmp_path, QUESTIONS_PATH=str(deployed))
@@ -948,7 +939,7 @@ def test_bad_bank_over_a_good_one_is_refused_and_history_survives(tmp_path, tall
         assert history(edited, tokens, class_id) == before
         # The reload adds a version, a publication and a release; every row that was there stays
         # as it was, but the quiz's own, which now names the new version as the one it serves.
-        after = snapshot(edited)
+        after = stored_rows(edited)
         kept = [table for table in rows if table != "quizzes"]
         assert all(row in after[table] for table in kept for row in rows[table])
         assert {table: after[table] for table in ("attempts", "answers")} == {

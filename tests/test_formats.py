@@ -1039,3 +1039,14 @@ def test_old_exports_carry_their_marks_in_comment_lines_still_read():
         "checkpointing", "It recomputes.",
         (Reference("Chen et al. (2016)", "https://arxiv.org/abs/1604.06174"),),
     )  # fmt: skip
+
+
+@pytest.mark.parametrize("format_name", ["moodle-xml", "qti", "qti3"])
+@pytest.mark.parametrize("prompt", ["-", "1986. The year?", "What does this print?\n\n```\n1\n```"])
+def test_a_prompt_is_exported_as_the_pages_show_it(format_name, prompt):
+    """The question's first paragraph as the heading shows it, even one Markdown would read as a
+    list, then its blocks: the file reads back to the same words."""
+    quiz = dataclasses.replace(SEED, questions=(
+        dataclasses.replace(SEED.questions[0], prompt=prompt),))  # fmt: skip
+    back, _, _ = round_trip(format_name, quiz)
+    assert plain(back.questions[0].prompt) == plain(prompt)

@@ -32,7 +32,7 @@ from app.models import Assignment, Class, Instructor, Publication
 from app.question_types import right_choice
 from app.served import current_bank
 
-from helpers import SLUG, csrf_token, make_app, record_tables
+from helpers import SLUG, csrf_token, make_app, stored_rows
 
 pytestmark = pytest.mark.postgres
 
@@ -128,34 +128,6 @@ def cookie_of(client) -> str | None:
     return cookie.value if cookie else None
 
 
-def snapshot(app) -> dict[str, list[dict]]:
-    """Every row of every table, in primary key order, as the driver gives them: read through
-    one raw cursor, since the sweep reads them after each of its thousands of requests and the
-    ORM's overhead per statement was half of its time."""
-    with app.app_context():
-        quote = db.engine.dialect.identifier_preparer.quote
-        connection = db.engine.raw_connection()
-        try:
-            cursor, tables = connection.cursor(), record_tables()
-            orders = [", ".join(quote(c.name) for c in table.primary_key) for table in tables]
-            if db.engine.dialect.name == "postgresql":
-                # One round trip for every table: each as a JSON array of its rows.
-                cursor.execute("SELECT " + ", ".join(
-                    f"(SELECT json_agg(t ORDER BY {order}) FROM {quote(table.name)} AS t)"
-                    for table, order in zip(tables, orders, strict=True)
-                ))  # fmt: skip
-                rows = cursor.fetchone()
-                return {table.name: rows[n] or [] for n, table in enumerate(tables)}
-            state = {}
-            for table, order in zip(tables, orders, strict=True):
-                cursor.execute(f"SELECT * FROM {quote(table.name)} ORDER BY {order}")
-                names = [column[0] for column in cursor.description]
-                state[table.name] = [dict(zip(names, row, strict=True)) for row in cursor]
-            return state
-        finally:
-            connection.close()  # back to the pool, its read ended
-
-
 def changes(before: dict, after: dict) -> str:
     """The rows that differ between two snapshots, for a failure message."""
     found = []
@@ -222,7 +194,7 @@ class World:
 
     def refresh(self):
         """Read the database again after a change made on purpose, not by a fuzzed request."""
-        self.state = snapshot(self.app)
+        self.state = stored_rows(self.app)
         self.sessions = self.state["instructors"]
 
     def log_in(self):
@@ -260,7 +232,7 @@ class World:
         response.get_data()  # a streamed CSV runs its queries only now
         response.close()  # a static file's handle, for one
         self.tally["requests fuzzed"] += 1
-        before, after = self.state, snapshot(self.app)
+        before, after = self.state, stored_rows(self.app)
         self.state = after
         assert response.status_code < 500, f"{sent}\n-> {response.status_code}"
         if refused(response):
@@ -593,19 +565,19 @@ def test_fuzzed_requests_never_crash_or_write_when_refused(world, data):
 
 def test_the_snapshot_sees_every_kind_of_write(world):
     """The sweep's detector: a row added, changed or removed in any table shows as a change."""
-    before = snapshot(world.app)
+    before = stored_rows(world.app)
     with world.app.app_context():
         owner = world.sessions[0]["id"]
         made = Class(name="Snapshot Probe", instructor_id=owner, join_code="PRB234")
         db.session.add(made)
         db.session.commit()
-        added = snapshot(world.app)
+        added = stored_rows(world.app)
         made.name = "Snapshot Probe, renamed"
         db.session.commit()
-        renamed = snapshot(world.app)
+        renamed = stored_rows(world.app)
         db.session.delete(made)
         db.session.commit()
-    assert before != added != renamed != snapshot(world.app) == before
+    assert before != added != renamed != stored_rows(world.app) == before
 
 
 def test_huge_class_id_is_not_found(world):

@@ -31,8 +31,8 @@ from helpers import (
     gradebook_rows,
     login,
     queries,
-    record_tables,
     shown,
+    stored_rows,
     text,
 )
 
@@ -74,11 +74,6 @@ def take(app, name, code="PHYS11", right=(1, 2, 3)):
     return student
 
 
-def snapshot(app):
-    with app.app_context():
-        return {t.name: sorted(map(tuple, db.session.execute(t.select()))) for t in record_tables()}
-
-
 def gradebook(client, class_id):
     response = client.get(f"/teach/classes/{class_id}/gradebook.csv")
     assert response.status_code == 200
@@ -113,13 +108,13 @@ def test_rename_shows_the_new_name_everywhere_and_is_logged(app, owner, class_id
 )
 def test_a_bad_new_name_is_refused_next_to_its_field(app, owner, class_id, name, message):
     """An empty or overlong name: 400, the message by the field, and the name unchanged."""
-    before = snapshot(app)
+    before = stored_rows(app)
     response = post(owner, f"/teach/classes/{class_id}/rename", name=name)
     assert response.status_code == 400
     page = text(response)
     assert f'<p class="error" id="name-error">{message}</p>' in page
     assert 'aria-invalid="true"' in page
-    assert snapshot(app) == before
+    assert stored_rows(app) == before
 
 
 def test_a_new_join_code_stops_the_old_code_and_link_at_once(app, owner, class_id, caplog):
@@ -160,12 +155,12 @@ def test_archived_class_is_hidden_read_only_and_closed_to_students(app, owner, c
     assert "Close class" not in page
     assert "Ada" in page  # read-only, not emptied
 
-    before = snapshot(app)
+    before = stored_rows(app)
     refused = post(owner, f"/teach/classes/{class_id}/rename", name="Renamed")
     assert refused.status_code == 409
     assert "Physics 101 is archived, so it is read-only" in text(refused)
     assert post(owner, f"/teach/attempts/{ada.token}/void", confirm="yes").status_code == 409
-    assert snapshot(app) == before
+    assert stored_rows(app) == before
 
     student = Student(app.test_client())
     gone = student.client.get("/join/PHYS11")
@@ -175,7 +170,7 @@ def test_archived_class_is_hidden_read_only_and_closed_to_students(app, owner, c
     assert typed.status_code == 400
     assert "Physics 101 has ended" in text(typed)
     assert ada.post(f"/attempts/{ada.token}/retake").status_code == 403
-    assert snapshot(app) == before
+    assert stored_rows(app) == before
 
     restored = post(owner, f"/teach/classes/{class_id}/restore")
     assert (restored.status_code, restored.location) == (303, f"/teach/classes/{class_id}")
@@ -197,13 +192,13 @@ def test_delete_asks_for_the_name_then_removes_the_class_and_its_attempts(
         post(owner, f"/teach/classes/{class_id}/merge", first="ada", second="bo").status_code == 303
     )
 
-    before = snapshot(app)
+    before = stored_rows(app)
     manage = owner.get(f"/teach/classes/{class_id}/manage").get_data(as_text=True)
     assert re.search(r'<input class="button danger"[^>]*value="Delete class', manage)
     wrong = post(owner, f"/teach/classes/{class_id}/delete", confirm="Physics")
     assert wrong.status_code == 400
     assert "Type “Physics 101” exactly to delete this class." in text(wrong)
-    assert snapshot(app) == before
+    assert stored_rows(app) == before
 
     response = post(owner, f"/teach/classes/{class_id}/delete", confirm="Physics 101")
     assert (response.status_code, response.location) == (303, "/teach")
@@ -243,10 +238,10 @@ def test_a_voided_attempt_leaves_every_number_and_can_be_restored(app, owner, cl
     assert "<dt>Students</dt><dd>2</dd>" in page
 
     # The first press asks, and changes nothing; the confirmation voids.
-    before = snapshot(app)
+    before = stored_rows(app)
     asked = post(owner, f"/teach/attempts/{junk.token}/void")
     assert asked.status_code == 200 and "Void asdf’s attempt?" in text(asked)
-    assert snapshot(app) == before
+    assert stored_rows(app) == before
     response = post(owner, f"/teach/attempts/{junk.token}/void", confirm="yes")
     assert (response.status_code, response.location) == (303, f"/teach/attempts/{junk.token}")
     review = text(owner.get(response.location))
@@ -312,11 +307,11 @@ def test_voiding_frees_the_seat_and_restore_is_refused_when_none_is_left(app, ow
         db.session.commit()
         retake_token = retake.token
 
-    before = snapshot(app)
+    before = stored_rows(app)
     refused = post(owner, f"/teach/attempts/{first}/restore")
     assert refused.status_code == 409
     assert "Ada has used every attempt this assignment allows" in text(refused)
-    assert snapshot(app) == before
+    assert stored_rows(app) == before
 
     assert post(owner, f"/teach/attempts/{retake_token}/void", confirm="yes").status_code == 303
     assert post(owner, f"/teach/attempts/{first}/restore").status_code == 303
@@ -440,11 +435,11 @@ def test_a_bad_merge_is_refused_next_to_its_field(
     """The same student twice, or one not in the class: 400, the message by the field."""
     take(app, "Ada")
     take(app, "Bo")
-    before = snapshot(app)
+    before = stored_rows(app)
     response = post(owner, f"/teach/classes/{class_id}/merge", first=first, second=second)
     assert response.status_code == 400
     assert f'<p class="error" id="{field}-error">{message}</p>' in text(response)
-    assert snapshot(app) == before
+    assert stored_rows(app) == before
 
 
 def test_merging_keeps_each_assignment_seat_taken_once(app, owner, class_id):
@@ -538,11 +533,11 @@ def test_a_viewer_is_offered_no_action_their_role_refuses(app, owner, class_id, 
 )
 def test_a_bad_share_is_refused_next_to_its_field(app, owner, class_id, username, message):
     """An empty, unknown or owner's username: 400 with the message by the field, nothing stored."""
-    before = snapshot(app)
+    before = stored_rows(app)
     response = post(owner, f"/teach/classes/{class_id}/shares", username=username, role="view")
     assert response.status_code == 400
     assert f'<p class="error" id="username-error">{shown(message)}</p>' in text(response)
-    assert snapshot(app) == before
+    assert stored_rows(app) == before
 
 
 def test_sharing_with_a_disabled_instructor_is_refused(app, owner, class_id, runner):

@@ -138,3 +138,24 @@ def test_a_gift_link_shows_as_a_link_titled_by_its_text():
     assert [(r.title, r.url) for r in question.references] == [
         ("Chapter 2", "https://example.org/a")
     ]
+
+
+def test_links_keep_only_an_address_of_another_site():
+    """No title or other attribute; an address of this site written without "//" is refused."""
+    assert phrase('[x](https://example.org/a "t")') == f"{LINK}x</a>"
+    for own in ("[x](https:/logout)", "[x](https:logout)", "[x](/logout)"):
+        assert phrase(own) == '<a rel="noopener noreferrer">x</a>'
+
+
+def test_an_imported_link_stays_whole_whatever_its_address_and_words_hold():
+    """Parentheses and spaces in an address, brackets in a link's words: one link still."""
+    assert phrase(from_html('<a href="https://example.org/a_(b) c">x [1]</a>')) == (
+        '<a href="https://example.org/a_%28b%29%20c" rel="noopener noreferrer">x [1]</a>'
+    )
+
+
+def test_html_nested_past_any_converter_imports_as_its_words():
+    """A lecturer's HTML of hundreds of unclosed <p> or <b> is read, not a crash."""
+    data = ("::q:: [html]" + "<p>a" * 400 + "? {=Yes #Right ~No #Wrong}\n").encode()
+    [question] = gift.parse(data, "t.gift").questions
+    assert plain(question.prompt) == " ".join(["a"] * 400) + "?"

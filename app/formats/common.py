@@ -207,16 +207,45 @@ def local(tag: str) -> str:
     return tag.rsplit("}", 1)[-1]
 
 
-class _Media(HTMLParser):
-    """The media an LMS's HTML shows, which Quizwright cannot show yet."""
+class _Text(HTMLParser):
+    """The words of an LMS's HTML, paragraphs and line breaks kept, and the media it shows."""
+
+    BLOCKS = {"p", "div", "li", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "tr"}
 
     def __init__(self):
         super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
         self.media: list[str] = []
+        self._hidden = 0  # inside <script> or <style>, whose text no reader sees
 
     def handle_starttag(self, tag, attrs):
-        if tag in ("img", "video", "audio", "object", "embed", "iframe", "svg", "math"):
+        if tag in ("script", "style"):
+            self._hidden += 1
+        elif tag == "br":
+            self.parts.append("\n")
+        elif tag in self.BLOCKS:
+            self.parts.append("\n\n")
+        elif tag in ("img", "video", "audio", "object", "embed", "iframe", "svg", "math"):
             self.media.append(tag)
+
+    def handle_endtag(self, tag):
+        if tag in ("script", "style"):
+            self._hidden = max(0, self._hidden - 1)
+        elif tag in self.BLOCKS:
+            self.parts.append("\n\n")
+
+    def handle_data(self, data):
+        if not self._hidden:
+            self.parts.append(re.sub(r"\s+", " ", data))
+
+    @property
+    def text(self) -> str:
+        lines = [line.strip() for line in "".join(self.parts).split("\n")]
+        return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+
+
+FORMATTED = re.compile(r"<(?:a|b|strong|i|em|code|pre|ul|ol|li|h[1-6]|tt|kbd|samp)[\s>/]", re.I)
+"""An element the Markdown subset keeps (app/text.py); HTML with none is only words."""
 
 
 @dataclass(frozen=True)
@@ -261,10 +290,18 @@ def _tamed(markup: str) -> str:
 def from_html(markup: str) -> Html:
     """The text a student would read in a piece of HTML, as Markdown, and any media in it."""
     tamed = _tamed(markup)
-    parser = _Media()
+    parser = _Text()
     parser.feed(tamed)
     parser.close()
-    return Html(quiz_text.from_html(tamed), tuple(parser.media))
+    media = tuple(parser.media)
+    # Most LMS HTML is paragraphs of words: read in one pass, as the converter takes five times
+    # as long.
+    if not FORMATTED.search(tamed):
+        return Html(quiz_text.from_plain(parser.text), media)
+    try:
+        return Html(quiz_text.from_html(tamed), media)
+    except RecursionError:  # nested deeper than the converter follows (unclosed <p>, <b>...)
+        return Html(quiz_text.from_plain(parser.text), media)
 
 
 def to_html(source: str) -> str:
@@ -308,12 +345,8 @@ def _sources_line(text: str) -> tuple[str, tuple[Reference, ...]] | None:
 
 
 PLAIN_URL = re.compile(r"https://[^\s<>\"'()\[\]]+(?:\([^\s<>\"'()]*\)[^\s<>\"'()\[\]]*)*")
-LINK_LINE = re.compile(r"^\s*(?:(.*?\S)\s*(?::|\s-|\s–|\s—)\s*)?<?(https://\S+?)>?[.;,]?\s*$")
-"""A line that is only a link, perhaps after a label: "Chen et al. (2016): https://..."."""
-MARKDOWN_LINK_LINE = re.compile(
-    r"^\s*(?:(.*?\S)\s*(?::|\s-|\s–|\s—)\s*)?" + MARKDOWN_LINK.pattern + r"[.;,]?\s*$"
-)
-"""A line that is only a Markdown link, perhaps after a label."""
+URL_TAIL = re.compile(r"(https://\S+?)>?[.;,]?\s*")
+LINK_END = re.compile(r"[.;,]?\s*")
 GENERIC_LABELS = {
     "see",
     "source",
@@ -352,6 +385,35 @@ def _named(url: str, *words: str | None) -> str:
     return _link_title(url)
 
 
+def _label(head: str) -> str | None | bool:
+    """What precedes a link that ends its line: None when nothing does, the label when a
+    separator ends it ("Chen et al. (2016):", "Chen -"), else False (the link is in a
+    sentence). Read from its end, with no pattern, so a long line costs one pass."""
+    head = head.strip()
+    if not head:
+        return None
+    if head.endswith(":") or head[-1] in "-–—" and head[-2:-1].isspace():
+        label = head[:-1].rstrip()
+    else:
+        return False
+    return label or False
+
+
+def _link_line(line: str) -> tuple[str | None, str, str | None] | None:
+    """A line that is only a link, perhaps after a label: its label, address and words (a
+    Markdown link's), or None."""
+    links = list(MARKDOWN_LINK.finditer(line))
+    if links and LINK_END.fullmatch(line, links[-1].end()):
+        label = _label(line[: links[-1].start()])
+        return None if label is False else (label, links[-1][2], links[-1][1])
+    words = line.split()
+    at = line.find("https://", line.rstrip().rfind(words[-1])) if words else -1
+    if at < 0 or not (url := URL_TAIL.fullmatch(line, at)):
+        return None
+    label = _label(line[:at].removesuffix("<"))
+    return None if label is False else (label, _trimmed(url[1]), None)
+
+
 def plain_links(text: str) -> tuple[str, tuple[Reference, ...]]:
     """Feedback text and a reference for each https link in it. A line that is only a link
     (after a label, which titles it) becomes a source and leaves the text; a link in a sentence
@@ -365,11 +427,9 @@ def plain_links(text: str) -> tuple[str, tuple[Reference, ...]]:
             references.append(Reference(_named(url, *words), url))
 
     for line in text.split("\n"):
-        if whole := MARKDOWN_LINK_LINE.match(line):
-            cite(whole[3], whole[1], whole[2])
-            continue
-        if whole := LINK_LINE.match(line):
-            cite(_trimmed(whole[2]), whole[1])
+        if whole := _link_line(line):
+            label, url, words = whole
+            cite(url, label, words)
             continue
         kept.append(line)
         for found in MARKDOWN_LINK.finditer(line):

@@ -201,7 +201,7 @@ def write(quiz: Quiz) -> bytes:
         out += [
             '  <question type="multichoice">',
             f"    <name><text>{_cdata(question.id)}</text></name>",
-            _field("questiontext", to_html(question.prompt)) + "</questiontext>",
+            _field("questiontext", quiz_text.prompt_html(question.prompt)) + "</questiontext>",
             _field("generalfeedback", general) + "</generalfeedback>",
             "    <defaultgrade>1</defaultgrade>",
             "    <penalty>0</penalty>",
@@ -218,7 +218,7 @@ def write(quiz: Quiz) -> bytes:
         for choice in question.choices:
             fraction = "100" if choice.correct else "0"
             out += [
-                _field("answer", to_html(choice.text), fraction=fraction),
+                _field("answer", str(quiz_text.phrase(choice.text)), fraction=fraction),
                 _field("feedback", to_html(choice.explanation), indent="      ") + "</feedback>",
                 "    </answer>",
             ]

@@ -322,12 +322,12 @@ def _item(section: Element, question: Question) -> None:
         _sub(field, "fieldlabel", label)
         _sub(field, "fieldentry", entry)
     presentation = _sub(item, "presentation")
-    _material(presentation, to_html(question.prompt))
+    _material(presentation, quiz_text.prompt_html(question.prompt))
     response = _sub(presentation, "response_lid", ident="response1", rcardinality="Single")
     render = _sub(response, "render_choice")
     for choice in question.choices:
         label = _sub(render, "response_label", ident=choice.id)
-        _material(label, to_html(choice.text))
+        _material(label, str(quiz_text.phrase(choice.text)))
     processing = _sub(item, "resprocessing")
     _sub(_sub(processing, "outcomes"), "decvar", maxvalue="100", minvalue="0", varname="SCORE",
          vartype="Decimal")  # fmt: skip

@@ -384,7 +384,7 @@ def _item(question: Question, shuffle: bool) -> Element:
         _sub(item, "qti-outcome-declaration", identifier=outcome, cardinality="single",
              **{"base-type": "identifier"})  # fmt: skip
     body = _sub(item, "qti-item-body")
-    _paragraphs(body, question.prompt)
+    _content(body, quiz_text.prompt_html(question.prompt))
     interaction = _sub(
         body, "qti-choice-interaction", **{"response-identifier": "RESPONSE",
         "shuffle": "true" if shuffle else "false", "max-choices": "1"},
