@@ -142,8 +142,8 @@ def test_a_question_with_problems_says_each_beside_its_field_and_saves_nothing(a
 
 
 def test_a_quiz_with_gaps_is_published_and_students_read_the_feedback_written(app, lecturer):
-    """A question without explanations or a source is a gap the editor names, with a link to
-    its field; the quiz publishes all the same, and a student's feedback shows what is written.
+    """A question without explanations or a source is a gap the editor and the draft's preview
+    name, with a link to its field; the quiz publishes all the same, and a student's feedback shows what is written.
     A quiz without a description is refused, naming the field."""
     token = write_quiz(lecturer, description="")
     bare = {
@@ -172,6 +172,9 @@ def test_a_quiz_with_gaps_is_published_and_students_read_the_feedback_written(ap
         "description": "Plants.",
     }
     lecturer.post(EDITOR, data=settings)
+    preview = lecturer.get(f"/teach/quizzes/{QUIZ}/draft").get_data(as_text=True)
+    assert "2 choices without an explanation" in preview and "No source" in preview
+    assert f"/teach/quizzes/{QUIZ}/questions/which-pigment-is-green#sources-0-title" in preview
     assert publish(lecturer, token).status_code == 303
     student = Student(app.test_client())
     student.start(name="Sam", slug=QUIZ)

@@ -388,5 +388,6 @@ def draft_preview(slug):
     if problems({"quizzes": [draft]}, gaps_allowed=True):
         abort(409, description="The draft has problems to mend first: the editor lists them.")
     return render_template(
-        "teach/preview.html", quiz=build_quiz(draft), offered=False, draft_of=record
-    )
+        "teach/preview.html", quiz=build_quiz(draft), offered=False, draft_of=record,
+        gaps=gaps(draft),
+    )  # fmt: skip
