@@ -11,7 +11,7 @@ from markupsafe import Markup, escape
 
 from .models import Attempt, Class
 from .question_types import Question, type_of
-from .text import phrase, plain, prompt_parts, rich
+from .text import explained, phrase, plain, prompt_parts, rich
 from .zones import known_zones, utc, utc_to_local
 
 
@@ -119,7 +119,7 @@ def init_app(app):
     app.add_template_filter(clock)
     app.add_template_filter(breakable_address)
     # Quiz text (app/text.py): a choice as a phrase, a prompt in parts, an explanation rich.
-    for quiz_text in (phrase, rich, plain, prompt_parts):
+    for quiz_text in (phrase, rich, plain, prompt_parts, explained):
         app.add_template_filter(quiz_text)
     app.add_template_global(page_zone)
     app.add_template_global(zone_chosen)

@@ -97,6 +97,15 @@ def prompt_parts(source: str) -> tuple[Markup, Markup]:
     return phrase(source), Markup("")
 
 
+def explained(source: str) -> Markup:
+    """A choice's explanation as HTML of class "explanation": its one paragraph, or its blocks
+    in a div (a review shows dozens, and most are one paragraph)."""
+    shown = rich(source)
+    if shown.startswith("<p>") and shown.count("<p>") == 1 and shown.endswith("</p>"):
+        return Markup('<p class="explanation">') + shown[3:]
+    return Markup('<div class="explanation">') + shown + Markup("</div>")
+
+
 def prompt_html(source: str) -> str:
     """A prompt as the HTML of LMS formats, in the parts the pages show it in."""
     lead, rest = prompt_parts(source)
