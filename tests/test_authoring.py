@@ -143,8 +143,8 @@ def test_a_question_with_problems_says_each_beside_its_field_and_saves_nothing(a
 
 def test_a_quiz_with_gaps_is_published_and_students_read_the_feedback_written(app, lecturer):
     """A question without explanations or a source is a gap the editor and the draft's preview
-    name, with a link to its field; the quiz publishes all the same, and a student's feedback shows what is written.
-    A quiz without a description is refused, naming the field."""
+    name, with a link to its field; the quiz publishes all the same, and a student's feedback
+    shows what is written. A quiz without a description is refused, naming the field."""
     token = write_quiz(lecturer, description="")
     bare = {
         "csrf_token": token,
