@@ -28,6 +28,7 @@ SCHEMES = {"http", "https", "mailto"}
 
 
 def _absolute_only(tag: str, attribute: str, value: str) -> str | None:
+    """An http(s) link only with "//": "https:/x" would be an address of this site."""
     if attribute == "href" and value.split(":", 1)[0].lower() in ("http", "https"):
         return value if value.split(":", 1)[1].startswith("//") else None
     return value
@@ -80,7 +81,7 @@ def rich(source: str) -> Markup:
 
 @_cached
 def phrase(source: str) -> Markup:
-    """A prompt or a choice as HTML to stand inside a heading, a legend or a label."""
+    """A choice, or a prompt's first paragraph, as HTML to stand in a label, heading or legend."""
     return Markup(_clean(_MARKDOWN.renderInline(source.strip()), PHRASE_TAGS))
 
 
@@ -157,9 +158,7 @@ class _ToMarkdown(MarkdownConverter):
 
     def escape(self, text, parent_tags):
         # A text escaped only where Markdown would misread it, so the editor shows it as written.
-        if not text or "_noformat" in parent_tags or _reads_as_typed(text):
-            return text
-        return from_plain(text)
+        return text if "_noformat" in parent_tags else from_plain(text)
 
     def convert_a(self, el, text, parent_tags):
         # A link the page would not keep (javascript:, data:, this app's own paths) is its text.
@@ -179,8 +178,6 @@ class _ToMarkdown(MarkdownConverter):
 
 def from_html(markup: str) -> str:
     """An imported piece of HTML as Markdown in the subset, its line breaks as new lines."""
-    if "<" not in markup and "&" not in markup:
-        return from_plain(" ".join(markup.split()))
     converted = _ToMarkdown(autolinks=True, bullets="-", escape_misc=False).convert(markup)
     # A no-break space reads as a space; Markdown would keep it as a mark of its own.
     lines = [line.rstrip() for line in converted.replace("\xa0", " ").split("\n")]
