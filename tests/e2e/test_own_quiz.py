@@ -49,7 +49,9 @@ def test_a_lecturer_owns_a_quiz_from_first_draft_to_mid_term_edit(browse):
     teacher.get_by_role("button", name="Save settings").click()
     for prompt, right, wrong in [
         ("What is the speed of light in vacuum, roughly?", "300,000 km/s", "300 km/s"),
-        ("Which colour has the longest wavelength?", "Red", "Blue"),
+        # Markdown, with a line of code too long for a phone.
+        ("Which colour has the **longest** wavelength?\n\n```\nwavelength_in_nanometres = "
+         "{'red': 700, 'blue': 450, 'violet': 380}\n```", "Red", "Blue"),
         ("What does a convex lens do to parallel rays?", "Brings them to a focus", "Spreads them"),
     ]:
         write_question(teacher, prompt, right, wrong)
@@ -87,6 +89,12 @@ def test_a_lecturer_owns_a_quiz_from_first_draft_to_mid_term_edit(browse):
     student.get_by_role("button", name="Check answer").click()
     expect(student.get_by_text("Right: 300,000 km/s.")).to_be_visible()
     attempt = student.url
+    # Question 2 reads formatted, its code beneath it, and the phone's page does not scroll
+    # sideways: the code block scrolls inside itself.
+    student.get_by_role("link", name="Next question").click()
+    expect(student.locator("legend strong")).to_have_text("longest")
+    expect(student.locator(".prompt-more pre")).to_contain_text("wavelength_in_nanometres")
+    assert student.evaluate("document.documentElement.scrollWidth") == PHONE["width"]
 
     # Mid-term, the lecturer rewords question 1 and publishes again.
     teacher.goto(editor)
