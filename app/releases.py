@@ -35,9 +35,12 @@ def offered_versions(generation: int) -> list[tuple[int, bool]]:
 
 def _one_release_at_a_time() -> None:
     """Hold other releases back until this transaction ends, so that each reads the records
-    every earlier one committed. SQLite has one writer at a time already."""
+    every earlier one committed. SQLite's one writer: a write that changes nothing takes its
+    lock now, not at the first insert, after the records were read."""
     if db.session.get_bind().dialect.name == "postgresql":
         db.session.execute(text("SELECT pg_advisory_xact_lock(hashtext('quizwright.release'))"))
+    else:
+        db.session.execute(text("UPDATE releases SET id = id WHERE 0"))
 
 
 def release() -> tuple[int, bool]:
@@ -83,7 +86,28 @@ def publish_version(record: QuizRecord, version: QuizVersion, by_id: int | None)
 def publish(bank: Bank) -> tuple[int, bool]:
     """Offer exactly this bank's quizzes as the site quizzes from now on, beside the quizzes
     instructors publish; a site quiz the file no longer holds is retired."""
+    _refuse_addresses_taken(bank)
+    # Stored before the hold on releases: storing a version commits, which ended the hold, and
+    # a second worker's publish then waited on the records this one had changed: a deadlock.
+    versions = {slug: record_version(quiz) for slug, quiz in bank.quizzes.items()}
     _one_release_at_a_time()
+    records = _refuse_addresses_taken(bank)
+    for position, quiz in enumerate(bank.quizzes.values()):
+        record = records.get(quiz.slug)
+        if record is None:
+            record = QuizRecord(slug=quiz.slug, title=quiz.title, listed=True)
+            db.session.add(record)
+            db.session.flush()
+        record.title, record.position, record.archived_at = quiz.title, position, None
+        publish_version(record, versions[quiz.slug], None)
+    for record in records.values():
+        if record.from_file and record.slug not in bank.quizzes and record.archived_at is None:
+            record.archived_at, record.position = now(), None
+    return release()
+
+
+def _refuse_addresses_taken(bank: Bank) -> dict[str, QuizRecord]:
+    """Every quiz record by address; BankError if an instructor's quiz has one of the file's."""
     records = {record.slug: record for record in db.session.scalars(db.select(QuizRecord))}
     taken = [
         f'quiz "{slug}": an instructor\'s quiz has this address; give the file\'s quiz another slug'
@@ -93,18 +117,7 @@ def publish(bank: Bank) -> tuple[int, bool]:
     if taken:
         db.session.rollback()
         raise BankError(taken)
-    for position, quiz in enumerate(bank.quizzes.values()):
-        record = records.get(quiz.slug)
-        if record is None:
-            record = QuizRecord(slug=quiz.slug, title=quiz.title, listed=True)
-            db.session.add(record)
-            db.session.flush()
-        record.title, record.position, record.archived_at = quiz.title, position, None
-        publish_version(record, record_version(quiz), None)
-    for record in records.values():
-        if record.from_file and record.slug not in bank.quizzes and record.archived_at is None:
-            record.archived_at, record.position = now(), None
-    return release()
+    return records
 
 
 def released_bank(generation: int) -> Bank:

@@ -20,9 +20,10 @@ from app.config import PROJECT_ROOT
 from app.extensions import db
 from app.models import QuizVersion, Release
 from app.question_types import right_choice
+from app.releases import ServedBank
 from app.served import current_bank
 
-from helpers import SLUG, gunicorn, make_app, queries, server_database
+from helpers import SLUG, empty_rows, gunicorn, make_app, queries, server_database
 
 pytestmark = pytest.mark.any_database
 
@@ -503,6 +504,38 @@ def test_a_bad_bank_on_disk_never_stops_a_worker(tmp_path):
     assert title_served(restarted) == REAL["quizzes"][0]["title"]
     page = restarted.test_client().get("/")
     assert page.status_code == 200 and REAL["quizzes"][0]["title"] in page.get_data(as_text=True)
+
+
+@pytest.mark.postgres
+def test_workers_starting_at_once_on_a_new_database_all_serve_the_file(tmp_path):
+    """Workers whose first requests come at once each find no release and publish the file:
+    one release results, and none of them fails (on PostgreSQL they deadlocked one time in two,
+    so the workers start on five new databases in turn)."""
+    path = write(tmp_path, REAL)
+    workers = [make_app(tmp_path, QUESTIONS_PATH=str(path)) for _ in range(12)]
+
+    def first_request(worker) -> None:
+        with worker.app_context():
+            barrier.wait()
+            try:
+                served.append(current_bank().quizzes[SLUG].title)
+            except Exception as error:  # a failed start fails the test below, with its cause
+                errors.append(error)
+
+    for _ in range(5):
+        with workers[0].app_context():
+            empty_rows(db.engine)
+        for worker in workers:  # each a worker just started
+            worker.extensions["quizwright.served"] = ServedBank(path, check_seconds=3600)
+        barrier, served, errors = threading.Barrier(len(workers)), [], []
+        threads = [threading.Thread(target=first_request, args=(w,)) for w in workers]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert errors == [] and served == [REAL["quizzes"][0]["title"]] * len(workers)
+        with workers[0].app_context():
+            assert db.session.scalar(db.select(db.func.count(Release.id))) == 1
 
 
 def test_a_reload_reaches_every_worker(tmp_path):
