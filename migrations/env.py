@@ -43,9 +43,23 @@ def run_migrations_online():
         **current_app.extensions["migrate"].configure_args,
     }
     with db.engine.connect() as connection:
+        sqlite = connection.dialect.name == "sqlite"
+        if sqlite:
+            # A batch migration copies a table, drops it and renames the copy: with foreign keys
+            # on, the drop deleted every row referring to it (0004 lost every answer). SQLite
+            # takes this pragma only outside a transaction.
+            _foreign_keys(connection, "OFF")
         context.configure(connection=connection, target_metadata=db.metadata, **options)
         with context.begin_transaction():
             context.run_migrations()
+        if sqlite:
+            _foreign_keys(connection, "ON")  # the connection goes back to the app's pool
+
+
+def _foreign_keys(connection, state: str) -> None:
+    """Turn SQLite's foreign keys on or off for this connection."""
+    connection.exec_driver_sql(f"PRAGMA foreign_keys={state}")
+    connection.commit()
 
 
 if context.is_offline_mode():

@@ -59,7 +59,8 @@ def test_migrations_downgrade_to_empty(blank_app):
 
 
 def test_upgrade_fills_in_what_reports_read_of_existing_attempts(blank_app):
-    """Old attempts get their tallies (revision 0003) and their student's key (0004)."""
+    """Old attempts get their tallies (revision 0003) and their student's key (0004); old
+    answers their marks, right 1 and wrong 0 (0022)."""
     app = blank_app
     with app.app_context():
         flask_migrate.upgrade(revision="d86e449ffcf1")
@@ -83,7 +84,11 @@ def test_upgrade_fills_in_what_reports_read_of_existing_attempts(blank_app):
             answered, points, last, key = connection.exec_driver_sql(
                 "SELECT answered, points, last_answer_at, student_key FROM attempts"
             ).one()
+            marks = connection.exec_driver_sql(
+                "SELECT mark FROM answers ORDER BY question_id"
+            ).scalars().all()
     assert (answered, points, key) == (3, 2, "ada strasse")
+    assert marks == [1, 0, 1]
     assert str(last).startswith("2026-01-01 10:03:00")
 
 
