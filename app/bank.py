@@ -5,7 +5,7 @@ import json
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import cache, lru_cache
+from functools import cache, cached_property, lru_cache
 from pathlib import Path
 
 from jsonschema import Draft202012Validator
@@ -55,6 +55,11 @@ class Quiz:
     """SHA-256 of the quiz's canonical JSON: any edit makes a new version."""
     snapshot: str
     """The canonical JSON itself, stored with attempts so they can be shown again after edits."""
+
+    @cached_property
+    def out_of(self) -> float:
+        """The most an attempt can score: every question's points."""
+        return sum(question.points for question in self.questions)
 
 
 @dataclass(frozen=True)

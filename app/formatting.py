@@ -9,6 +9,7 @@ from flask import g, get_template_attribute, request
 from flask_login import current_user
 from markupsafe import Markup, escape
 
+from .grading import in_points
 from .models import Attempt, Class
 from .question_types import Question, type_of
 from .text import explained, phrase, plain, prompt_parts, rich
@@ -118,6 +119,7 @@ def init_app(app):
     app.add_template_filter(when)
     app.add_template_filter(clock)
     app.add_template_filter(breakable_address)
+    app.add_template_filter(in_points, "points")
     # Quiz text (app/text.py): a choice as a phrase, a prompt in parts, an explanation rich.
     for quiz_text in (phrase, rich, plain, prompt_parts, explained):
         app.add_template_filter(quiz_text)

@@ -8,8 +8,8 @@ from .question_types import Feedback, Question, type_of
 
 @dataclass(frozen=True)
 class Score:
-    points: int
-    out_of: int
+    points: float
+    out_of: float
 
     @property
     def percent(self) -> float:
@@ -35,6 +35,18 @@ def grade(question: Question, response: str) -> Feedback | None:
     return type_of(question).grade(question, response)
 
 
-def score(correct: list[bool], out_of: int) -> Score:
-    """One point per correct answer; unanswered questions earn nothing."""
-    return Score(sum(correct), out_of)
+def score(earned: list[float], out_of: float) -> Score:
+    """The points each answer earned; unanswered questions earn nothing."""
+    return Score(sum(earned), out_of)
+
+
+def earned(points: float, mark: float | None, is_correct: bool) -> float:
+    """What a stored answer to a question worth `points` earns: a release before marks stored
+    whether it was right, and nothing else."""
+    return points * (float(is_correct) if mark is None else mark)
+
+
+def in_points(value: float) -> str:
+    """Points as pages and CSVs give them: 2, 2.5, 0.33 (two decimals at most, half up)."""
+    rounded = half_up(value, 2)
+    return f"{rounded:.2f}".rstrip("0").rstrip(".")

@@ -9,8 +9,10 @@ from sqlalchemy import (
     JSON,
     CheckConstraint,
     DateTime,
+    Float,
     ForeignKey,
     Index,
+    Integer,
     String,
     Text,
     UniqueConstraint,
@@ -282,7 +284,11 @@ class Attempt(db.Model):
     # Kept up to date by record_answer in each answer's own transaction, so that reports read
     # one row per attempt instead of counting its answers.
     answered: Mapped[int] = mapped_column(default=0, server_default="0")
-    points: Mapped[int] = mapped_column(default=0, server_default="0")
+    # Partial credit makes fractions. SQLite keeps a fraction as it is in a column declared
+    # INTEGER, so that column stays: retyping it would rebuild a table other rows refer to.
+    points: Mapped[float] = mapped_column(
+        Float().with_variant(Integer(), "sqlite"), default=0, server_default="0"
+    )
     last_answer_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     # The assignment it was started under, removed or not; deleting the class deletes both.
     assignment_id: Mapped[int | None] = mapped_column(
@@ -314,7 +320,7 @@ class Attempt(db.Model):
 
 
 class Answer(db.Model):
-    """A student's locked-in choice for one question, graded when it was given."""
+    """A student's locked-in answer to one question, graded when it was given."""
 
     __tablename__ = "answers"
     # One answer per question: a double click or a replay loses the race here, not in Python.
@@ -323,8 +329,16 @@ class Answer(db.Model):
     id: Mapped[int] = mapped_column(primary_key=True)
     attempt_id: Mapped[int] = mapped_column(ForeignKey("attempts.id", ondelete="CASCADE"))
     question_id: Mapped[str] = mapped_column(String(64))
-    choice_id: Mapped[str] = mapped_column(String(64))
+    # What the question's type stores: a choice's id, the ids chosen, or what was typed. Its
+    # column kept its name and, on SQLite, which ignores a length, its type (see points).
+    response: Mapped[str] = mapped_column(
+        "choice_id", Text().with_variant(String(64), "sqlite")
+    )
     is_correct: Mapped[bool]
+    """Fully right."""
+    mark: Mapped[float | None] = mapped_column(Float)
+    """The share of the question's points earned, 0 to 1; None from a release before marks,
+    whose answers were right or wrong (grading.earned)."""
     answered_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
 
     attempt: Mapped[Attempt] = relationship(back_populates="answers")

@@ -77,7 +77,7 @@ class AttemptRow:
     started_at: datetime
     last_answer_at: datetime | None
     answered: int
-    points: int
+    points: float
     quiz: Quiz
     """The version of the quiz this attempt was taken against."""
     number: int
@@ -87,13 +87,13 @@ class AttemptRow:
     with nobody there to press anything when the time ran out."""
 
     @property
-    def out_of(self) -> int:
-        return len(self.quiz.questions)
+    def out_of(self) -> float:
+        return self.quiz.out_of
 
     @property
     def complete(self) -> bool:
         """Finished: every question answered, or ended and scored on what was answered."""
-        return self.answered == self.out_of or self.finished_at is not None
+        return self.answered == len(self.quiz.questions) or self.finished_at is not None
 
     @property
     def score(self) -> Score:
@@ -101,7 +101,8 @@ class AttemptRow:
 
     @property
     def time_taken(self) -> timedelta | None:
-        ended = self.last_answer_at if self.answered == self.out_of else self.finished_at
+        every = self.answered == len(self.quiz.questions)
+        ended = self.last_answer_at if every else self.finished_at
         # A deadline comes from the rules in UTC; the database may hand back naive UTC.
         return zones.utc(ended) - zones.utc(self.started_at) if self.complete and ended else None
 
@@ -136,8 +137,10 @@ class AnswerRow(NamedTuple):
 
     attempt_id: int
     question_id: str
-    choice_id: str
+    response: str
     is_correct: bool
+    mark: float | None = None
+    """The share of the question's points; None from a release before marks (is_correct says)."""
 
 
 @dataclass(frozen=True)
@@ -146,7 +149,7 @@ class GradebookRow:
     attempts: int
     score: float | None
     """The counted attempt's points, or their mean when all attempts count; None if none."""
-    max_score: int
+    max_score: float
     unfinished: int = 0
     student_number: str | None = None
     removed: bool = False
@@ -230,7 +233,7 @@ def gradebook(quiz: Quiz, students: list[StudentRow]) -> list[GradebookRow]:
     rows: dict[str, list[StudentRow]] = {}
     for row in students:
         rows.setdefault(row.key or row.name, []).append(row)
-    top = len(quiz.questions)
+    top = quiz.out_of
     found = []
     for mine in rows.values():
         complete = [row.shown for row in mine if row.shown and row.shown.complete]
@@ -263,9 +266,9 @@ def glance(items: list[ItemRow], hardest: int = 3) -> list[ItemRow]:
 def answer_matrix(
     quiz: Quiz, attempts: list[AttemptRow], answers: Sequence[AnswerRow]
 ) -> tuple[stats.Matrix, dict[str, Counter]]:
-    """The counted attempts' right (1) and wrong or unanswered (0) answers by question, in the
-    current quiz's order, and how many chose each choice; answers of other attempts are left
-    out."""
+    """The counted attempts' marks by question (1 right, 0 wrong or unanswered, a fraction for
+    partial credit), in the current quiz's order, and how many gave each response; answers of
+    other attempts are left out."""
     columns = {question.id: j for j, question in enumerate(quiz.questions)}
     # A counted attempt is finished: a question it was asked and left unanswered (the time ran
     # out, or "Finish attempt") scores 0 here as in its score. None stays for a question its
@@ -277,10 +280,10 @@ def answer_matrix(
     rows = {attempt.id: blanks[attempt.quiz.version].copy() for attempt in attempts}
     counts: dict[str, Counter] = {question.id: Counter() for question in quiz.questions}
     # Unpacked, not read by name: counting all attempts reads 100,000 answers here.
-    for attempt_id, question_id, choice_id, is_correct in answers:
+    for attempt_id, question_id, response, is_correct, mark in answers:
         if attempt_id in rows and question_id in columns:
-            rows[attempt_id][columns[question_id]] = int(is_correct)
-            counts[question_id][choice_id] += 1
+            rows[attempt_id][columns[question_id]] = int(is_correct) if mark is None else mark
+            counts[question_id][response] += 1
     return list(rows.values()), counts
 
 
@@ -322,7 +325,7 @@ class ClassReport(Roster):
     @cached_property
     def summary(self) -> stats.Summary:
         """Scores on the current quiz's scale, so versions of another length compare."""
-        top = len(self.quiz.questions)
+        top = self.quiz.out_of
         return stats.summary([a.points * top / a.out_of for a in self.counted])
 
     @cached_property
@@ -331,7 +334,7 @@ class ClassReport(Roster):
 
     @cached_property
     def histogram(self) -> list[int]:
-        top = len(self.quiz.questions)
+        top = round(self.quiz.out_of)  # a bar per whole point
         return stats.histogram([round(a.points * top / a.out_of) for a in self.counted], top)
 
     @cached_property
@@ -420,7 +423,9 @@ def _listed(class_id: int | None) -> dict[str, Listed]:
     }
 
 
-_ANSWERS = db.select(Answer.attempt_id, Answer.question_id, Answer.choice_id, Answer.is_correct)
+_ANSWERS = db.select(
+    Answer.attempt_id, Answer.question_id, Answer.response, Answer.is_correct, Answer.mark
+)
 
 
 def _roster(
@@ -433,7 +438,8 @@ def _roster(
     """
     versions = _versions(quiz)
     listed = _listed(class_id)
-    out_of = {id_: len(version.questions) for id_, version in versions.items()}
+    sizes = {id_: len(version.questions) for id_, version in versions.items()}
+    out_of = {id_: version.out_of for id_, version in versions.items()}
     in_scope = _in_scope(versions, class_id)
     names: dict[str, str] = {key: student.name for key, student in listed.items()}
     numbers: dict[int, int] = {}
@@ -452,7 +458,7 @@ def _roster(
         ids = mine.setdefault(key, [])
         ids.append(id_)
         numbers[id_] = len(ids)
-        if answered >= out_of[version] or finished:
+        if answered >= sizes[version] or finished:
             shares[id_] = points / out_of[version]
         elif ends is not None or closes is not None:
             # Most students whose time runs out never press anything again: their attempt is
@@ -560,8 +566,9 @@ def responses(quiz: Quiz, class_id: int | None) -> tuple[dict[int, Quiz], Iterat
                 RosterStudent.student_number,
                 Attempt.quiz_version_id,
                 Answer.question_id,
-                Answer.choice_id,
+                Answer.response,
                 Answer.is_correct,
+                Answer.mark,
                 Answer.answered_at,
             )
             # Attempts without answers still take their number, as on the class page.

@@ -1461,7 +1461,7 @@ def test_extra_fields_cannot_mark_an_answer_right(scene):
     assert "Incorrect." in text(student.client.get(student.question_url(1)))
     with scene.app.app_context():
         [answer] = db.session.scalars(db.select(Answer)).all()
-        assert (answer.question_id, answer.choice_id, answer.is_correct) == (
+        assert (answer.question_id, answer.response, answer.is_correct) == (
             quiz.questions[0].id, wrong.id, False,
         )  # fmt: skip
         attempt = db.session.scalars(db.select(Attempt)).one()

@@ -60,7 +60,7 @@ def test_second_answer_to_a_question_changes_nothing(app, student, quiz):
     assert response.status_code == 303
     assert "Incorrect." in text(student.client.get(response.location))
     [answer] = stored(app, Answer)
-    assert (answer.choice_id, answer.is_correct) == (wrong_choice(question).id, False)
+    assert (answer.response, answer.is_correct) == (wrong_choice(question).id, False)
 
 
 def test_the_database_keeps_one_answer_per_question(app, student, quiz):

@@ -13,7 +13,7 @@ def stored(attempt_id):
     """An attempt's tallies and answers as the database holds them."""
     attempt = db.session.get(Attempt, attempt_id)
     answers = db.session.execute(
-        db.select(Answer.question_id, Answer.choice_id, Answer.is_correct)
+        db.select(Answer.question_id, Answer.response, Answer.is_correct)
         .filter_by(attempt_id=attempt_id)
         .order_by(Answer.question_id)
     ).all()

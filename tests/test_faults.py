@@ -104,7 +104,7 @@ def stored_answers(app) -> dict[tuple[str, str], str]:
     with app.app_context():
         attempts = db.session.scalars(db.select(Attempt).options(selectinload(Attempt.answers)))
         return {
-            (a.token, answer.question_id): answer.choice_id
+            (a.token, answer.question_id): answer.response
             for a in attempts
             for answer in a.answers
         }
@@ -132,7 +132,7 @@ def inconsistent_attempts(app) -> list:
             if (attempt.answered, attempt.points, attempt.last_answer_at) != said:
                 found.append((attempt.token, (attempt.answered, attempt.points), said[:2]))
             for answer in answers:
-                right = questions[answer.question_id].choice(answer.choice_id).correct
+                right = questions[answer.question_id].choice(answer.response).correct
                 if answer.is_correct != right:
                     found.append((attempt.token, answer.question_id, "graded wrong"))
     return found

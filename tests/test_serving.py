@@ -95,7 +95,7 @@ def check_nothing_lost(app, outcomes):
             stored = {a.question_id: a for a in attempt.answers}
             for number, choice in outcome["saved"].items():
                 question = quiz.questions[number - 1]
-                assert stored[question.id].choice_id == choice
+                assert stored[question.id].response == choice
                 assert stored[question.id].is_correct == grade(question, choice).correct
             assert outcome["score"] == sum(a.is_correct for a in attempt.answers)
             assert (attempt.answered, attempt.points) == (
@@ -178,7 +178,7 @@ def test_stopping_the_server_finishes_the_answer_in_flight(tmp_path):
     assert reply.startswith("HTTP/1.1 303"), reply
     with app.app_context():
         stored = db.session.scalars(db.select(Answer)).one()
-    assert stored.choice_id == choice
+    assert stored.response == choice
 
 
 def wait_for_refusal(port: int) -> bool:

@@ -13,7 +13,7 @@ from sqlalchemy.orm import joinedload, undefer
 from .. import signals
 from ..bank import Quiz, quiz_from_snapshot
 from ..extensions import db
-from ..grading import Score, grade, score
+from ..grading import Score, earned, grade, score
 from ..models import (
     Answer,
     Assignment,
@@ -318,8 +318,9 @@ def store_answers(
             {
                 "attempt_id": attempt_id,
                 "question_id": feedback.question.id,
-                "choice_id": feedback.response,
+                "choice_id": feedback.response,  # Answer.response's column
                 "is_correct": feedback.correct,
+                "mark": feedback.mark,
                 "answered_at": moment,
             }
             for attempt_id, feedback, moment in answers
@@ -330,7 +331,7 @@ def store_answers(
         [
             {
                 "attempt": attempt_id,
-                "point": int(feedback.correct),
+                "point": feedback.points,
                 "moment": moment,
                 "questions": questions,
             }
@@ -454,12 +455,19 @@ def progress(attempt: Attempt, quiz: Quiz) -> Progress:
     last = attempt.answers[-1].answered_at if attempt.answers else None
     return Progress(
         feedback={
-            question.id: grade(question, answers[question.id].choice_id)
+            question.id: grade(question, answers[question.id].response)
             for question in quiz.questions
             if question.id in answers
         },
         # The correctness stored at answer time, so the score never changes after the fact.
-        score=score([answer.is_correct for answer in answers.values()], len(quiz.questions)),
+        score=score(
+            [
+                earned(question.points, answers[question.id].mark, answers[question.id].is_correct)
+                for question in quiz.questions
+                if question.id in answers
+            ],
+            quiz.out_of,
+        ),
         next_number=unanswered[0] if unanswered else None,
         time_taken=None if unanswered or last is None else last - attempt.started_at,
     )

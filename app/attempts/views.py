@@ -223,7 +223,7 @@ def question(token, number):
         answered=len(so_far.feedback),
         next_number=so_far.next_number,
         feedback=so_far.feedback.get(question.id) if state.feedback_shown else None,
-        saved=kind.describe(question, answer.choice_id) if answer else None,
+        saved=kind.describe(question, answer.response) if answer else None,
         state=state,
         form=form,
     )

@@ -95,7 +95,7 @@ def _answer(asked: dict, slug: str):
         .set_lineitem(
             LineItem()
             .set_label(quiz.title)
-            .set_score_maximum(len(quiz.questions))
+            .set_score_maximum(quiz.out_of)
             .set_resource_id(slug)
         )
     )

@@ -84,13 +84,13 @@ def record_grade(_sender, *, attempt_id: int, occasion: str) -> None:
     )
 
 
-def grade(finished: list[Attempt], this: Attempt) -> tuple[float, int]:
-    """The student's grade over their finished attempts, as the assignment's "Grade from"
-    counts them, out of this attempt's number of questions."""
+def grade(finished: list[Attempt], this: Attempt) -> tuple[float, float]:
+    """The student's grade in points over their finished attempts, as the assignment's "Grade
+    from" counts them, out of this attempt's version's points."""
     counting = Counting(this.assignment.grade_from) if this.assignment else Counting.FIRST
-    shares = {a.id: a.points / len(quiz_of(a).questions) for a in finished}
+    shares = {a.id: a.points / quiz_of(a).out_of for a in finished}
     counted = PICK[counting]([a.id for a in finished], shares)
-    most = len(quiz_of(this).questions)
+    most = quiz_of(this).out_of
     return round(sum(shares[i] for i in counted) / len(counted) * most, 2), most
 
 

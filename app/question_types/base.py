@@ -34,6 +34,8 @@ class Question:
     """The name of a measurement whose numbers the feedback shows (app/evidence.py)."""
     type: str = "single_choice"
     """The name its question type is registered under (app/question_types/__init__.py)."""
+    points: float = 1
+    """What a full mark earns; the quiz's maximum is the sum over its questions."""
 
     def choice(self, choice_id: str) -> Choice | None:
         """The choice with this id, or None."""
@@ -42,12 +44,29 @@ class Question:
 
 @dataclass(frozen=True)
 class Feedback:
-    """The verdict on one answer: what was answered, as stored, and whether it earns the point."""
+    """The verdict on one answer: what was answered, as stored, and the share of the question's
+    points it earns."""
 
     question: Question
     response: str
-    """The answer as the database keeps it (Answer.choice_id), read back by the type's grade."""
-    correct: bool
+    """The answer as the database keeps it (Answer.response), read back by the type's grade."""
+    mark: float
+    """From 0 (nothing right) to 1 (all right), as Moodle's fractions."""
+
+    @property
+    def correct(self) -> bool:
+        """Fully right."""
+        return self.mark >= 1
+
+    @property
+    def partial(self) -> bool:
+        """Partly right: earns some of the points."""
+        return 0 < self.mark < 1
+
+    @property
+    def points(self) -> float:
+        """The points it earns."""
+        return self.mark * self.question.points
 
 
 class Tally(NamedTuple):

@@ -66,6 +66,7 @@ class SingleChoice(QuestionType):
             references=tuple(Reference(**ref) for ref in data.get("references", ())),
             evidence=data.get("evidence"),
             type=self.name,
+            points=data.get("points", 1),
         )
 
     def arrangement(self, question: Question, rng: Random) -> list[str]:
@@ -78,7 +79,7 @@ class SingleChoice(QuestionType):
         chosen = question.choice(response)
         if chosen is None:
             return None
-        return ChoiceFeedback(question, chosen.id, chosen.correct, chosen)
+        return ChoiceFeedback(question, chosen.id, float(chosen.correct), chosen)
 
     def describe(self, question: Question, response: str) -> str:
         return plain(question.choice(response).text)

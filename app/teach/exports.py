@@ -13,6 +13,7 @@ from flask import Response, stream_with_context
 
 from .. import reports
 from ..bank import Quiz
+from ..grading import earned
 from ..question_types import type_of
 from ..reports import ClassReport, Counting, Roster
 from ..text import plain
@@ -103,7 +104,7 @@ def gradebook(roster: Roster) -> Table:
                 row.attempts,
                 row.unfinished,
                 number(row.score, 2),
-                row.max_score,
+                number(row.max_score, 2),
                 number(row.percent, 1),
                 GRADE_RULES[roster.counting],
             ]
@@ -128,7 +129,7 @@ def canvas_gradebook(roster: Roster) -> Table:
     """Canvas's gradebook import: Student, ID, SIS User ID, SIS Login ID and Section, then the
     assignment's column; a "Points Possible" row gives a new assignment its points."""
     header = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", roster.quiz.title]
-    rows: list[list] = [["Points Possible", "", "", "", "", len(roster.quiz.questions)]]
+    rows: list[list] = [["Points Possible", "", "", "", "", number(roster.quiz.out_of, 2)]]
     for row in reports.gradebook(roster.quiz, roster.students):
         student_id, email = identifiers(row.student_number)
         # Canvas finds a student by an id and cannot use a row without one.
@@ -152,12 +153,14 @@ def responses(class_name: str, versions: dict[int, Quiz], answers: Iterable[tupl
         "choice",
         "choice_text",
         "correct",
+        "mark",
+        "points",
         "answered_at_utc",
     ]
     rows = (
         [
             student,
-            *spreadsheet_identifiers(number),
+            *spreadsheet_identifiers(identifier),
             class_name,
             attempt,
             question,
@@ -165,9 +168,13 @@ def responses(class_name: str, versions: dict[int, Quiz], answers: Iterable[tupl
             choice,
             type_of(questions[version, question]).describe(questions[version, question], choice),
             "true" if correct else "false",
+            number(float(correct) if mark is None else mark, 4),
+            number(earned(questions[version, question].points, mark, correct), 2),
             utc(answered_at),
         ]
-        for student, number, attempt, version, question, choice, correct, answered_at in answers
+        for student, identifier, attempt, version, question, choice, correct, mark, answered_at in (
+            answers
+        )
     )
     return header, rows
 
