@@ -236,7 +236,8 @@ def _describe(error, data) -> list[str]:
             return [_locate(path, data, f"expected {expected}, got {got}")]
         case "contains" | "minContains" | "maxContains":
             count = sum(isinstance(c, dict) and c.get("correct") is True for c in instance)
-            return [_locate(path, data, f"needs exactly one correct choice, has {count}")]
+            wanted = "exactly one" if error.schema.get("maxContains") == 1 else "at least one"
+            return [_locate(path, data, f"needs {wanted} correct choice, has {count}")]
         case "enum" if path and path[-1] == "type":
             known = ", ".join(error.validator_value)
             return [

@@ -2,6 +2,7 @@
 answer goes through the question's type from form to verdict to stored answer."""
 
 import json
+import random
 from collections import Counter
 from dataclasses import replace
 
@@ -10,11 +11,14 @@ import pytest
 from app import formats
 from app.bank import BankError, build_quiz, load_bank
 from app.config import PROJECT_ROOT
+from app.extensions import db
+from app.models import Answer
 from app.question_types import DEFAULT, TYPES, Question, QuestionType, right_choice, type_of
 from app.question_types.single_choice import SingleChoice
+from app.served import current_bank
 from app.teach import exports
 
-from helpers import SLUG, wrong_choice
+from helpers import SLUG, Student, make_app, text, wrong_choice
 
 pytestmark = pytest.mark.any_database
 
@@ -28,9 +32,12 @@ def seed() -> dict:
 
 def test_every_type_is_whole_and_the_bank_schema_names_it(app):
     """Each registered type implements the interface, has its template's macros, and is a
-    "type" the bank schema accepts; the schema accepts no other."""
+    "type" the bank schema accepts, with its fields in a definition of its own; the schema
+    accepts no other."""
     schema = json.loads((PROJECT_ROOT / "app/questions.schema.json").read_text())
-    assert schema["$defs"]["question"]["properties"]["type"]["enum"] == sorted(TYPES)
+    assert sorted(schema["$defs"]["question"]["properties"]["type"]["enum"]) == sorted(TYPES)
+    branches = [branch["then"]["$ref"] for branch in schema["$defs"]["question"]["allOf"]]
+    assert branches == [f"#/$defs/{name}" for name in TYPES]
     assert DEFAULT in TYPES
     for name, kind in TYPES.items():
         assert isinstance(kind, QuestionType) and kind.name == name
@@ -61,7 +68,8 @@ def test_an_unknown_type_is_refused_where_it_is_written(tmp_path):
     question = data["quizzes"][0]["questions"][1]["id"]
     assert refused.value.errors == [
         f'{bank}: quiz "{SLUG}", question "{question}", field "type": '
-        "'essay' is not a question type here: use one of single_choice"
+        "'essay' is not a question type here: "
+        "use one of single_choice, true_false, multiple_answers"
     ]
 
 
@@ -138,3 +146,125 @@ def test_a_format_refuses_a_type_it_cannot_hold_and_knows_only_registered_ones()
     with pytest.raises(formats.FormatError) as refused:
         formats.export_quiz(mixed, "gift")
     assert refused.value.errors == [f'question "{other.id}" is numerical, which gift cannot hold']
+
+
+def several(scoring: str = "partial", **fractions: float) -> Question:
+    """A select-all-that-apply question: a and b right, c and d wrong."""
+    choices = [
+        {"id": key, "text": key.upper(), "correct": key in "ab", "explanation": f"Why {key}."}
+        for key in "abcd"
+    ]
+    for choice in choices:
+        if choice["id"] in fractions:
+            choice["fraction"] = fractions[choice["id"]]
+    data = {"id": "q", "type": "multiple_answers", "prompt": "Which?", "scoring": scoring,
+            "points": 2, "choices": choices, "explanation": "Both.", "references": []}  # fmt: skip
+    return TYPES["multiple_answers"].build(data)
+
+
+@pytest.mark.parametrize(
+    ("response", "mark"),
+    [("a,b", 1), ("a", 0.5), ("a,c", 0), ("a,b,c", 0.5), ("c,d", 0), ("b", 0.5)],
+)
+def test_several_answers_earn_partial_credit_floored_at_nothing(response, mark):
+    """By default each right choice earns its share and each wrong one takes as much away,
+    never below 0; the mark is a share of the question's 2 points."""
+    feedback = TYPES["multiple_answers"].grade(several(), response)
+    assert feedback.mark == mark and feedback.points == 2 * mark
+    assert feedback.correct is (mark == 1) and feedback.partial is (0 < mark < 1)
+
+
+def test_several_answers_all_or_nothing_and_the_authors_fractions():
+    """All or nothing gives the points only for exactly the right choices; fractions the author
+    gives are Moodle's, summed; three thirds make a whole mark."""
+    kind = TYPES["multiple_answers"]
+    strict = several("all_or_nothing")
+    assert [kind.grade(strict, r).mark for r in ("a,b", "a", "a,b,c")] == [1, 0, 0]
+    thirds = several(a=1 / 3, b=2 / 3, c=-0.25)
+    assert kind.grade(thirds, "a,b").mark == 1 and kind.grade(thirds, "a,b,c").mark == 0.75
+    # Nothing, a choice the question lacks, or one twice: not an answer to this question.
+    assert [kind.grade(strict, r) for r in ("", "a,x", "a,a")] == [None, None, None]
+
+
+def test_several_answers_are_counted_per_choice_and_a_popular_wrong_one_is_named():
+    """The class page counts how many ticked each choice; a wrong one ticked by most of the
+    class, more than a right one, is named."""
+    question, kind = several(), TYPES["multiple_answers"]
+    counts = Counter({"a,c": 3, "a,b": 1, "b,c": 1})
+    assert [(line.text, line.count, line.right) for line in kind.tally(question, counts)] == [
+        ("A", 4, True), ("B", 2, True), ("C", 4, False), ("D", 0, False),
+    ]  # fmt: skip
+    assert kind.misread(question, counts) == "C"
+    assert kind.misread(question, Counter({"a,b": 3, "a,c": 2})) is None
+    assert kind.describe(question, "a,c") == "A; C"
+
+
+def test_true_false_is_two_fixed_answers_with_their_own_feedback():
+    """True comes first in every attempt, each answer says its own words, and the key is the
+    answer the author gave."""
+    data = {"id": "t", "type": "true_false", "prompt": "Checkpointing saves memory.",
+            "answer": True, "if_true": "Yes: it stores less.", "if_false": "It does save it.",
+            "explanation": "It trades compute for memory.", "references": []}  # fmt: skip
+    kind = TYPES["true_false"]
+    question = kind.build(data)
+    assert [(c.id, c.text, c.correct) for c in question.choices] == [
+        ("true", "True", True), ("false", "False", False),
+    ]  # fmt: skip
+    assert question.choices[1].explanation == "It does save it."
+    assert kind.arrangement(question, random.Random(1)) is None
+    assert kind.grade(question, "false").mark == 0 and kind.grade(question, "true").correct
+    assert kind.grade(question, "maybe") is None
+
+
+def typed_bank(tmp_path) -> str:
+    """The seed quiz with question 1 a true/false and question 2 a select-all worth 2 points."""
+    bank = seed()
+    questions = bank["quizzes"][0]["questions"]
+    first, second = questions[0], questions[1]
+    questions[0] = {
+        "id": first["id"], "type": "true_false", "prompt": "Checkpointing stores every activation.",
+        "answer": False, "if_true": "It keeps only some.", "if_false": "Right: only some.",
+        "explanation": first["explanation"], "references": first["references"],
+    }  # fmt: skip
+    questions[1] = {
+        **second, "type": "multiple_answers", "points": 2,
+        "choices": [{**c, "correct": n < 2} for n, c in enumerate(second["choices"])],
+    }  # fmt: skip
+    path = tmp_path / "typed.json"
+    path.write_text(json.dumps(bank))
+    return str(path)
+
+
+@pytest.mark.postgres
+def test_a_student_answers_each_type_and_is_scored_in_points(tmp_path):
+    """True/false by radio, select-all by checkboxes: a form with nothing ticked is refused
+    where the choices are and stores nothing; one right of two earns 1 of 2 points, shown as
+    partly correct with the missed answer named; the score is out of 9."""
+    app = make_app(tmp_path, QUESTIONS_PATH=typed_bank(tmp_path))
+    student = Student(app.test_client())
+    student.start()
+    with app.app_context():
+        quiz = current_bank().quizzes[SLUG]
+    page = text(student.client.get(student.question_url(1)))
+    assert 'type="radio" value="true"' in page and page.index(">True<") < page.index(">False<")
+    assert student.answer(1, "false").status_code == 303
+    checked = text(student.client.get(student.question_url(1)))
+    assert "Correct.</strong> You answered False." in checked
+
+    page = text(student.client.get(student.question_url(2)))
+    assert page.count('type="checkbox"') == len(quiz.questions[1].choices)
+    assert "Choose every answer that applies." in page
+    refused = student.post(student.question_url(2))
+    assert refused.status_code == 400 and "Choose at least one answer." in text(refused)
+    right = quiz.questions[1].choices[0]
+    assert student.post(student.question_url(2), choice=[right.id]).status_code == 303
+    feedback = text(student.client.get(student.question_url(2)))
+    assert "Partly correct (1 of 2 points).</strong>" in feedback
+    assert feedback.count("Not chosen") == 1 and "The right answers are" in feedback
+    with app.app_context():
+        stored = {a.question_id: a for a in db.session.scalars(db.select(Answer))}
+        assert (stored[quiz.questions[1].id].mark, stored[quiz.questions[1].id].response) == (
+            0.5, right.id,
+        )  # fmt: skip
+    results = text(student.client.get(student.results_url))
+    assert "2 of 9 points so far" in results and "Partly correct" in results

@@ -42,6 +42,19 @@ class Question:
         return next((choice for choice in self.choices if choice.id == choice_id), None)
 
 
+def common(data: dict) -> dict:
+    """What every type's question takes from its entry in a validated bank."""
+    return {
+        "id": data["id"],
+        "prompt": data["prompt"],
+        # A quiz published from the browser may lack explanations: "" shows none.
+        "explanation": data.get("explanation", ""),
+        "references": tuple(Reference(**ref) for ref in data.get("references", ())),
+        "evidence": data.get("evidence"),
+        "points": data.get("points", 1),
+    }
+
+
 @dataclass(frozen=True)
 class Feedback:
     """The verdict on one answer: what was answered, as stored, and the share of the question's
@@ -67,6 +80,21 @@ class Feedback:
     def points(self) -> float:
         """The points it earns."""
         return self.mark * self.question.points
+
+    @property
+    def outcome(self) -> str:
+        """The verdict's class on the pages: is-right, is-partial or is-wrong."""
+        return "is-right" if self.correct else "is-partial" if self.partial else "is-wrong"
+
+    @property
+    def sign(self) -> str:
+        """The verdict's sign beside its words: ✓, ◐ or ✗."""
+        return "✓" if self.correct else "◐" if self.partial else "✗"
+
+    @property
+    def words(self) -> str:
+        """The verdict's first word or two, as a page's title and its results list say it."""
+        return "Correct" if self.correct else "Partly correct" if self.partial else "Incorrect"
 
 
 class Tally(NamedTuple):

@@ -9,7 +9,7 @@ from wtforms import RadioField, SelectChoice
 from wtforms.validators import AnyOf, InputRequired
 
 from ..text import plain
-from .base import Choice, Feedback, Question, QuestionType, Reference, Tally
+from .base import Choice, Feedback, Question, QuestionType, Tally, common
 
 CHOOSE_ONE = "Choose one answer."
 
@@ -58,15 +58,9 @@ class SingleChoice(QuestionType):
 
     def build(self, data: dict) -> Question:
         return Question(
-            id=data["id"],
-            prompt=data["prompt"],
-            # A quiz published from the browser may lack explanations: "" shows none.
+            **common(data),
             choices=tuple(Choice(**{"explanation": "", **choice}) for choice in data["choices"]),
-            explanation=data.get("explanation", ""),
-            references=tuple(Reference(**ref) for ref in data.get("references", ())),
-            evidence=data.get("evidence"),
             type=self.name,
-            points=data.get("points", 1),
         )
 
     def arrangement(self, question: Question, rng: Random) -> list[str]:

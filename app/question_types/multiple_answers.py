@@ -1,0 +1,156 @@
+"""Several right answers ("select all that apply"): checkboxes, marked with Moodle's partial
+credit (the chosen choices' fractions, summed, at least 0) or all or nothing. The answer is the
+chosen choices' ids, in the question's order, joined by commas (no id holds one)."""
+
+from collections import Counter
+from dataclasses import dataclass
+from random import Random
+
+from flask_wtf import FlaskForm
+from wtforms import SelectMultipleField, ValidationError
+
+from ..text import plain
+from .base import Choice, Feedback, Question, QuestionType, Tally, common
+
+CHOOSE_SOME = "Choose at least one answer."
+PARTIAL, ALL_OR_NOTHING = "partial", "all_or_nothing"
+
+
+@dataclass(frozen=True)
+class WeightedChoice(Choice):
+    fraction: float = 0
+    """Its share of the question's points when chosen, under partial scoring; below 0 for a
+    wrong one."""
+
+
+@dataclass(frozen=True)
+class SeveralAnswers(Question):
+    scoring: str = PARTIAL
+    """PARTIAL or ALL_OR_NOTHING."""
+
+    @property
+    def right(self) -> tuple[Choice, ...]:
+        return tuple(choice for choice in self.choices if choice.correct)
+
+
+@dataclass(frozen=True)
+class SeveralFeedback(Feedback):
+    """A verdict that also names the chosen choices and the right ones, for the pages."""
+
+    chosen: tuple[Choice, ...]
+
+    @property
+    def right(self) -> tuple[Choice, ...]:
+        return self.question.right
+
+    @property
+    def missed(self) -> tuple[Choice, ...]:
+        return tuple(choice for choice in self.right if choice not in self.chosen)
+
+    @property
+    def wrongly_chosen(self) -> tuple[Choice, ...]:
+        return tuple(choice for choice in self.chosen if not choice.correct)
+
+
+def chosen_ids(response: str | None) -> list[str]:
+    """The ids a stored answer chose."""
+    return response.split(",") if response else []
+
+
+class AnswerForm(FlaskForm):
+    """Validates the ticked choices; the type's answer macro draws them by hand."""
+
+    choice = SelectMultipleField(validate_choice=False)
+
+    def __init__(self, question: Question, shown: list[Choice], **kwargs):
+        super().__init__(**kwargs)
+        self.question, self.shown = question, {choice.id for choice in shown}
+
+    def validate_choice(self, field) -> None:
+        picked = field.data or []
+        if not picked or not set(picked) <= self.shown or len(set(picked)) != len(picked):
+            raise ValidationError(CHOOSE_SOME)
+
+    @property
+    def response(self) -> str:
+        picked = set(self.choice.data or ())
+        return ",".join(choice.id for choice in self.question.choices if choice.id in picked)
+
+    @property
+    def ticked(self) -> set[str]:
+        """What was ticked, to tick again when the form comes back with a problem."""
+        return set(self.choice.data or ())
+
+    @property
+    def problems(self) -> list[str]:
+        return self.choice.errors
+
+
+class MultipleAnswers(QuestionType):
+    name = "multiple_answers"
+
+    def build(self, data: dict) -> SeveralAnswers:
+        choices = data["choices"]
+        right = sum(choice["correct"] for choice in choices) or 1
+        return SeveralAnswers(
+            **common(data),
+            choices=tuple(
+                WeightedChoice(
+                    id=choice["id"],
+                    text=choice["text"],
+                    correct=choice["correct"],
+                    explanation=choice.get("explanation", ""),
+                    # Unless the author says: the points shared among the right choices, and as
+                    # much taken away for each wrong one (Canvas's partial credit).
+                    fraction=choice.get("fraction", (1 if choice["correct"] else -1) / right),
+                )
+                for choice in choices
+            ),
+            type=self.name,
+            scoring=data.get("scoring", PARTIAL),
+        )
+
+    def arrangement(self, question: Question, rng: Random) -> list[str]:
+        return rng.sample([choice.id for choice in question.choices], len(question.choices))
+
+    def answer_form(self, question: Question, shown: list[Choice], **kwargs) -> AnswerForm:
+        return AnswerForm(question, shown, **kwargs)
+
+    def grade(self, question: SeveralAnswers, response: str) -> SeveralFeedback | None:
+        ids = chosen_ids(response)
+        chosen = tuple(choice for choice in question.choices if choice.id in ids)
+        if not ids or len(chosen) != len(ids):
+            return None
+        if question.scoring == ALL_OR_NOTHING:
+            mark = float(set(chosen) == set(question.right))
+        else:
+            # Rounded as Moodle stores fractions: three thirds make exactly one.
+            mark = min(max(round(sum(choice.fraction for choice in chosen), 7), 0.0), 1.0)
+        return SeveralFeedback(question, response, mark, chosen)
+
+    def describe(self, question: Question, response: str) -> str:
+        ids = chosen_ids(response)
+        return "; ".join(plain(choice.text) for choice in question.choices if choice.id in ids)
+
+    def tally(self, question: Question, counts: Counter) -> list[Tally]:
+        picked = self._picked(counts)
+        return [Tally(plain(c.text), picked[c.id], c.correct) for c in question.choices]
+
+    def misread(self, question: Question, counts: Counter) -> str | None:
+        picked, answers = self._picked(counts), sum(counts.values())
+        wrong = [choice for choice in question.choices if not choice.correct]
+        top = max(wrong, key=lambda choice: picked[choice.id], default=None)
+        # A wrong choice ticked by most of those who answered, and more than any right one.
+        fewest_right = min(picked[choice.id] for choice in question.right)
+        if top is not None and picked[top.id] * 2 > answers and picked[top.id] > fewest_right:
+            return plain(top.text)
+        return None
+
+    @staticmethod
+    def _picked(counts: Counter) -> Counter:
+        """How many answers ticked each choice, from counts of whole answers."""
+        picked: Counter = Counter()
+        for response, count in counts.items():
+            for choice_id in chosen_ids(response):
+                picked[choice_id] += count
+        return picked

@@ -1,0 +1,25 @@
+"""True or false: a statement, the two answers always in that order, each with what it says."""
+
+from random import Random
+
+from .base import Choice, Question, common
+from .single_choice import SingleChoice
+
+
+class TrueFalse(SingleChoice):
+    """Answered, graded and counted as a single choice between "true" and "false"."""
+
+    name = "true_false"
+
+    def build(self, data: dict) -> Question:
+        return Question(
+            **common(data),
+            choices=(
+                Choice("true", "True", data["answer"] is True, data.get("if_true", "")),
+                Choice("false", "False", data["answer"] is False, data.get("if_false", "")),
+            ),
+            type=self.name,
+        )
+
+    def arrangement(self, question: Question, rng: Random) -> None:
+        return None  # True comes first, as everyone expects
