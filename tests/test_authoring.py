@@ -714,3 +714,67 @@ def test_markdown_written_in_the_editor_reaches_students_as_safe_rich_text(app, 
         in feedback
     )
     assert "<script>" not in feedback
+
+
+def draft_question(app, number: int = 0) -> dict:
+    with app.app_context():
+        draft = db.session.scalar(db.select(QuizRecord.draft).filter_by(slug=QUIZ))
+        return json.loads(draft)["questions"][number]
+
+
+def test_the_editor_writes_a_true_false_question_and_its_points(app, lecturer):
+    """A true/false question is chosen when it is added; it asks whether the statement is true
+    and what each answer says, and keeps its points; the preview shows its key."""
+    token = write_quiz(lecturer, questions=())
+    adding = said(lecturer.get(EDITOR))
+    assert f'href="/teach/quizzes/{QUIZ}/new-question?type=true_false">True or false</a>' in adding
+    page = said(lecturer.get(f"/teach/quizzes/{QUIZ}/new-question?type=true_false"))
+    assert 'name="kind" type="hidden" value="true_false"' in page and "choices-0-text" not in page
+    fields = {"csrf_token": token, "base": "", "kind": "true_false",
+              "prompt": "Plants take in oxygen at night.", "points": "2,5",
+              "explanation": "They respire.", "sources-0-title": "Respiration",
+              "sources-0-url": "https://en.wikipedia.org/wiki/Cellular_respiration"}  # fmt: skip
+    refused = lecturer.post(f"/teach/quizzes/{QUIZ}/new-question", data=fields)
+    assert refused.status_code == 400
+    assert "Say whether the statement is true or false." in said(refused)
+    fields |= {"answer": "true", "if_true": "Yes: they respire.", "points": "2,5"}
+    assert lecturer.post(f"/teach/quizzes/{QUIZ}/new-question", data=fields).status_code == 303
+    stored = draft_question(app)
+    assert {k: stored[k] for k in ("type", "answer", "if_true", "points")} == {
+        "type": "true_false", "answer": True, "if_true": "Yes: they respire.", "points": 2.5,
+    }  # fmt: skip
+    assert "if_false" not in stored
+    assert "1 answer without what it says" in said(lecturer.get(EDITOR))
+    editing = said(lecturer.get(f"/teach/quizzes/{QUIZ}/questions/{stored['id']}"))
+    assert 'id="answer-true" value="true" checked' in editing and 'value="2.5"' in editing
+
+
+def test_the_editor_writes_a_select_all_question_with_its_scoring(app, lecturer):
+    """Several choices ticked right, a share of the points for one, all-or-nothing scoring;
+    no right choice ticked and a share that is no percent are refused beside their fields."""
+    token = write_quiz(lecturer, questions=())
+    fields = {
+        **question_fields("Which gases do plants exchange?", right=""),
+        "csrf_token": token, "base": "", "kind": "multiple_answers",
+        "choices-2-text": "Neon", "choices-2-weight": "much",
+    }  # fmt: skip
+    refused = lecturer.post(f"/teach/quizzes/{QUIZ}/new-question", data=fields)
+    words = said(refused)
+    assert refused.status_code == 400
+    assert "Tick at least one right choice." in words
+    assert 'id="choices-2-weight-error">Give a percent from -100 to 100.' in words
+    fields |= {"choices-0-right": "y", "choices-1-right": "y", "choices-2-weight": "-50",
+               "scoring": "all_or_nothing"}  # fmt: skip
+    saved = lecturer.post(f"/teach/quizzes/{QUIZ}/new-question", data=fields)
+    assert saved.status_code == 303, said(saved)
+    stored = draft_question(app)
+    assert stored["type"] == "multiple_answers" and stored["scoring"] == "all_or_nothing"
+    assert [(c["text"], c["correct"], c.get("fraction")) for c in stored["choices"]] == [
+        ("Carbon dioxide", True, None), ("Oxygen", True, None), ("Neon", False, -0.5),
+    ]  # fmt: skip
+    # The kind a stored question has stays, whatever the form says.
+    url = f"/teach/quizzes/{QUIZ}/questions/{stored['id']}"
+    again = {**fields, "kind": "single_choice", "right": "0", "base": base_of(lecturer.get(url))}
+    assert lecturer.post(url, data=again).status_code == 303
+    assert draft_question(app)["type"] == "multiple_answers"
+    assert publish(lecturer, token).status_code == 303

@@ -5,14 +5,16 @@ import json
 import random
 from collections import Counter
 from dataclasses import replace
+from pathlib import Path
 
+import factories
 import pytest
 
 from app import formats
 from app.bank import BankError, build_quiz, load_bank
 from app.config import PROJECT_ROOT
 from app.extensions import db
-from app.models import Answer
+from app.models import Answer, FeedbackWhen
 from app.question_types import DEFAULT, TYPES, Question, QuestionType, right_choice, type_of
 from app.question_types.single_choice import SingleChoice
 from app.served import current_bank
@@ -235,6 +237,7 @@ def typed_bank(tmp_path) -> str:
     return str(path)
 
 
+
 @pytest.mark.postgres
 def test_a_student_answers_each_type_and_is_scored_in_points(tmp_path):
     """True/false by radio, select-all by checkboxes: a form with nothing ticked is refused
@@ -268,3 +271,38 @@ def test_a_student_answers_each_type_and_is_scored_in_points(tmp_path):
         )  # fmt: skip
     results = text(student.client.get(student.results_url))
     assert "2 of 9 points so far" in results and "Partly correct" in results
+
+
+@pytest.mark.postgres
+def test_held_feedback_keeps_each_types_key_until_the_attempt_ends(tmp_path):
+    """Under feedback after the attempt, a true/false and a select-all answer are saved in the
+    student's own words; neither page, nor the results before finishing, tells what is right."""
+    app = make_app(tmp_path, QUESTIONS_PATH=typed_bank(tmp_path))
+    with app.app_context():
+        quiz = current_bank().quizzes[SLUG]
+        class_ = factories.class_(factories.instructor(), join_code="ABCDEF")
+        factories.assignment(class_, quiz, feedback=FeedbackWhen.AFTER_ATTEMPT)
+    student = Student(app.test_client())
+    assert student.start(class_code="ABCDEF").status_code == 303
+    several = quiz.questions[1]
+    assert student.answer(1, "true").status_code == 303
+    assert student.post(student.question_url(2), choice=[c.id for c in several.choices[1:3]])
+    pages = [text(student.client.get(student.question_url(n))) for n in (1, 2)]
+    pages.append(text(student.client.get(student.results_url)))
+    assert "you chose “True”" in pages[0]
+    assert f"you chose “{several.choices[1].text}; {several.choices[2].text}”" in pages[1]
+    for page in pages:
+        for words in ("Correct", "Incorrect", "Partly correct", "Right answer", "right answers",
+                      "statement is", "Not chosen", "It keeps only some.", "Right: only some."):
+            assert words not in page, words
+
+
+def test_each_type_writes_back_the_entry_it_was_built_from(tmp_path):
+    """A type's data is the bank entry its build reads: the seed's questions, a true/false and
+    a select-all with one fraction of the author's come back as written."""
+    questions = json.loads(Path(typed_bank(tmp_path)).read_text())["quizzes"][0]["questions"]
+    questions[1]["choices"][2]["fraction"] = -0.25
+    questions[1]["scoring"] = "all_or_nothing"
+    for entry in questions:
+        kind = TYPES[entry.get("type", DEFAULT)]
+        assert kind.data(kind.build(entry)) == entry

@@ -26,6 +26,10 @@ def gaps(draft: dict) -> list[Gap]:
         if unexplained:
             words = plural(len(unexplained), "choice", "choices") + " without an explanation"
             found.append(Gap(qid, words, f"choices-{unexplained[0]}-explanation"))
+        unsaid = [said for said in ("if_true", "if_false") if not question.get(said)]
+        if question.get("type") == "true_false" and unsaid:
+            words = plural(len(unsaid), "answer", "answers") + " without what it says"
+            found.append(Gap(qid, words, unsaid[0]))
         if not question.get("explanation"):
             found.append(Gap(qid, "no general explanation", "explanation"))
         if not question.get("references"):

@@ -97,9 +97,19 @@ class SettingsForm(FlaskForm):
     submit = SubmitField("Save settings")
 
 
+KINDS = {
+    "single_choice": "Single choice",
+    "multiple_answers": "Select all that apply",
+    "true_false": "True or false",
+}
+"""The question types the editor writes, as it names them."""
+
+
 class ChoiceRow(Form):
     id = HiddenField()
     text = _text("Choice")
+    right = BooleanField("Right")
+    weight = StringField("Share of the points, in % (optional)", filters=[_stripped])
     explanation = _text("Why it is right or wrong")
 
     def validate(self, extra_validators=None):
@@ -129,29 +139,76 @@ class SourceRow(Form):
         return valid and bool(self.url.data) == bool(self.title.data)
 
 
+def _number(text: str | None, low: float, high: float, wrong: str) -> float | None:
+    """A number as people type it (a decimal comma too), within [low, high]; None when empty."""
+    if not text:
+        return None
+    try:
+        value = float(text.replace(",", ".", 1) if text.count(",") == 1 else text)
+    except ValueError:
+        raise ValidationError(wrong) from None
+    if not low <= value <= high or value != value:
+        raise ValidationError(wrong)
+    return int(value) if value == int(value) else value
+
+
 class QuestionForm(FlaskForm):
+    """One question of any type the editor writes: which fields count depends on its kind,
+    fixed when the question is made (a different kind is a new question, as in Moodle)."""
+
     base = HiddenField()
+    kind = HiddenField(default="single_choice")
     prompt = _text("Question", "Write the question.")
+    points = StringField("Points for a full mark", filters=[_stripped], default="1")
     choices = FieldList(FormField(ChoiceRow), min_entries=2, max_entries=MOST_CHOICES)
     right = RadioField("Which choice is right", choices=[], validate_choice=False)
+    scoring = RadioField(
+        "Scoring",
+        choices=[
+            SelectChoice("partial", "Partial credit: each right choice earns its share, each "
+                         "wrong one takes as much away, never below 0"),
+            SelectChoice("all_or_nothing", "All or nothing: full points only for exactly the "
+                         "right choices"),
+        ],  # fmt: skip
+        default="partial",
+    )
+    answer = RadioField(
+        "The statement is",
+        choices=[SelectChoice("true", "True"), SelectChoice("false", "False")],
+        validate_choice=False,
+    )
+    if_true = _text("Said to a student who answers True")
+    if_false = _text("Said to a student who answers False")
     explanation = _text("General explanation, shown after any answer")
     sources = FieldList(FormField(SourceRow), min_entries=1, max_entries=20)
     submit = SubmitField("Save question")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        if self.kind.data not in KINDS:
+            self.kind.data = "single_choice"
         self.right.choices = [
             SelectChoice(str(n), f"Choice {n + 1}") for n in range(len(self.choices))
         ]
         for number, row in enumerate(self.choices, 1):
             row.form.text.label.text = f"Choice {number}"
+            row.form.right.label.text = f"Choice {number} is right"
             row.form.explanation.label.text = f"Why choice {number} is right or wrong"
+
+    @property
+    def has_choices(self) -> bool:
+        return self.kind.data != "true_false"
 
     def written(self) -> list:
         """The choice rows with text: an empty row is no choice."""
         return [row for row in self.choices if row.form.text.data]
 
+    def validate_points(self, field):
+        _number(field.data or "1", 0.01, 1000, "Give a number of points from 0.01 to 1000.")
+
     def validate_choices(self, field):
+        if not self.has_choices:
+            return
         if len(self.written()) < 2:
             raise ValidationError("Write at least two choices.")
         seen, twice = set(), False
@@ -162,30 +219,55 @@ class QuestionForm(FlaskForm):
             seen.add(row.form.text.data)
         if twice:
             raise ValidationError("Two choices say the same: students could not tell them apart.")
+        if self.kind.data == "multiple_answers":
+            self._several_right()
+
+    def _several_right(self) -> None:
+        """At least one written choice ticked right; each share a percent from -100 to 100."""
+        found = []
+        for row in self.choices:
+            try:
+                _number(row.form.weight.data, -100, 100, "Give a percent from -100 to 100.")
+            except ValidationError as error:
+                row.form.weight.errors.append(str(error))
+                found = ["A share of the points is not a percent from -100 to 100."]
+        if not any(row.form.right.data for row in self.written()):
+            found.insert(0, "Tick at least one right choice.")
+        if found:
+            raise ValidationError(" ".join(found))
 
     def validate_right(self, field):
+        if self.kind.data != "single_choice":
+            return
         rows = list(self.choices)
         if not field.data or not field.data.isdigit() or int(field.data) >= len(rows):
             raise ValidationError("Choose which choice is right.")
         if not rows[int(field.data)].form.text.data:
             raise ValidationError("The right choice has no text: write it, or choose another.")
 
+    def validate_answer(self, field):
+        if self.kind.data == "true_false" and field.data not in ("true", "false"):
+            raise ValidationError("Say whether the statement is true or false.")
+
     def question(self, question_id: str) -> dict:
         """The question as the bank's JSON holds it; parts left empty are left out."""
-        right = int(self.right.data)
-        used, choices = set(), []
-        for n, row in enumerate(self.choices):
-            if not row.form.text.data:
-                continue
-            choice_id = row.form.id.data
-            if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", choice_id or "") or choice_id in used:
-                choice_id = _free_id(used)
-            used.add(choice_id)
-            choice = {"id": choice_id, "text": row.form.text.data, "correct": n == right}
-            if row.form.explanation.data:
-                choice["explanation"] = row.form.explanation.data
-            choices.append(choice)
-        question = {"id": question_id, "prompt": self.prompt.data, "choices": choices}
+        kind = self.kind.data
+        question: dict = {"id": question_id}
+        if kind != "single_choice":
+            question["type"] = kind
+        question["prompt"] = self.prompt.data
+        points = _number(self.points.data or "1", 0.01, 1000, "")
+        if points != 1:
+            question["points"] = points
+        if kind == "true_false":
+            question["answer"] = self.answer.data == "true"
+            for said in (self.if_true, self.if_false):
+                if said.data:
+                    question[said.name] = said.data
+        else:
+            question["choices"] = self._choices(kind)
+            if kind == "multiple_answers" and self.scoring.data == "all_or_nothing":
+                question["scoring"] = "all_or_nothing"
         if self.explanation.data:
             question["explanation"] = self.explanation.data
         question["references"] = [
@@ -195,6 +277,26 @@ class QuestionForm(FlaskForm):
         ]
         return question
 
+    def _choices(self, kind: str) -> list[dict]:
+        right = int(self.right.data) if kind == "single_choice" else None
+        used, choices = set(), []
+        for n, row in enumerate(self.choices):
+            if not row.form.text.data:
+                continue
+            choice_id = row.form.id.data
+            if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", choice_id or "") or choice_id in used:
+                choice_id = _free_id(used)
+            used.add(choice_id)
+            correct = n == right if right is not None else row.form.right.data
+            choice = {"id": choice_id, "text": row.form.text.data, "correct": correct}
+            weight = _number(row.form.weight.data, -100, 100, "")
+            if kind == "multiple_answers" and weight is not None:
+                choice["fraction"] = weight / 100
+            if row.form.explanation.data:
+                choice["explanation"] = row.form.explanation.data
+            choices.append(choice)
+        return choices
+
 
 def _free_id(used: set[str]) -> str:
     n = 1
@@ -203,23 +305,47 @@ def _free_id(used: set[str]) -> str:
     return f"c{n}"
 
 
-def question_form_data(question: dict) -> dict:
-    """What the question form shows for a stored question, with spare empty rows."""
+def question_form_data(question: dict, kind: str | None = None) -> dict:
+    """What the question form shows for a stored question (or a new one of `kind`), with spare
+    empty rows."""
     choices = [
-        {"id": c["id"], "text": c["text"], "explanation": c.get("explanation", "")}
+        {
+            "id": c["id"],
+            "text": c["text"],
+            "right": c.get("correct", False),
+            "weight": _percent(c["fraction"]) if "fraction" in c else "",
+            "explanation": c.get("explanation", ""),
+        }
         for c in question.get("choices", [])
     ]
     rows = max(len(choices) + SPARE_CHOICES, NEW_CHOICES)
     spare = min(rows, MOST_CHOICES) - len(choices)
     right = next((n for n, c in enumerate(question.get("choices", [])) if c.get("correct")), None)
     sources = [dict(r) for r in question.get("references", [])]
+    answer = question.get("answer")
+    blank = {"id": "", "text": "", "right": False, "weight": "", "explanation": ""}
     return {
+        "kind": question.get("type", kind or "single_choice"),
         "prompt": question.get("prompt", ""),
-        "choices": choices + [{"id": "", "text": "", "explanation": ""}] * spare,
+        "points": _decimal(question.get("points", 1)),
+        "choices": choices + [blank] * spare,
         "right": str(right) if right is not None else None,
+        "scoring": question.get("scoring", "partial"),
+        "answer": None if answer is None else ("true" if answer else "false"),
+        "if_true": question.get("if_true", ""),
+        "if_false": question.get("if_false", ""),
         "explanation": question.get("explanation", ""),
         "sources": sources + [{"title": "", "url": ""}],
     }
+
+
+def _percent(fraction: float) -> str:
+    """A fraction as the percent a person types: 0.5 -> "50", 1/3 -> "33.3333"."""
+    return _decimal(fraction * 100)
+
+
+def _decimal(value: float) -> str:
+    return f"{round(value, 4):g}"
 
 
 class ShareForm(FlaskForm):

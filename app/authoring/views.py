@@ -14,7 +14,7 @@ from . import drafts
 from .access import SHARE_ROLES, allows, record_or_404, share_quiz, visible_records
 from .blueprint import bp, editable
 from .checklist import gaps
-from .forms import NewQuizForm, QuestionForm, SettingsForm, ShareForm, question_form_data
+from .forms import KINDS, NewQuizForm, QuestionForm, SettingsForm, ShareForm, question_form_data
 
 
 @bp.route("", methods=["GET", "POST"])
@@ -64,6 +64,7 @@ def _edit_page(
     found = problems({"quizzes": [draft]}, gaps_allowed=True)
     page = render_template(
         "authoring/edit.html",
+        kinds=KINDS,
         record=record,
         draft=draft,
         settings=settings,
@@ -151,16 +152,20 @@ def _question_of(draft: dict, question_id: str) -> dict:
 @bp.route("/<slug>/new-question", methods=["GET", "POST"], defaults={"question_id": None})
 @bp.route("/<slug>/questions/<question_id>", methods=["GET", "POST"])
 def question(slug, question_id):
-    """Write one question: its prompt, choices, the right one, explanations and sources."""
+    """Write one question of its type: its prompt, points, choices and which are right (or
+    whether the statement is true), explanations and sources."""
     record = editable(slug)
     draft = drafts.draft_of(record)
     # A question deleted since its editor opened is a conflict to show, not a lost page.
     gone = request.method == "POST" and question_id and not _has_question(draft, question_id)
     stored = {} if not question_id or gone else _question_of(draft, question_id)
     if request.method == "GET":
-        form = QuestionForm(data={**question_form_data(stored), "base": drafts.digest(stored)})
+        shown = question_form_data(stored, request.args.get("type"))
+        form = QuestionForm(data={**shown, "base": drafts.digest(stored)})
         return _question_page(record, form, stored)
     form = QuestionForm()
+    if stored:  # a question keeps its type; another type is a new question
+        form.kind.data = stored.get("type", "single_choice")
     if not form.validate():
         return _question_page(record, form, stored, status=400)
     written_id = question_id or drafts.new_question_id(draft, form.prompt.data)
@@ -200,6 +205,7 @@ def _question_page(record, form, stored, conflict=None, status=200):
     )
     page = render_template(
         "authoring/question.html",
+        kinds=KINDS,
         record=record,
         form=form,
         stored=stored,

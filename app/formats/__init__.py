@@ -11,7 +11,7 @@ import os
 import re
 import tempfile
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..bank import (
@@ -25,7 +25,7 @@ from ..bank import (
     problems,
 )
 from ..evidence import FOLDER as EVIDENCE_FOLDER
-from ..question_types import Question
+from ..question_types import Question, Reference, type_of
 from . import aiken, gift, moodle_xml, qti, qti3
 from .common import MAX_BYTES, FormatError, Skip, Source, check_size, read_limited
 
@@ -129,13 +129,9 @@ def to_quiz(source: Source, slug: str, title: str | None, description: str | Non
                 unexplained.append(str(index + 1))
                 explanation = f"{PLACEHOLDER} why this choice is right or wrong."
             chosen_id = _choice_id(index, choice.id)
-            choices.append(
-                {"id": chosen_id, "text": choice.text, "correct": choice.correct,
-                 "explanation": explanation}
-            )  # fmt: skip
-        if len({c["id"] for c in choices}) < len(choices):  # a source's own ids may repeat
-            for index, choice in enumerate(choices):
-                choice["id"] = _choice_id(index, "")
+            choices.append(replace(choice, id=chosen_id, explanation=explanation))
+        if len({c.id for c in choices}) < len(choices):  # a source's own ids may repeat
+            choices = [replace(c, id=_choice_id(index, "")) for index, c in enumerate(choices)]
         if unexplained:
             numbers = ", ".join(unexplained)
             missing.append(
@@ -150,19 +146,16 @@ def to_quiz(source: Source, slug: str, title: str | None, description: str | Non
                 f"general feedback ({what if question.references else 'the explanation'})"
             )
             explanation = f"{PLACEHOLDER} the explanation shown after any answer."
-        references = [{"title": r.title, "url": r.url} for r in question.references]
+        references = question.references
         if not references:
             missing.append("a source (an https:// link in the general feedback)")
-            references = [
-                {"title": f"{PLACEHOLDER} a source for this question", "url": PLACEHOLDER_URL}
-            ]
+            references = (Reference(f"{PLACEHOLDER} a source for this question", PLACEHOLDER_URL),)
         if missing:
             gaps.append(Gap(where, f'question "{qid}" lacks {"; ".join(missing)}'))
-        questions.append(
-            {"id": qid, "prompt": question.prompt, "choices": choices,
-             "explanation": explanation, "references": references}
-            | ({"evidence": question.evidence} if question.evidence else {})
-        )  # fmt: skip
+        whole = replace(
+            question, id=qid, choices=tuple(choices), explanation=explanation, references=references
+        )
+        questions.append(type_of(whole).data(whole))
     quiz = {
         "slug": slug,
         "title": title[:200],

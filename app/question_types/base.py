@@ -42,6 +42,24 @@ class Question:
         return next((choice for choice in self.choices if choice.id == choice_id), None)
 
 
+def common_data(question: Question, own: dict) -> dict:
+    """A question's entry in a bank, the inverse of common, with the type's `own` fields after
+    its prompt and points, as people write them; parts left empty are left out."""
+    data: dict = {"id": question.id}
+    if question.type != "single_choice":
+        data["type"] = question.type
+    data["prompt"] = question.prompt
+    if question.points != 1:
+        data["points"] = question.points
+    data |= own
+    if question.explanation:
+        data["explanation"] = question.explanation
+    data["references"] = [{"title": r.title, "url": r.url} for r in question.references]
+    if question.evidence:
+        data["evidence"] = question.evidence
+    return data
+
+
 def common(data: dict) -> dict:
     """What every type's question takes from its entry in a validated bank."""
     return {
@@ -118,6 +136,10 @@ class QuestionType(ABC):
     @abstractmethod
     def build(self, data: dict) -> Question:
         """Freeze one question of a validated bank."""
+
+    @abstractmethod
+    def data(self, question: Question) -> dict:
+        """The question as a bank's JSON holds it: what build reads back to the same question."""
 
     @abstractmethod
     def arrangement(self, question: Question, rng: Random) -> list[str] | None:

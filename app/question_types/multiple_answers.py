@@ -10,7 +10,8 @@ from flask_wtf import FlaskForm
 from wtforms import SelectMultipleField, ValidationError
 
 from ..text import plain
-from .base import Choice, Feedback, Question, QuestionType, Tally, common
+from .base import Choice, Feedback, Question, QuestionType, Tally, common, common_data
+from .single_choice import choice_data
 
 CHOOSE_SOME = "Choose at least one answer."
 PARTIAL, ALL_OR_NOTHING = "partial", "all_or_nothing"
@@ -52,6 +53,13 @@ class SeveralFeedback(Feedback):
         return tuple(choice for choice in self.chosen if not choice.correct)
 
 
+def default_fractions(right: list[bool]) -> list[float]:
+    """Each choice's fraction unless the author says: the points shared among the right
+    choices, and as much taken away for each wrong one (Canvas's partial credit)."""
+    share = 1 / (sum(right) or 1)
+    return [share if correct else -share for correct in right]
+
+
 def chosen_ids(response: str | None) -> list[str]:
     """The ids a stored answer chose."""
     return response.split(",") if response else []
@@ -91,7 +99,7 @@ class MultipleAnswers(QuestionType):
 
     def build(self, data: dict) -> SeveralAnswers:
         choices = data["choices"]
-        right = sum(choice["correct"] for choice in choices) or 1
+        defaults = default_fractions([choice["correct"] for choice in choices])
         return SeveralAnswers(
             **common(data),
             choices=tuple(
@@ -100,15 +108,24 @@ class MultipleAnswers(QuestionType):
                     text=choice["text"],
                     correct=choice["correct"],
                     explanation=choice.get("explanation", ""),
-                    # Unless the author says: the points shared among the right choices, and as
-                    # much taken away for each wrong one (Canvas's partial credit).
-                    fraction=choice.get("fraction", (1 if choice["correct"] else -1) / right),
+                    fraction=choice.get("fraction", default),
                 )
-                for choice in choices
+                for choice, default in zip(choices, defaults, strict=True)
             ),
             type=self.name,
             scoring=data.get("scoring", PARTIAL),
         )
+
+    def data(self, question: SeveralAnswers) -> dict:
+        defaults = default_fractions([choice.correct for choice in question.choices])
+        choices = []
+        for choice, default in zip(question.choices, defaults, strict=True):
+            written = choice_data(choice)
+            if abs(choice.fraction - default) > 1e-6:  # as the author wrote it, not the default
+                written["fraction"] = choice.fraction
+            choices.append(written)
+        scoring = {"scoring": question.scoring} if question.scoring != PARTIAL else {}
+        return common_data(question, scoring | {"choices": choices})
 
     def arrangement(self, question: Question, rng: Random) -> list[str]:
         return rng.sample([choice.id for choice in question.choices], len(question.choices))

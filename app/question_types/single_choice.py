@@ -9,7 +9,7 @@ from wtforms import RadioField, SelectChoice
 from wtforms.validators import AnyOf, InputRequired
 
 from ..text import plain
-from .base import Choice, Feedback, Question, QuestionType, Tally, common
+from .base import Choice, Feedback, Question, QuestionType, Tally, common, common_data
 
 CHOOSE_ONE = "Choose one answer."
 
@@ -23,6 +23,12 @@ class ChoiceFeedback(Feedback):
     @property
     def right(self) -> Choice:
         return right_choice(self.question)
+
+
+def choice_data(choice: Choice) -> dict:
+    """A choice as a bank's JSON holds it; an explanation left empty is left out."""
+    data = {"id": choice.id, "text": choice.text, "correct": choice.correct}
+    return data | ({"explanation": choice.explanation} if choice.explanation else {})
 
 
 def right_choice(question: Question) -> Choice:
@@ -62,6 +68,9 @@ class SingleChoice(QuestionType):
             choices=tuple(Choice(**{"explanation": "", **choice}) for choice in data["choices"]),
             type=self.name,
         )
+
+    def data(self, question: Question) -> dict:
+        return common_data(question, {"choices": [choice_data(c) for c in question.choices]})
 
     def arrangement(self, question: Question, rng: Random) -> list[str]:
         return rng.sample([choice.id for choice in question.choices], len(question.choices))

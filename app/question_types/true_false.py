@@ -2,7 +2,7 @@
 
 from random import Random
 
-from .base import Choice, Question, common
+from .base import Choice, Question, common, common_data
 from .single_choice import SingleChoice
 
 
@@ -20,6 +20,12 @@ class TrueFalse(SingleChoice):
             ),
             type=self.name,
         )
+
+    def data(self, question: Question) -> dict:
+        true, false = question.choices
+        said = {"if_true": true.explanation, "if_false": false.explanation}
+        own = {"answer": true.correct} | {key: words for key, words in said.items() if words}
+        return common_data(question, own)
 
     def arrangement(self, question: Question, rng: Random) -> None:
         return None  # True comes first, as everyone expects

@@ -23,7 +23,7 @@ GIFT = b"""// Written by the lecturer in Moodle, exported as GIFT.
 
 def write_question(page, prompt, right, wrong, number_right=1):
     """Fill in the question editor as a lecturer would, and save."""
-    page.get_by_role("link", name="Add a question").click()
+    page.get_by_role("link", name="Single choice").click()
     page.get_by_label("Question", exact=True).fill(prompt)
     page.locator("#choices-0-text").fill(right)
     page.locator("#choices-0-explanation").fill(f"Right: {right.lower()}.")

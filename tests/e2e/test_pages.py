@@ -144,7 +144,7 @@ def test_every_page_is_accessible_local_and_light(browse, quiz, server, scheme):
     teacher.get_by_label("Title").fill(f"Axe quiz {scheme}")
     teacher.get_by_role("button", name="Create quiz").click()
     inspect.check(teacher, "quiz editor")
-    teacher.get_by_role("link", name="Add a question").click()
+    teacher.get_by_role("link", name="Single choice").click()
     teacher.get_by_role("button", name="Save question").click()
     inspect.check(teacher, "question editor with errors")
     teacher.goto("/teach/quizzes/import")
