@@ -14,7 +14,7 @@ from app import formats
 from app.bank import UNFILLED, BankError, build_quiz, load_bank, problems
 from app.config import PROJECT_ROOT
 from app.formats import aiken, gift, moodle_xml, qti, qti3
-from app.question_types import Reference
+from app.question_types import Reference, type_of
 from app.text import plain
 
 pytestmark = pytest.mark.any_database
@@ -65,8 +65,10 @@ def test_gift_reads_every_feature_of_the_format():
     source = gift.parse((FIXTURES / "features.gift").read_bytes(), "features.gift")
     assert source.title == "Cells and Energy"
     assert [q.id for q in source.questions] == [
-        "mitochondria", "escapes", "multi line", "html", "markdown", "unicode", "", "sun", "moon",
+        "mitochondria", "escapes", "multi line", "html", "markdown", "unicode", "", "sun",
+        "partial", "moon",
     ]  # fmt: skip
+    assert [q.type for q in source.questions].count("true_false") == 2
     assert summary(source) == [
         ("Which organelle makes most of a cell's ATP?",
          [("The mitochondrion", True, "Right: oxidative phosphorylation happens on its inner "
@@ -99,15 +101,20 @@ def test_gift_reads_every_feature_of_the_format():
          [("True", True, "Yes: a yellow dwarf."), ("False", False, "No: it is the star nearest "
           "to us.")],
          "It shines by fusion.", []),
+        # No = answer: several may be right, each with its weight, as Moodle reads it.
+        ("Which are primes?", [("2", True, ""), ("3", True, ""), ("4", False, "")], "", []),
         ("The moon is a star.", [("True", False, ""), ("False", True, "")], "", []),
     ]  # fmt: skip
+    partial = source.questions[8]
+    assert partial.type == "multiple_answers"
+    assert [c.fraction for c in partial.choices] == [0.5, 0.5, -1]
     assert [str(skip) for skip in source.skipped] == [
         "features.gift:40: skipped, a short-answer question (every answer is right)",
         "features.gift:42: skipped, a numerical question",
         "features.gift:44: skipped, an essay question",
         "features.gift:46: skipped, a matching question",
-        "features.gift:48: skipped, partial credit (50%) on an answer",
-        "features.gift:50: skipped, 2 right answers; a bank question has exactly one",
+        "features.gift:50: skipped, 2 answers each fully right (=); a one-answer question has "
+        "exactly one",
         "features.gift:52: skipped, a description with no answers",
     ]
     assert source.places[:2] == ("features.gift:5", "features.gift:13")
@@ -418,11 +425,12 @@ HINT = " (if an = or ~ in feedback was meant as text, write it \\= or \\~)"
 @pytest.mark.parametrize(
     ("text", "why"),
     [
-        ("Q? {=4 #Right: 2 + 2 = 4.\n~5 #No.}", "2 right answers; a bank question has exactly one"
-         + HINT),
+        ("Q? {=4 #Right: 2 + 2 = 4.\n~5 #No.}", "2 answers each fully right (=); a one-answer "
+         "question has exactly one" + HINT),
         ("Q? {~4 #No: x ~ y.\n~5 #No.}", "no answer is right" + HINT),
         # Each answer on its own line: two right answers, and nothing to hint at.
-        ("Q? {=4 #Yes.\n=5 #Also.\n~6 #No.}", "2 right answers; a bank question has exactly one"),
+        ("Q? {=4 #Yes.\n=5 #Also.\n~6 #No.}", "2 answers each fully right (=); a one-answer "
+         "question has exactly one"),
     ],
 )  # fmt: skip
 def test_an_unescaped_mark_in_gift_feedback_is_pointed_at(text, why):
@@ -1050,3 +1058,80 @@ def test_a_prompt_is_exported_as_the_pages_show_it(format_name, prompt):
         dataclasses.replace(SEED.questions[0], prompt=prompt),))  # fmt: skip
     back, _, _ = round_trip(format_name, quiz)
     assert plain(back.questions[0].prompt) == plain(prompt)
+
+
+TYPED = build_quiz(
+    {
+        "slug": "typed",
+        "title": "Typed",
+        "description": "Each type.",
+        "questions": [
+            {"id": "sun", "type": "true_false", "prompt": "The sun is a *star*.", "answer": True,
+             "if_true": "Yes: a yellow dwarf.", "if_false": "It is the nearest one.",
+             "explanation": "It shines by fusion.",
+             "references": [{"title": "Sun", "url": "https://en.wikipedia.org/wiki/Sun"}]},
+            {"id": "moon", "type": "true_false", "prompt": "The moon is a star.", "answer": False,
+             "if_true": "It reflects light.", "if_false": "Right: a satellite.",
+             "explanation": "It has no fusion.",
+             "references": [{"title": "Moon", "url": "https://en.wikipedia.org/wiki/Moon"}]},
+            {"id": "primes", "type": "multiple_answers", "prompt": "Which are primes?",
+             "choices": [
+                 {"id": "a", "text": "2", "correct": True, "explanation": "Even, and prime."},
+                 {"id": "b", "text": "3", "correct": True, "explanation": "Prime."},
+                 {"id": "c", "text": "5", "correct": True, "explanation": "Prime."},
+                 {"id": "d", "text": "9", "correct": False, "fraction": -0.5,
+                  "explanation": "3 times 3."}],
+             "explanation": "A prime has two divisors.",
+             "references": [{"title": "Prime", "url": "https://en.wikipedia.org/wiki/Prime_number"}]},
+        ],
+    }
+)  # fmt: skip
+
+
+def entries(quiz) -> list[dict]:
+    """Each question as the bank holds it, choice ids and points aside (formats number the
+    choices, and GIFT carries no points)."""
+    found = []
+    for question in quiz.questions:
+        entry = type_of(question).data(question)
+        entry.pop("points", None)
+        for choice in entry.get("choices", []):
+            choice.pop("id")
+        found.append(entry)
+    return found
+
+
+@pytest.mark.parametrize("format_name", ["gift"])
+def test_every_type_round_trips(format_name):
+    """True/false with each answer's feedback, and select-all with its fractions (1/3 each, and
+    an author's -50%), come back from an export as they were."""
+    back, imported, source = round_trip(format_name, TYPED)
+    assert source.skipped == () and imported.gaps == []
+    assert entries(back) == entries(TYPED)
+
+
+def test_moodles_own_gift_fixture_imports_every_type_quizwright_holds():
+    """Moodle's own GIFT fixture (tests/fixtures/formats/moodle/): its multiple choice, multiple
+    response and true/false questions come across, each answer's own [html] or [plain] read;
+    only its essay, matching, numerical and short-answer questions are skipped, each named."""
+    source = gift.parse(
+        (FIXTURES / "moodle" / "questions.gift.txt").read_bytes(), "questions.gift.txt"
+    )
+    assert [(q.id, q.type) for q in source.questions] == [
+        ("Q2", "single_choice"), ("colours", "multiple_answers"), ("Q1", "true_false"),
+        ("2-08 TSL", "true_false"), ("2-08 TSL", "true_false"),
+    ]  # fmt: skip
+    colours = source.questions[1]
+    assert [(c.text, c.correct, c.fraction, c.explanation) for c in colours.choices] == [
+        ("yellow", True, 0.5, "right; good!"), ("red", False, -1, "wrong"),
+        ("off-beige", True, 0.5, "right; good!"), ("blue", False, -1, "wrong"),
+    ]  # fmt: skip
+    q1 = source.questions[2]
+    assert [(c.text, c.correct, c.explanation) for c in q1.choices] == [
+        ("True", False, "42 is the Ultimate Answer."),
+        ("False", True, "You gave the right answer."),
+    ]  # fmt: skip
+    assert [str(skip).split(", ", 1)[1] for skip in source.skipped] == [
+        "an essay question", "a matching question", "a numerical question",
+        "a short-answer question (every answer is right)",
+    ]  # fmt: skip

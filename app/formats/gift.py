@@ -18,7 +18,9 @@ from dataclasses import replace
 
 from .. import text as quiz_text
 from ..bank import Quiz
+from ..question_types import TYPES as TYPES_BY_NAME
 from ..question_types import Choice, Question
+from ..question_types.multiple_answers import WeightedChoice
 from .common import (
     LINKED,
     MARK,
@@ -37,8 +39,13 @@ from .common import (
     to_html,
 )
 
-DROPS = ("the quiz's description", "whether choices are shuffled")
-TYPES = frozenset({"single_choice"})
+DROPS = (
+    "the quiz's description",
+    "whether choices are shuffled",
+    "each question's points (Moodle gives each 1)",
+    "all-or-nothing scoring, written as partial credit",
+)
+TYPES = frozenset({"single_choice", "true_false", "multiple_answers"})
 """The question types (app/question_types/) this format reads and writes."""
 SPECIAL = "~=#{}:"
 ESCAPE = re.compile(r"\\(.)", re.S)
@@ -189,6 +196,8 @@ def _text(raw: str, markup: str) -> tuple[str, tuple[str, ...]]:
     """Source text as the bank's Markdown, and the media it shows (which Quizwright cannot
     show yet)."""
     text = _unescape(raw.strip())
+    if found := FORMAT.match(text):  # an answer or its feedback may name its own format
+        markup, text = found.group(1).lower(), text[found.end() :].lstrip()
     if (markup_html := _as_html(text, markup)) is not None:
         found = from_html(markup_html)
         return found.text, found.media
@@ -246,7 +255,7 @@ def _question(where: str, raw: str, exported: bool = False) -> Question:
         choices = _true_false(truth.group(1).upper().startswith("T"), truth.group(2) or "", markup)
         if not prompt:
             raise FormatError([f"{where}: the question has no text before its answers"])
-        return _finish(title, prompt, choices, general, markup)
+        return _finish(title, prompt, choices, general, markup, "true_false")
     answers = _split_answers(block)
     if not answers or block[: block.find(answers[0][0])].strip():
         raise FormatError([f"{where}: the answers must each start with = or ~"])
@@ -254,6 +263,8 @@ def _question(where: str, raw: str, exported: bool = False) -> Question:
         raise Unsupported("a matching question")
     if all(answer.startswith("=") for answer in answers):
         raise Unsupported("a short-answer question (every answer is right)")
+    # As Moodle reads GIFT: with no = answer, several may be right, each earning its weight.
+    several = not any(answer.startswith("=") for answer in answers)
     choices = []
     for index, answer in enumerate(answers):
         body = answer[1:].strip()
@@ -266,21 +277,30 @@ def _question(where: str, raw: str, exported: bool = False) -> Question:
         why = _text(feedback, markup)
         if text[1] or why[1]:
             raise Unsupported("an answer shows media, which Quizwright cannot show yet")
-        if weight not in (0.0, 100.0):
-            raise Unsupported(f"partial credit ({weight:g}%) on an answer")
+        if not several and weight not in (0.0, 100.0):
+            raise Unsupported(f"partial credit ({weight:g}%) on an answer of a one-answer question")
+        if not -100 <= weight <= 100:
+            raise FormatError([f"{where}: answer {index + 1} weighs {weight:g}%, past 100%"])
         if not text[0]:
             raise FormatError([f"{where}: answer {index + 1} has no text{_escape_hint(answers)}"])
-        choices.append(Choice(id="", text=text[0], correct=weight == 100.0, explanation=why[0]))
+        choices.append(
+            WeightedChoice(id="", text=text[0], correct=weight > 0, explanation=why[0],
+                           fraction=weight / 100)
+            if several
+            else Choice(id="", text=text[0], correct=weight == 100.0, explanation=why[0])
+        )  # fmt: skip
     right = sum(choice.correct for choice in choices)
-    if right > 1:
+    if right > 1 and not several:
         raise Unsupported(
-            f"{right} right answers; a bank question has exactly one{_escape_hint(answers)}"
+            f"{right} answers each fully right (=); a one-answer question has exactly one"
+            f"{_escape_hint(answers)}"
         )
     if right == 0:
         raise Unsupported(f"no answer is right{_escape_hint(answers)}")
     if not prompt:
         raise FormatError([f"{where}: the question has no text before its answers"])
-    return _finish(title, prompt, tuple(choices), general, markup)
+    kind = "multiple_answers" if several else "single_choice"
+    return _finish(title, prompt, tuple(choices), general, markup, kind)
 
 
 def _true_false(true: bool, feedback: str, markup: str) -> tuple[Choice, ...]:
@@ -307,7 +327,12 @@ def _with_evidence(where: str, raw: str, evidence: tuple[str, ...], exported: bo
 
 
 def _finish(
-    title: str, prompt: str, choices: tuple[Choice, ...], general: str, markup: str
+    title: str,
+    prompt: str,
+    choices: tuple[Choice, ...],
+    general: str,
+    markup: str,
+    kind: str = "single_choice",
 ) -> Question:
     """The question with its general feedback read as explanation and sources, in the text format
     the feedback names (`####[html]...`) or else the question's, as Moodle reads it."""
@@ -319,8 +344,13 @@ def _finish(
             raise Unsupported("its general feedback shows media, which Quizwright cannot show yet")
     else:
         explanation, references = split_sources(_text(general, markup)[0])
-    return Question(
-        id=title, prompt=prompt, choices=choices, explanation=explanation, references=references
+    return TYPES_BY_NAME[kind].question_class(
+        id=title,
+        prompt=prompt,
+        choices=choices,
+        explanation=explanation,
+        references=references,
+        type=kind,
     )
 
 
@@ -394,11 +424,32 @@ def write(quiz: Quiz) -> bytes:
         lines.append("// " + " ".join(_tag(mark) for mark in marks))
         # Markdown, as the bank's text is: Moodle's own format would show a "<b>" in it as bold.
         lines.append(f"::{_escape(question.id)}::[markdown]{_escape(question.prompt)} {{")
-        for choice in question.choices:
-            mark = "=" if choice.correct else "~"
-            lines.append(f"\t{mark}{_escape(choice.text)}#{_escape(choice.explanation)}")
+        lines += _answers(question)
         # Moodle's own text format drops "<https://...>" as an unknown HTML tag; HTML keeps links.
         general = to_html(question.explanation) + sources_html(question.references)
         lines.append(f"\t####[html]{_escape(general)}")
         lines += ["}", ""]
     return "\n".join(lines).encode()
+
+
+def _answers(question: Question) -> list[str]:
+    """A question's answer lines: T or F with the wrong and then the right answer's feedback;
+    = and ~ for one right choice; ~%weight% for each choice of several."""
+    if question.type == "true_false":
+        true, false = question.choices
+        right, wrong = (true, false) if true.correct else (false, true)
+        said = f"#{_escape(wrong.explanation)}#{_escape(right.explanation)}"
+        return [f"\t{'TRUE' if true.correct else 'FALSE'}{said}"]
+    lines = []
+    for choice in question.choices:
+        if question.type == "multiple_answers":
+            mark = f"~%{_weight(choice.fraction)}%"
+        else:
+            mark = "=" if choice.correct else "~"
+        lines.append(f"\t{mark}{_escape(choice.text)}#{_escape(choice.explanation)}")
+    return lines
+
+
+def _weight(fraction: float) -> str:
+    """A fraction as a GIFT weight: 1/3 as 33.33333, Moodle's seven decimals of a fraction."""
+    return f"{fraction * 100:.5f}".rstrip("0").rstrip(".")

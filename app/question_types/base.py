@@ -132,6 +132,8 @@ class QuestionType(ABC):
 
     name: ClassVar[str]
     """Its "type" in questions.json, and its template's name."""
+    question_class: ClassVar[type[Question]] = Question
+    """The frozen question it builds, which a format's reader makes too."""
 
     @abstractmethod
     def build(self, data: dict) -> Question:

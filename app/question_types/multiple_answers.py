@@ -96,6 +96,7 @@ class AnswerForm(FlaskForm):
 
 class MultipleAnswers(QuestionType):
     name = "multiple_answers"
+    question_class = SeveralAnswers
 
     def build(self, data: dict) -> SeveralAnswers:
         choices = data["choices"]
