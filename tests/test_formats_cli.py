@@ -37,15 +37,15 @@ def bank(tmp_path):
 
 
 def test_import_with_gaps_writes_placeholders_that_check_and_reload_refuse(bank, tmp_path):
-    """The GIFT fixture imports its 9 questions (7 multiple choice, 2 true/false), lists the 7
-    it skipped and the gaps with their lines; the bank is written, then refused until filled."""
+    """The GIFT fixture imports its 10 questions (7 single choice, 2 true/false, 1 select-all),
+    lists the 6 it skipped and the gaps with their lines; the bank is written, then refused until filled."""
     result = quiz_command(
         "import", FIXTURES / "features.gift", "--into", bank, "--slug", "cells", "--allow-gaps"
     )
     assert result.exit_code == 0, result.output
     source = FIXTURES / "features.gift"
     assert result.stdout == (
-        f'Imported 9 questions from {source} into {bank} as quiz "cells"; 7 questions skipped.\n'
+        f'Imported 10 questions from {source} into {bank} as quiz "cells"; 6 questions skipped.\n'
     )
     errors = result.stderr.splitlines()
     assert errors[0] == f"{source}:40: skipped, a short-answer question (every answer is right)"
@@ -62,7 +62,11 @@ def test_import_with_gaps_writes_placeholders_that_check_and_reload_refuse(bank,
     assert cells["title"] == "Cells and Energy"
     assert cells["description"].startswith(PLACEHOLDER)
     assert [q["id"] for q in cells["questions"]] == [
-        "mitochondria", "escapes", "multi-line", "html", "markdown", "unicode", "q7", "sun", "moon",
+        "mitochondria", "escapes", "multi-line", "html", "markdown", "unicode", "q7", "sun",
+        "partial", "moon",
+    ]  # fmt: skip
+    assert [q.get("type") for q in cells["questions"][7:]] == [
+        "true_false", "multiple_answers", "true_false",
     ]  # fmt: skip
 
     check = quiz_command("check", bank)
