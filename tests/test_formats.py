@@ -128,7 +128,11 @@ def test_moodle_xml_reads_cdata_html_plain_text_and_feedback():
     assert (source.title, source.description, source.shuffle_choices) == (
         "Cells", "Questions about **cells**.", True,
     )  # fmt: skip
-    assert [q.id for q in source.questions] == ["Mitochondria", "Unicode, plain text", "Sun"]
+    assert [q.id for q in source.questions] == [
+        "Mitochondria", "Unicode, plain text", "Several answers allowed", "Sun",
+    ]  # fmt: skip
+    assert [q.type for q in source.questions[2:]] == ["multiple_answers", "true_false"]
+    assert [c.fraction for c in source.questions[2].choices] == [0.5, 0.5, -1]
     assert summary(source) == [
         ("Which organelle makes most of a cell's **ATP**?",
          [("The mitochondrion", True, "Right: on its inner membrane."),
@@ -140,19 +144,19 @@ def test_moodle_xml_reads_cdata_html_plain_text_and_feedback():
          [("pi <π>", True, "π ≈ 3.14159\n\nWell done."),
           ("日本語", False, "Not Greek.\n\nNot quite.")],
          "π is pi; μ is mu.", []),
+        ("Which are even?", [("2", True, ""), ("4", True, ""), ("3", False, "")], "", []),
+        # True first, whatever order the file gives.
         ("The sun is a star.",
-         [("False", False, "No: it is the star nearest to us."),
-          ("True", True, "Yes: a yellow dwarf.")],
+         [("True", True, "Yes: a yellow dwarf."),
+          ("False", False, "No: it is the star nearest to us.")],
          "It shines by fusion; see [Sun](https://en.wikipedia.org/wiki/Sun).",
          [("Sun", "https://en.wikipedia.org/wiki/Sun")]),
     ]  # fmt: skip
     assert source.places == (
         "features.xml: /quiz/question[2]", "features.xml: /quiz/question[3]",
-        "features.xml: /quiz/question[7]",
+        "features.xml: /quiz/question[4]", "features.xml: /quiz/question[7]",
     )  # fmt: skip
     assert [str(skip) for skip in source.skipped] == [
-        "features.xml: /quiz/question[4]: skipped, several answers may be chosen "
-        "(<single>false</single>)",
         "features.xml: /quiz/question[5]: skipped, partial credit (33.3333%) on answer 2",
         "features.xml: /quiz/question[6]: skipped, its text shows media (img, file), which "
         "Quizwright cannot show yet",
@@ -1075,6 +1079,7 @@ TYPED = build_quiz(
              "explanation": "It has no fusion.",
              "references": [{"title": "Moon", "url": "https://en.wikipedia.org/wiki/Moon"}]},
             {"id": "primes", "type": "multiple_answers", "prompt": "Which are primes?",
+             "points": 2.5,
              "choices": [
                  {"id": "a", "text": "2", "correct": True, "explanation": "Even, and prime."},
                  {"id": "b", "text": "3", "correct": True, "explanation": "Prime."},
@@ -1088,26 +1093,28 @@ TYPED = build_quiz(
 )  # fmt: skip
 
 
-def entries(quiz) -> list[dict]:
-    """Each question as the bank holds it, choice ids and points aside (formats number the
-    choices, and GIFT carries no points)."""
+def entries(quiz, points: bool) -> list[dict]:
+    """Each question as the bank holds it, choice ids aside (formats number the choices), and
+    points unless the format carries them (GIFT does not)."""
     found = []
     for question in quiz.questions:
         entry = type_of(question).data(question)
-        entry.pop("points", None)
+        if not points:
+            entry.pop("points", None)
         for choice in entry.get("choices", []):
             choice.pop("id")
         found.append(entry)
     return found
 
 
-@pytest.mark.parametrize("format_name", ["gift"])
+@pytest.mark.parametrize("format_name", ["gift", "moodle-xml"])
 def test_every_type_round_trips(format_name):
     """True/false with each answer's feedback, and select-all with its fractions (1/3 each, and
     an author's -50%), come back from an export as they were."""
     back, imported, source = round_trip(format_name, TYPED)
     assert source.skipped == () and imported.gaps == []
-    assert entries(back) == entries(TYPED)
+    points = format_name != "gift"
+    assert entries(back, points) == entries(TYPED, points)
 
 
 def test_moodles_own_gift_fixture_imports_every_type_quizwright_holds():

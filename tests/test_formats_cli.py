@@ -38,7 +38,8 @@ def bank(tmp_path):
 
 def test_import_with_gaps_writes_placeholders_that_check_and_reload_refuse(bank, tmp_path):
     """The GIFT fixture imports its 10 questions (7 single choice, 2 true/false, 1 select-all),
-    lists the 6 it skipped and the gaps with their lines; the bank is written, then refused until filled."""
+    lists the 6 it skipped and the gaps with their lines; the bank is written, then refused
+    until filled."""
     result = quiz_command(
         "import", FIXTURES / "features.gift", "--into", bank, "--slug", "cells", "--allow-gaps"
     )
@@ -111,8 +112,6 @@ def test_import_without_allow_gaps_lists_the_gaps_and_writes_nothing(bank):
     assert result.exit_code == 1
     source = FIXTURES / "features.xml"
     assert result.stderr.splitlines() == [
-        f"{source}: /quiz/question[4]: skipped, several answers may be chosen "
-        "(<single>false</single>)",
         f"{source}: /quiz/question[5]: skipped, partial credit (33.3333%) on answer 2",
         f"{source}: /quiz/question[6]: skipped, its text shows media (img, file), which "
         "Quizwright cannot show yet",
@@ -124,6 +123,9 @@ def test_import_without_allow_gaps_lists_the_gaps_and_writes_nothing(bank):
         f'{source}: /quiz/question[2]: question "mitochondria" lacks feedback on choice 3',
         f'{source}: /quiz/question[3]: question "unicode-plain-text" lacks a source (an https:// '
         "link in the general feedback)",
+        f'{source}: /quiz/question[4]: question "several-answers-allowed" lacks feedback on '
+        "choices 1, 2, 3; general feedback (the explanation); a source (an https:// link in the "
+        "general feedback)",
         f"{source}: the bank needs these; write them in the source, or import with --allow-gaps "
         "to fill placeholders that `quiz check` refuses until written",
         "Nothing was written.",
@@ -255,7 +257,7 @@ def test_a_dry_run_reports_gaps_too_and_says_what_importing_needs(bank):
     assert lines[-2:] == [
         "Importing it needs the gaps above written in the source, or --allow-gaps for "
         "placeholders to write in the bank.",
-        'Dry run: 3 questions would be quiz "cells", 6 questions skipped; nothing was written.',
+        'Dry run: 4 questions would be quiz "cells", 5 questions skipped; nothing was written.',
     ]
     taken = quiz_command("import", source, "--into", bank, "--slug", SLUG)
     assert taken.stderr.splitlines() == [

@@ -6,11 +6,14 @@ Quizwright's exports carry the quiz's slug as the category's `<idnumber>` and ea
 evidence key as a tag (`quizwright-slug: ...`, `quizwright-evidence: ...`), both of which Moodle
 keeps."""
 
+from dataclasses import replace
 from xml.etree.ElementTree import Element
 
 from .. import text as quiz_text
 from ..bank import Quiz
+from ..question_types import TYPES as TYPES_BY_NAME
 from ..question_types import Choice, Question
+from ..question_types.multiple_answers import WeightedChoice
 from .common import (
     FormatError,
     Found,
@@ -26,8 +29,8 @@ from .common import (
     to_html,
 )
 
-DROPS = ()
-TYPES = frozenset({"single_choice"})
+DROPS = ("all-or-nothing scoring, written as partial credit",)
+TYPES = frozenset({"single_choice", "true_false", "multiple_answers"})
 """The question types (app/question_types/) this format reads and writes."""
 TRUE = {"true", "1"}
 STANDARD_FEEDBACK = ("Your answer is correct.", "Your answer is incorrect.")
@@ -79,16 +82,18 @@ def _with_outcome_feedback(element: Element, choice: Choice) -> Choice:
     if not text or text in STANDARD_FEEDBACK:
         return choice
     explanation = f"{choice.explanation}\n\n{text}" if choice.explanation else text
-    return Choice(id=choice.id, text=choice.text, correct=choice.correct, explanation=explanation)
+    return replace(choice, explanation=explanation)
 
 
 def _question(where: str, element: Element) -> Question:
-    kind = element.get("type", "")
-    if kind not in ("multichoice", "truefalse"):
-        raise Unsupported(f"of type {kind or 'none'}, not multiple choice or true/false")
+    moodle_kind = element.get("type", "")
+    if moodle_kind not in ("multichoice", "truefalse"):
+        raise Unsupported(f"of type {moodle_kind or 'none'}, not multiple choice or true/false")
     single = _child(element, "single")
-    if single is not None and (single.text or "").strip().lower() not in TRUE:
-        raise Unsupported("several answers may be chosen (<single>false</single>)")
+    several = single is not None and (single.text or "").strip().lower() not in TRUE
+    kind = "true_false" if moodle_kind == "truefalse" else (
+        "multiple_answers" if several else "single_choice"
+    )  # fmt: skip
     prompt, media = _plain(_child(element, "questiontext"))
     if media:
         raise Unsupported(
@@ -98,33 +103,38 @@ def _question(where: str, element: Element) -> Question:
         raise FormatError([f"{where}/questiontext: no question text"])
     choices = []
     for number, answer in enumerate(_children(element, "answer"), 1):
-        try:
-            fraction = float(answer.get("fraction", "0"))
-        except ValueError:
-            raise FormatError(
-                [f'{where}/answer[{number}]: fraction "{answer.get("fraction")}" is not a number']
-            ) from None
-        if fraction not in (0.0, 100.0):
+        fraction = _number(where, f"answer[{number}]", "fraction", answer.get("fraction", "0"))
+        if not several and fraction not in (0.0, 100.0):
             raise Unsupported(f"partial credit ({fraction:g}%) on answer {number}")
+        if not -100 <= fraction <= 100:
+            raise FormatError([f"{where}/answer[{number}]: fraction {fraction:g} is past 100%"])
         text, media = _plain(answer)
         why, why_media = _plain(_child(answer, "feedback"))
         if media or why_media:
             raise Unsupported(f"answer {number} shows media, which Quizwright cannot show yet")
         if not text:
             raise FormatError([f"{where}/answer[{number}]: no answer text"])
-        if kind == "truefalse":
+        if kind == "true_false":
             if text.lower() not in TRUTHS:
                 raise FormatError(
                     [f'{where}/answer[{number}]: a true/false answer reads "{text}", not '
                      '"true" or "false"']
                 )  # fmt: skip
             text = TRUTHS[text.lower()]
-        choices.append(Choice(id="", text=text, correct=fraction == 100.0, explanation=why))
+        if several:
+            choices.append(WeightedChoice(id="", text=text, correct=fraction > 0,
+                                          explanation=why, fraction=fraction / 100))  # fmt: skip
+        else:
+            choices.append(Choice(id="", text=text, correct=fraction == 100.0, explanation=why))
     right = sum(choice.correct for choice in choices)
-    if right != 1:
-        raise Unsupported(f"{right} answers are worth 100%; a bank question has exactly one right")
+    if right == 0 or (right > 1 and not several):
+        raise Unsupported(f"{right} answers are worth 100%; a one-answer question has exactly one")
     if len(choices) < 2:
         raise Unsupported("fewer than two answers")
+    if kind == "true_false":  # True first, as the bank holds it
+        choices.sort(key=lambda choice: choice.text != "True")
+        if [choice.text for choice in choices] != ["True", "False"]:
+            raise FormatError([f"{where}: a true/false question answers true and false once each"])
     choices = [_with_outcome_feedback(element, choice) for choice in choices]
     markup, form, _ = _raw(_child(element, "generalfeedback"))
     if form == "html":
@@ -138,10 +148,25 @@ def _question(where: str, element: Element) -> Question:
     tags = _child(element, "tags")
     tagged = [] if tags is None else _children(tags, "tag")
     marks = [carried(tag.findtext("{*}text"), "evidence") for tag in tagged]
-    return Question(
+    grade = element.findtext("{*}defaultgrade")
+    points = 1.0 if grade is None else _number(where, "defaultgrade", "grade", grade)
+    if not 0 < points <= 1000:
+        raise Unsupported(f"it is worth {points:g} points; a question is worth more than 0")
+    return TYPES_BY_NAME[kind].question_class(
         id=title, prompt=prompt, choices=tuple(choices), explanation=explanation,
-        references=references, evidence=next((m for m in marks if m), None),
+        references=references, evidence=next((m for m in marks if m), None), type=kind,
+        points=int(points) if points == int(points) else round(points, 7),
     )  # fmt: skip
+
+
+def _number(where: str, field: str, what: str, text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise FormatError([f'{where}/{field}: {what} "{text}" is not a number']) from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise FormatError([f'{where}/{field}: {what} "{text}" is not a number'])
+    return value
 
 
 def parse(data: bytes, source: str) -> Source:
@@ -198,16 +223,18 @@ def write(quiz: Quiz) -> bytes:
     ]
     for question in quiz.questions:
         general = to_html(question.explanation) + sources_html(question.references)
+        moodle_kind = "truefalse" if question.type == "true_false" else "multichoice"
+        single = "false" if question.type == "multiple_answers" else "true"
         out += [
-            '  <question type="multichoice">',
+            f'  <question type="{moodle_kind}">',
             f"    <name><text>{_cdata(question.id)}</text></name>",
             _field("questiontext", quiz_text.prompt_html(question.prompt)) + "</questiontext>",
             _field("generalfeedback", general) + "</generalfeedback>",
-            "    <defaultgrade>1</defaultgrade>",
+            f"    <defaultgrade>{question.points:g}</defaultgrade>",
             "    <penalty>0</penalty>",
             "    <hidden>0</hidden>",
             f"    <idnumber>{_cdata(question.id)}</idnumber>",
-            "    <single>true</single>",
+            f"    <single>{single}</single>",
             f"    <shuffleanswers>{shuffle}</shuffleanswers>",
             "    <answernumbering>abc</answernumbering>",
             "    <showstandardinstruction>0</showstandardinstruction>",
@@ -216,9 +243,14 @@ def write(quiz: Quiz) -> bytes:
             tag = _cdata(marked("evidence", question.evidence))
             out.append(f"    <tags><tag><text>{tag}</text></tag></tags>")
         for choice in question.choices:
-            fraction = "100" if choice.correct else "0"
+            if question.type == "multiple_answers":
+                fraction = f"{choice.fraction * 100:.5f}".rstrip("0").rstrip(".")
+            else:
+                fraction = "100" if choice.correct else "0"
+            # Moodle reads a true/false answer by its words "true" and "false".
+            words = choice.text.lower() if question.type == "true_false" else choice.text
             out += [
-                _field("answer", str(quiz_text.phrase(choice.text)), fraction=fraction),
+                _field("answer", str(quiz_text.phrase(words)), fraction=fraction),
                 _field("feedback", to_html(choice.explanation), indent="      ") + "</feedback>",
                 "    </answer>",
             ]
