@@ -179,7 +179,10 @@ def test_qti_reads_a_canvas_package_with_item_feedback():
         "Cells & Energy (Canvas)", "A quiz exported from **Canvas**.", True,
     )  # fmt: skip
     assert [[c.id for c in q.choices] for q in source.questions] == [
-        ["6158", "2473", "9931"], ["1", "2"],
+        ["6158", "2473", "9931"], ["true", "false"], ["1", "2", "3"],
+    ]  # fmt: skip
+    assert [q.type for q in source.questions] == [
+        "single_choice", "true_false", "multiple_answers",
     ]  # fmt: skip
     assert summary(source) == [
         ("Which organelle makes most of a cell's **ATP**?",
@@ -193,11 +196,12 @@ def test_qti_reads_a_canvas_package_with_item_feedback():
           ("False", False, "No: it is the star nearest to us.")],
          "It shines by fusion; see [Sun](https://en.wikipedia.org/wiki/Sun).",
          [("Sun", "https://en.wikipedia.org/wiki/Sun")]),
+        # Canvas scores every right choice ticked and no other: those are the right ones.
+        ("Which are even?", [("2", True, ""), ("4", True, ""), ("3", False, "")], "", []),
     ]  # fmt: skip
     where = "canvas.zip/g1a2b3c/g1a2b3c.xml: item"
-    other = "not multiple_choice_question or true_false_question"
+    other = "not multiple_choice_question, true_false_question, multiple_answers_question"
     assert [str(skip) for skip in source.skipped] == [
-        f"{where}[3] ident='i0003': skipped, of type multiple_answers_question, {other}",
         f"{where}[4] ident='i0004': skipped, of type essay_question, {other}",
         f"{where}[5] ident='i0005': skipped, partial credit (50 of 100) on an answer",
         f"{where}[6] ident='i0006': skipped, its text shows media (img), which Quizwright "
@@ -1093,28 +1097,34 @@ TYPED = build_quiz(
 )  # fmt: skip
 
 
-def entries(quiz, points: bool) -> list[dict]:
+CARRIES = {"gift": {"fraction"}, "moodle-xml": {"points", "fraction"}, "qti": {"points"}}
+"""What of a question's scoring each format carries (its DROPS say what it does not)."""
+
+
+def entries(quiz, carried: set[str]) -> list[dict]:
     """Each question as the bank holds it, choice ids aside (formats number the choices), and
-    points unless the format carries them (GIFT does not)."""
+    its points and choices' fractions only where the format carries them."""
     found = []
     for question in quiz.questions:
         entry = type_of(question).data(question)
-        if not points:
+        if "points" not in carried:
             entry.pop("points", None)
         for choice in entry.get("choices", []):
             choice.pop("id")
+            if "fraction" not in carried:
+                choice.pop("fraction", None)
         found.append(entry)
     return found
 
 
-@pytest.mark.parametrize("format_name", ["gift", "moodle-xml"])
+@pytest.mark.parametrize("format_name", sorted(CARRIES))
 def test_every_type_round_trips(format_name):
     """True/false with each answer's feedback, and select-all with its fractions (1/3 each, and
-    an author's -50%), come back from an export as they were."""
+    an author's -50% where the format carries it), come back from an export as they were."""
     back, imported, source = round_trip(format_name, TYPED)
     assert source.skipped == () and imported.gaps == []
-    points = format_name != "gift"
-    assert entries(back, points) == entries(TYPED, points)
+    carried = CARRIES[format_name]
+    assert entries(back, carried) == entries(TYPED, carried)
 
 
 def test_moodles_own_gift_fixture_imports_every_type_quizwright_holds():

@@ -234,7 +234,7 @@ def test_dry_run_prints_the_quiz_and_writes_nothing(bank, tmp_path):
     assert quiz["slug"] == "cells-energy-canvas"
     assert [c["id"] for c in quiz["questions"][0]["choices"]] == ["6158", "2473", "9931"]
     assert result.stderr.splitlines()[-1] == (
-        'Dry run: 2 questions would be quiz "cells-energy-canvas", 4 questions skipped; nothing '
+        'Dry run: 3 questions would be quiz "cells-energy-canvas", 3 questions skipped; nothing '
         "was written."
     )
     assert bank.read_bytes() == before

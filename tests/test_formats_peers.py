@@ -63,7 +63,7 @@ b)  The wall
 """
 
 
-SKIPPED_AT = (
+FOURTH = (
     r"cells\.zip/text2qti_assessment_\w+/text2qti_assessment_\w+\.xml: item\[4\] ident='\w+'"
 )
 
@@ -77,13 +77,16 @@ def text2qti_package(text: str) -> bytes:
 
 def test_a_text2qti_package_imports_with_its_key_and_feedback():
     """text2qti's package: its manifest, Canvas settings, item feedback per choice and general
-    feedback, and its true/false question, all read as text2qti's author wrote them; the question
-    with several right answers is skipped with its place."""
+    feedback, its true/false question and its question with several right answers, all read as
+    text2qti's author wrote them."""
     source = qti.parse(text2qti_package(TEXT2QTI_QUIZ), "cells.zip")
     assert (source.title, source.description, source.shuffle_choices) == (
         "Cells & Energy", "Where a cell gets its energy.", True,
     )  # fmt: skip
-    assert [q.id for q in source.questions] == ["mitochondria", "sun", "membrane"]
+    assert [(q.id, q.type) for q in source.questions] == [
+        ("mitochondria", "single_choice"), ("sun", "true_false"), ("membrane", "single_choice"),
+        ("", "multiple_answers"),
+    ]  # fmt: skip
     # text2qti typesets Markdown, turning the apostrophe into a typographic one.
     assert summary(source) == [
         ("Which organelle makes most of a cell’s ATP?",
@@ -100,17 +103,18 @@ def test_a_text2qti_package_imports_with_its_key_and_feedback():
          [("The membrane", True, "It surrounds the cell."),
           ("The wall", False, "Animal cells have none.")],
          "Every cell has one.", []),
+        ("Which are even?", [("2", True, ""), ("4", True, ""), ("3", False, "")], "", []),
     ]  # fmt: skip
-    assert [skip.why for skip in source.skipped] == [
-        "of type multiple_answers_question, not multiple_choice_question or true_false_question"
-    ]
-    assert re.fullmatch(SKIPPED_AT, source.skipped[0].where)
+    assert source.skipped == ()
+    assert re.fullmatch(FOURTH, source.places[3])
     imported = formats.to_quiz(source, "cells", None, None)
     assert [str(gap) for gap in imported.gaps] == [
         f'{source.places[1]}: question "sun" lacks general feedback (the explanation); a source '
         "(an https:// link in the general feedback)",
         f'{source.places[2]}: question "membrane" lacks a source (an https:// link in the general '
         "feedback)",
+        f'{source.places[3]}: question "q4" lacks feedback on choices 1, 2, 3; general feedback '
+        "(the explanation); a source (an https:// link in the general feedback)",
     ]
 
 

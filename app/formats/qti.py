@@ -12,12 +12,15 @@ import lzma
 import re
 import zipfile
 import zlib
+from dataclasses import replace
 from xml.etree import ElementTree
 from xml.etree.ElementTree import Element
 
 from .. import text as quiz_text
 from ..bank import Quiz
+from ..question_types import TYPES as TYPES_BY_NAME
 from ..question_types import Choice, Question, right_choice
+from ..question_types.multiple_answers import WeightedChoice, default_fractions
 from .common import (
     MAX_BYTES,
     FormatError,
@@ -35,8 +38,11 @@ from .common import (
     to_html,
 )
 
-DROPS = ()
-TYPES = frozenset({"single_choice"})
+DROPS = (
+    "a select-all question's own fractions and all-or-nothing scoring (Canvas shares the points "
+    "equally among the right answers)",
+)
+TYPES = frozenset({"single_choice", "true_false", "multiple_answers"})
 """The question types (app/question_types/) this format reads and writes."""
 MAX_ENTRIES = 10_000
 MAX_RATIO = 200
@@ -44,6 +50,13 @@ MAX_RATIO = 200
 QTI = "http://www.imsglobal.org/xsd/ims_qtiasiv1p2"
 MANIFEST = "http://www.imsglobal.org/xsd/imsccv1p1/imscp_v1p1"
 CANVAS = "http://canvas.instructure.com/xsd/cccv1p0"
+CANVAS_TYPES = {
+    "single_choice": "multiple_choice_question",
+    "true_false": "true_false_question",
+    "multiple_answers": "multiple_answers_question",
+}
+"""Canvas's question_type for each type here."""
+KINDS = {canvas: kind for kind, canvas in CANVAS_TYPES.items()}
 OUTCOME_FEEDBACK = {True: "correct_fb", False: "general_incorrect_fb"}
 """Canvas's comments for any right answer and for any wrong one, by whether the answer is right."""
 EVIDENCE = "quizwright_evidence"
@@ -170,17 +183,17 @@ def _metadata(item: Element) -> dict[str, str]:
 
 def _question(where: str, item: Element) -> Question:
     metadata = _metadata(item)
-    kind = metadata.get("question_type", "multiple_choice_question")
-    if kind not in ("multiple_choice_question", "true_false_question"):
-        raise Unsupported(f"of type {kind}, not multiple_choice_question or true_false_question")
+    canvas_kind = metadata.get("question_type", "multiple_choice_question")
+    if canvas_kind not in CANVAS_TYPES.values():
+        raise Unsupported(f"of type {canvas_kind}, not {', '.join(CANVAS_TYPES.values())}")
     presentation = _find(item, "presentation")
     if presentation is None:
         raise FormatError([f"{where}: no <presentation>"])
     responses = _all(presentation, "response_lid")
     if len(responses) != 1:
         raise Unsupported("not one choice response (fill-in, essay or several parts)")
-    if responses[0].get("rcardinality", "Single") != "Single":
-        raise Unsupported("several answers may be chosen (rcardinality Multiple)")
+    several = responses[0].get("rcardinality", "Single") == "Multiple"
+    kind = "multiple_answers" if several else KINDS.get(canvas_kind, "single_choice")
     prompt_parts = [e for e in presentation if local(e.tag) in ("material", "flow")]
     prompt, media = "", []
     for part in prompt_parts:
@@ -196,6 +209,7 @@ def _question(where: str, item: Element) -> Question:
     decvar = _find(item, "decvar")
     top = float(decvar.get("maxvalue", "100")) if decvar is not None else 100.0
     scores: dict[str, float] = {}
+    rights: set[str] = set()  # the choices to tick, when several may be
     feedback: dict[str, str] = {}
     general = None
     for condition in _all(item, "respcondition"):
@@ -209,7 +223,10 @@ def _question(where: str, item: Element) -> Question:
             general = general or (links[0] if links and not setvars else None)
             continue
         if len(equal) > 1 and setvars:
-            raise Unsupported("a combination of answers scores, not one choice")
+            if not several:
+                raise Unsupported("a combination of answers scores, not one choice")
+            rights |= {(e.text or "").strip() for e in equal}  # Canvas: these, and no other
+            continue
         if len(equal) != 1:
             continue
         ident = (equal[0].text or "").strip()
@@ -224,13 +241,13 @@ def _question(where: str, item: Element) -> Question:
     if "general_fb" in texts:
         general = "general_fb"
     partial = [score for score in scores.values() if 0 < score < top]
-    if partial:
+    if partial and not several:
         raise Unsupported(f"partial credit ({partial[0]:g} of {top:g}) on an answer")
     choices = []
     for number, label in enumerate(labels, 1):
         ident = label.get("ident", "")
         text, shown = _mattext(label)
-        correct = scores.get(ident, 0) >= top
+        correct = ident in rights or scores.get(ident, 0) >= (1e-9 if several else top)
         # Canvas shows its comment for any right (or wrong) answer beside the answer's own.
         whys = [texts.get(feedback.get(ident), ("", ())), texts.get(OUTCOME_FEEDBACK[correct])]
         whys = [why for why in whys if why and (why[0] or why[1])]
@@ -241,10 +258,18 @@ def _question(where: str, item: Element) -> Question:
         explanation = "\n\n".join(why[0] for why in whys)
         choices.append(Choice(id=ident, text=text, correct=correct, explanation=explanation))
     right = sum(choice.correct for choice in choices)
-    if right != 1:
+    if right == 0 or (right != 1 and not several):
         raise Unsupported(
-            f"{right} answers score full marks; a bank question has exactly one right"
+            f"{right} answers score full marks; a one-answer question has exactly one right"
         )
+    if kind == "true_false":
+        choices = _true_false(where, choices)
+    if several:  # Canvas's partial credit: the right ones share the points equally
+        shares = default_fractions([choice.correct for choice in choices])
+        choices = [
+            WeightedChoice(**vars(choice), fraction=share)
+            for choice, share in zip(choices, shares, strict=True)
+        ]
     explanation, references, general_media = "", (), ()
     if general in texts:
         item_feedback = next(e for e in _all(item, "itemfeedback") if e.get("ident") == general)
@@ -257,11 +282,32 @@ def _question(where: str, item: Element) -> Question:
     if general_media:
         raise Unsupported("its general feedback shows media, which Quizwright cannot show yet")
     title = item.get("title", "")
-    return Question(
+    return TYPES_BY_NAME[kind].question_class(
         id="" if title.strip().lower() in ("", "question") else title,
         prompt=prompt, choices=tuple(choices), explanation=explanation, references=references,
-        evidence=fits("evidence", metadata.get(EVIDENCE)),
+        evidence=fits("evidence", metadata.get(EVIDENCE)), type=kind,
+        points=_points(where, metadata.get("points_possible")),
     )  # fmt: skip
+
+
+def _points(where: str, written: str | None) -> float:
+    """A question's points_possible, 1 when not given (Canvas's own default)."""
+    try:
+        points = float(written) if written else 1.0
+    except ValueError:
+        raise FormatError([f"{where}: points_possible {written!r} is not a number"]) from None
+    if not 0 < points <= 1000:
+        raise Unsupported(f"it is worth {points:g} points; a question is worth more than 0")
+    return int(points) if points == int(points) else points
+
+
+def _true_false(where: str, choices: list[Choice]) -> list[Choice]:
+    """A true/false question's two choices, True first, as the bank names them."""
+    named = {choice.text.strip().lower(): choice for choice in choices}
+    if sorted(named) != ["false", "true"] or len(choices) != 2:
+        raise FormatError([f"{where}: a true/false question answers True and False once each"])
+    return [replace(named["true"], id="true", text="True"),
+            replace(named["false"], id="false", text="False")]  # fmt: skip
 
 
 def _assessment(name: str, data: bytes, meta: bytes | None):
@@ -313,8 +359,8 @@ def _item(section: Element, question: Question) -> None:
     item = _sub(section, "item", ident=question.id, title=question.id)
     fields = _sub(_sub(item, "itemmetadata"), "qtimetadata")
     for label, entry in (
-        ("question_type", "multiple_choice_question"),
-        ("points_possible", "1.0"),
+        ("question_type", CANVAS_TYPES[question.type]),
+        ("points_possible", f"{float(question.points)}"),
         ("original_answer_ids", ",".join(c.id for c in question.choices)),
         *([(EVIDENCE, question.evidence)] if question.evidence else []),
     ):
@@ -323,7 +369,9 @@ def _item(section: Element, question: Question) -> None:
         _sub(field, "fieldentry", entry)
     presentation = _sub(item, "presentation")
     _material(presentation, quiz_text.prompt_html(question.prompt))
-    response = _sub(presentation, "response_lid", ident="response1", rcardinality="Single")
+    several = question.type == "multiple_answers"
+    cardinality = "Multiple" if several else "Single"
+    response = _sub(presentation, "response_lid", ident="response1", rcardinality=cardinality)
     render = _sub(response, "render_choice")
     for choice in question.choices:
         label = _sub(render, "response_label", ident=choice.id)
@@ -340,7 +388,14 @@ def _item(section: Element, question: Question) -> None:
         _sub(_sub(condition, "conditionvar"), "varequal", choice.id, respident="response1")
         _sub(condition, "displayfeedback", feedbacktype="Response", linkrefid=f"{choice.id}_fb")
     right = _sub(processing, "respcondition", **{"continue": "No"})
-    _sub(_sub(right, "conditionvar"), "varequal", right_choice(question).id, respident="response1")
+    if several:  # as Canvas writes it: every right choice, and none of the others
+        every = _sub(_sub(right, "conditionvar"), "and")
+        for choice in question.choices:
+            parent = every if choice.correct else _sub(every, "not")
+            _sub(parent, "varequal", choice.id, respident="response1")
+    else:
+        right_id = right_choice(question).id
+        _sub(_sub(right, "conditionvar"), "varequal", right_id, respident="response1")
     _sub(right, "setvar", "100", action="Set", varname="SCORE")
     feedback = _sub(item, "itemfeedback", ident="general_fb")
     general_feedback = to_html(question.explanation) + sources_html(question.references)
@@ -372,7 +427,7 @@ def write(quiz: Quiz) -> bytes:
     _sub(meta, "shuffle_answers", "true" if quiz.shuffle_choices else "false")
     _sub(meta, "scoring_policy", "keep_highest")
     _sub(meta, "quiz_type", "assignment")
-    _sub(meta, "points_possible", f"{len(quiz.questions)}.0")
+    _sub(meta, "points_possible", f"{float(quiz.out_of)}")
     _sub(meta, "allowed_attempts", "1")
     manifest = Element("manifest", identifier=f"{ident}-manifest", xmlns=MANIFEST)
     metadata = _sub(manifest, "metadata")
