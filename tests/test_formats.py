@@ -244,7 +244,10 @@ def test_qti3_reads_a_package_with_every_kind_of_feedback():
     assert (source.title, source.description, source.shuffle_choices) == (
         "Cells & Energy (QTI 3)", "Questions about cells and *where* they get energy.", False,
     )  # fmt: skip
-    assert [q.id for q in source.questions] == ["mitochondria", "sun", "unicode", "membrane"]
+    assert [(q.id, q.type) for q in source.questions] == [
+        ("mitochondria", "single_choice"), ("sun", "true_false"), ("unicode", "single_choice"),
+        ("membrane", "single_choice"), ("even", "multiple_answers"),
+    ]  # fmt: skip
     assert [[c.id for c in q.choices] for q in source.questions][0] == ["ribo", "mito", "nucleus"]
     assert summary(source) == [
         ("Which organelle makes most of a cell’s ATP?",
@@ -261,12 +264,13 @@ def test_qti3_reads_a_package_with_every_kind_of_feedback():
         ("What keeps a cell’s contents inside?",
          [("The membrane", True, "It surrounds the cell."),
           ("The wall", False, "Animal cells have none.")], "", []),
+        # Several values in the correct response, and no mapping: each right one an equal share.
+        ("Which are even?", [("2", True, ""), ("4", True, ""), ("3", False, "")], "", []),
     ]  # fmt: skip
+    assert [c.fraction for c in source.questions[4].choices] == [0.5, 0.5, -0.5]
     where = "cells.zip/items/{}.xml: qti-assessment-item identifier={!r}"
     assert source.places[1] == where.format("sun", "sun")
     assert [str(skip) for skip in source.skipped] == [
-        f"{where.format('skipped', 'even')}: skipped, several answers may be chosen "
-        "(max-choices 0)",
         f"{where.format('partial', 'pi')}: skipped, partial credit (0.5 of 1) on an answer",
         f"{where.format('essay', 'osmosis')}: skipped, it has qti-extended-text-interaction, not "
         "one choice interaction",
@@ -1097,7 +1101,12 @@ TYPED = build_quiz(
 )  # fmt: skip
 
 
-CARRIES = {"gift": {"fraction"}, "moodle-xml": {"points", "fraction"}, "qti": {"points"}}
+CARRIES = {
+    "gift": {"fraction"},
+    "moodle-xml": {"points", "fraction"},
+    "qti": {"points"},
+    "qti3": {"points", "fraction"},
+}
 """What of a question's scoring each format carries (its DROPS say what it does not)."""
 
 

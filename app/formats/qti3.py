@@ -16,13 +16,16 @@ question's evidence key in its item's `label`, which QTI leaves to authoring too
 
 import io
 import zipfile
+from dataclasses import replace
 from html import escape
 from xml.etree import ElementTree
 from xml.etree.ElementTree import Element
 
 from .. import text as quiz_text
 from ..bank import Quiz
-from ..question_types import Choice, Question, Reference, right_choice
+from ..question_types import TYPES as TYPES_BY_NAME
+from ..question_types import Choice, Question, Reference
+from ..question_types.multiple_answers import WeightedChoice, default_fractions
 from .common import (
     FormatError,
     Found,
@@ -39,8 +42,8 @@ from .common import (
 )
 from .qti import manifest_files, package_files
 
-DROPS = ()
-TYPES = frozenset({"single_choice"})
+DROPS = ("all-or-nothing scoring, written as partial credit",)
+TYPES = frozenset({"single_choice", "true_false", "multiple_answers"})
 """The question types (app/question_types/) this format reads and writes."""
 NAMESPACE = "http://www.imsglobal.org/xsd/imsqtiasi_v3p0"
 MANIFEST = "http://www.imsglobal.org/xsd/qti/qtiv3p0/imscp_v1p1"
@@ -113,18 +116,19 @@ def _number(text: str | None, where: str) -> float:
         raise FormatError([f"{where}: {text!r} is not a number"]) from None
 
 
-def _key(item: Element, response: str, where: str) -> str:
-    """The identifier of the one right choice, from the response's declaration."""
+def _keys(item: Element, response: str, where: str) -> tuple[list[str], dict[str, float], bool]:
+    """The right choices' identifiers, each choice's mapped score, and whether several may be
+    chosen, from the response's declaration."""
     declaration = next(
         (e for e in _all(item, "qti-response-declaration") if e.get("identifier") == response),
         None,
     )
     if declaration is None:
         raise FormatError([f"{where}: no <qti-response-declaration> for {response!r}"])
-    if declaration.get("cardinality", "single") != "single":
-        raise Unsupported(
-            f"several answers may be chosen (cardinality {declaration.get('cardinality')})"
-        )
+    cardinality = declaration.get("cardinality", "single")
+    if cardinality not in ("single", "multiple"):
+        raise Unsupported(f"its answer is {cardinality}, not one choice or several")
+    several = cardinality == "multiple"
     right = [
         (value.text or "").strip()
         for correct in _children(declaration, "qti-correct-response")
@@ -135,15 +139,17 @@ def _key(item: Element, response: str, where: str) -> str:
         for mapping in _children(declaration, "qti-mapping")
         for entry in _children(mapping, "qti-map-entry")
     }
-    if scores:
+    if scores and not several:
         top = max(scores.values())
         partial = [score for score in scores.values() if 0 < score < top]
         if partial:
             raise Unsupported(f"partial credit ({partial[0]:g} of {top:g}) on an answer")
         right = right or [key for key, score in scores.items() if score == top > 0]
-    if len(right) != 1:
-        raise Unsupported(f"{len(right)} right answers; a bank question has exactly one")
-    return right[0]
+    if several:
+        right = right or [key for key, score in scores.items() if score > 0]
+    if not right or (len(right) != 1 and not several):
+        raise Unsupported(f"{len(right)} right answers; a one-answer question has exactly one")
+    return right, scores, several
 
 
 def _condition(expression: Element, response: str) -> str | tuple[str, str]:
@@ -187,7 +193,7 @@ def _settings(rules: list[Element], when, response: str, found: dict) -> None:
 
 
 def _feedback(
-    item: Element, body: Element, choices: list[Element], response: str, right: str
+    item: Element, body: Element, choices: list[Element], response: str, right: list[str]
 ) -> tuple[dict[str, list[str]], list[str]]:
     """Each choice's feedback markup by identifier, and the general feedback's."""
     ids = [choice.get("identifier", "") for choice in choices]
@@ -218,10 +224,11 @@ def _feedback(
             if occasion == "always":
                 general.append(markup)
             elif occasion == "right":
-                per_choice[right].append(markup)
+                for choice_id in right:
+                    per_choice[choice_id].append(markup)
             elif occasion == "wrong":
                 for choice_id in ids:
-                    if choice_id != right:
+                    if choice_id not in right:
                         per_choice[choice_id].append(markup)
             else:
                 per_choice[occasion[1]].append(markup)
@@ -240,16 +247,17 @@ def _question(where: str, item: Element) -> Question:
             f"it has {', '.join(kinds) or 'no interaction'}, not one choice interaction"
         )
     interaction = interactions[0]
-    if interaction.get("max-choices", "1").strip() != "1":
+    response = interaction.get("response-identifier", "RESPONSE")
+    right, scores, several = _keys(item, response, where)
+    if not several and interaction.get("max-choices", "1").strip() != "1":
         raise Unsupported(
             f"several answers may be chosen (max-choices {interaction.get('max-choices')})"
         )
-    response = interaction.get("response-identifier", "RESPONSE")
-    right = _key(item, response, where)
     choices = _children(interaction, "qti-simple-choice")
     ids = [choice.get("identifier", "") for choice in choices]
-    if right not in ids:
-        raise FormatError([f"{where}: the correct response {right!r} is none of the choices"])
+    if missing := [key for key in right if key not in ids]:
+        raise FormatError([f"{where}: the correct response {missing[0]!r} is none of the choices"])
+    points = _points(item, where)
     prompt = _text(body, "its text", interaction)
     if not prompt:
         raise FormatError([f"{where}: no question text"])
@@ -265,16 +273,46 @@ def _question(where: str, item: Element) -> Question:
                 f"the feedback on answer {number} shows media, which Quizwright cannot show yet"
             )
         bank_choices.append(
-            Choice(id=ident, text=text, correct=ident == right, explanation=why.text)
+            Choice(id=ident, text=text, correct=ident in right, explanation=why.text)
         )
     explanation, references, media = html_sources("".join(f"<div>{g}</div>" for g in general))
     if media:
         raise Unsupported("its general feedback shows media, which Quizwright cannot show yet")
-    return Question(
+    kind = "single_choice"
+    if several:
+        kind, bank_choices = "multiple_answers", _weighted(bank_choices, scores, points)
+    elif sorted(choice.text for choice in bank_choices) == ["False", "True"]:
+        kind = "true_false"  # as QTI has no true/false of its own, and exports write it
+        bank_choices.sort(key=lambda choice: choice.text != "True")
+        bank_choices = [replace(c, id=c.text.lower()) for c in bank_choices]
+    return TYPES_BY_NAME[kind].question_class(
         id=item.get("identifier", ""), prompt=prompt, choices=tuple(bank_choices),
         explanation=explanation, references=references,
-        evidence=carried(item.get("label"), "evidence"),
+        evidence=carried(item.get("label"), "evidence"), type=kind, points=points,
     )  # fmt: skip
+
+
+def _points(item: Element, where: str) -> float:
+    """The item's points: its SCORE's normal-maximum, 1 when not given."""
+    score = next(
+        (e for e in _all(item, "qti-outcome-declaration") if e.get("identifier") == "SCORE"), None
+    )
+    most = score.get("normal-maximum") if score is not None else None
+    points = _number(most, f"{where}: normal-maximum") if most else 1.0
+    if not 0 < points <= 1000:
+        raise Unsupported(f"it is worth {points:g} points; a question is worth more than 0")
+    return int(points) if points == int(points) else points
+
+
+def _weighted(choices: list[Choice], scores: dict[str, float], points: float) -> list[Choice]:
+    """Several-answer choices with their fractions: the mapping's scores as shares of the
+    points, or else each right choice an equal share."""
+    shares = default_fractions([choice.correct for choice in choices])
+    return [
+        WeightedChoice(**vars(choice), fraction=max(-1.0, min(1.0, round(
+            scores[choice.id] / points if choice.id in scores else share, 7))))
+        for choice, share in zip(choices, shares, strict=True)
+    ]  # fmt: skip
 
 
 def _items(data: bytes, source: str) -> tuple[list[tuple[str, bytes]], list[tuple[str, bytes]]]:
@@ -374,11 +412,22 @@ def _item(question: Question, shuffle: bool) -> Element:
     )  # fmt: skip
     if question.evidence:
         item.set("label", marked("evidence", question.evidence))
+    several = question.type == "multiple_answers"
     declaration = _sub(item, "qti-response-declaration", identifier="RESPONSE",
-                       cardinality="single", **{"base-type": "identifier"})  # fmt: skip
-    _sub(_sub(declaration, "qti-correct-response"), "qti-value", right_choice(question).id)
+                       cardinality="multiple" if several else "single",
+                       **{"base-type": "identifier"})  # fmt: skip
+    correct = _sub(declaration, "qti-correct-response")
+    for choice in question.choices:
+        if choice.correct:
+            _sub(correct, "qti-value", choice.id)
+    if several:  # each choice's share of the points, summed, between nothing and all of them
+        mapping = _sub(declaration, "qti-mapping", **{"default-value": "0", "lower-bound": "0",
+                       "upper-bound": f"{question.points:g}"})  # fmt: skip
+        for choice in question.choices:
+            _sub(mapping, "qti-map-entry", **{"map-key": choice.id,
+                 "mapped-value": f"{choice.fraction * question.points:.7g}"})  # fmt: skip
     score = _sub(item, "qti-outcome-declaration", identifier="SCORE", cardinality="single",
-                 **{"base-type": "float"})  # fmt: skip
+                 **{"base-type": "float", "normal-maximum": f"{question.points:g}"})  # fmt: skip
     _sub(_sub(score, "qti-default-value"), "qti-value", "0")
     for outcome in ("FEEDBACK", "GENERAL"):
         _sub(item, "qti-outcome-declaration", identifier=outcome, cardinality="single",
@@ -387,7 +436,7 @@ def _item(question: Question, shuffle: bool) -> Element:
     _content(body, quiz_text.prompt_html(question.prompt))
     interaction = _sub(
         body, "qti-choice-interaction", **{"response-identifier": "RESPONSE",
-        "shuffle": "true" if shuffle else "false", "max-choices": "1"},
+        "shuffle": "true" if shuffle else "false", "max-choices": "0" if several else "1"},
     )  # fmt: skip
     for choice in question.choices:
         _lines(_sub(interaction, "qti-simple-choice", identifier=choice.id), choice.text)
@@ -402,12 +451,16 @@ def _item(question: Question, shuffle: bool) -> Element:
          identifier="RESPONSE")  # fmt: skip
     _sub(_sub(processing, "qti-set-outcome-value", identifier="GENERAL"), "qti-base-value",
          "explanation", **{"base-type": "identifier"})  # fmt: skip
-    condition = _sub(_sub(processing, "qti-response-condition"), "qti-response-if")
-    match = _sub(condition, "qti-match")
-    _sub(match, "qti-variable", identifier="RESPONSE")
-    _sub(match, "qti-correct", identifier="RESPONSE")
-    _sub(_sub(condition, "qti-set-outcome-value", identifier="SCORE"), "qti-base-value", "1",
-         **{"base-type": "float"})  # fmt: skip
+    if several:
+        _sub(_sub(processing, "qti-set-outcome-value", identifier="SCORE"), "qti-map-response",
+             identifier="RESPONSE")  # fmt: skip
+    else:
+        condition = _sub(_sub(processing, "qti-response-condition"), "qti-response-if")
+        match = _sub(condition, "qti-match")
+        _sub(match, "qti-variable", identifier="RESPONSE")
+        _sub(match, "qti-correct", identifier="RESPONSE")
+        _sub(_sub(condition, "qti-set-outcome-value", identifier="SCORE"), "qti-base-value",
+             f"{question.points:g}", **{"base-type": "float"})  # fmt: skip
     modal = _sub(item, "qti-modal-feedback", identifier="explanation",
                  **{"outcome-identifier": "GENERAL", "show-hide": "show"})  # fmt: skip
     content = _sub(modal, "qti-content-body")
