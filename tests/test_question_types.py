@@ -184,6 +184,8 @@ def test_several_answers_all_or_nothing_and_the_authors_fractions():
     assert [kind.grade(strict, r).mark for r in ("a,b", "a", "a,b,c")] == [1, 0, 0]
     thirds = several(a=1 / 3, b=2 / 3, c=-0.25)
     assert kind.grade(thirds, "a,b").mark == 1 and kind.grade(thirds, "a,b,c").mark == 0.75
+    written = several(a=0.3333333, b=0.6666666)  # as GIFT and Moodle XML write thirds
+    assert kind.grade(written, "a,b").correct and kind.grade(written, "a,b").points == 2
     # Nothing, a choice the question lacks, or one twice: not an answer to this question.
     assert [kind.grade(strict, r) for r in ("", "a,x", "a,a")] == [None, None, None]
 

@@ -142,8 +142,10 @@ class MultipleAnswers(QuestionType):
         if question.scoring == ALL_OR_NOTHING:
             mark = float(set(chosen) == set(question.right))
         else:
-            # Rounded as Moodle stores fractions: three thirds make exactly one.
-            mark = min(max(round(sum(choice.fraction for choice in chosen), 7), 0.0), 1.0)
+            mark = min(max(sum(choice.fraction for choice in chosen), 0.0), 1.0)
+            # As Moodle: within a millionth of full marks is full marks, so that three thirds
+            # written with seven decimals (0.3333333) make a right answer.
+            mark = 1.0 if mark > 0.999999 else round(mark, 7)
         return SeveralFeedback(question, response, mark, chosen)
 
     def describe(self, question: Question, response: str) -> str:
