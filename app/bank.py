@@ -153,7 +153,21 @@ def problems(data, gaps_allowed: bool = False) -> list[str]:
         if path  # a document that is one string is refused for not being an object
     ]
     unfilled = [_locate(path, data, UNFILLED) for path in _placeholders(data)]
-    return unique + _duplicates(data) + halves + controls + unfilled
+    return unique + _duplicates(data) + _typed(data) + halves + controls + unfilled
+
+
+def _typed(data) -> list[str]:
+    """What each question's type finds wrong that the schema cannot say (select-all shares)."""
+    found = []
+    quizzes = data.get("quizzes") if isinstance(data, dict) else None
+    for q, quiz in enumerate(quizzes if isinstance(quizzes, list) else []):
+        questions = quiz.get("questions") if isinstance(quiz, dict) else None
+        for n, question in enumerate(questions if isinstance(questions, list) else []):
+            name = question.get("type", DEFAULT) if isinstance(question, dict) else None
+            kind = TYPES.get(name) if isinstance(name, str) else None
+            for path, words in kind.problems(question) if kind else ():
+                found.append(_locate(["quizzes", q, "questions", n, *path], data, words))
+    return found
 
 
 def _a_gap(error) -> bool:

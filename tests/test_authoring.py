@@ -9,6 +9,7 @@ import factories
 import pytest
 
 from app.authoring import drafts
+from app.bank import build_quiz
 from app.config import PROJECT_ROOT
 from app.extensions import db
 from app.models import Publication, QuizRecord
@@ -492,6 +493,13 @@ def test_importing_a_file_reports_every_skip_before_storing_anything(app, lectur
     assert made.status_code == 303
     editor = said(lecturer.get(made.location))
     assert "Edit Imported features" in editor and "never published" in editor
+    # Its true/false and select-all questions come as they are, their gaps as gaps to write.
+    with app.app_context():
+        draft = json.loads(db.session.scalar(db.select(QuizRecord.draft).filter_by(owner_id=1)))
+    moon = next(q for q in draft["questions"] if q["id"] == "moon")
+    assert (moon["type"], moon["answer"], "if_true" in moon) == ("true_false", False, False)
+    assert [q.get("type") for q in draft["questions"]].count("multiple_answers") == 1
+    assert "2 answers without what it says" in editor
 
 
 def test_an_unreadable_file_is_refused_at_its_field_and_stores_nothing(app, lecturer, tmp_path):
@@ -778,3 +786,33 @@ def test_the_editor_writes_a_select_all_question_with_its_scoring(app, lecturer)
     assert lecturer.post(url, data=again).status_code == 303
     assert draft_question(app)["type"] == "multiple_answers"
     assert publish(lecturer, token).status_code == 303
+
+
+def test_the_editor_refuses_shares_that_make_full_marks_impossible_or_contradict_the_ticks(
+    app, lecturer
+):
+    """A right choice at -20%, a wrong one at +30%: each refused beside its field. Right shares
+    of 30% and 30%: full marks impossible, refused. One right share of 50% and the other blank:
+    the blank one takes the other 50%."""
+    token = write_quiz(lecturer, questions=())
+    base = {
+        **question_fields("Which gases do plants exchange?", right=""),
+        "csrf_token": token, "base": "", "kind": "multiple_answers",
+        "choices-0-right": "y", "choices-1-right": "y", "choices-2-text": "Neon",
+    }  # fmt: skip
+    url = f"/teach/quizzes/{QUIZ}/new-question"
+    contrary = {**base, "choices-0-weight": "-20", "choices-2-weight": "30"}
+    contrary = lecturer.post(url, data=contrary)
+    words = said(contrary)
+    assert contrary.status_code == 400
+    assert 'id="choices-0-weight-error">A right choice earns more than 0.' in words
+    assert 'id="choices-2-weight-error">A wrong choice earns 0 or less.' in words
+    short = lecturer.post(url, data={**base, "choices-0-weight": "30", "choices-1-weight": "30"})
+    assert short.status_code == 400 and "shares make 60%, not 100%" in said(short)
+    half = lecturer.post(url, data={**base, "choices-0-weight": "50"})
+    assert half.status_code == 303, said(half)
+    with app.app_context():
+        quiz = build_quiz(json.loads(db.session.scalar(
+            db.select(QuizRecord.draft).filter_by(slug=QUIZ)
+        )))  # fmt: skip
+    assert [c.fraction for c in quiz.questions[0].choices] == [0.5, 0.5, -0.5]

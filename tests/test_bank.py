@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from app.bank import BankError, load_bank
+from app.bank import BankError, load_bank, problems
 from app.config import PROJECT_ROOT
 from app.extensions import db
 from app.models import QuizVersion, Release
@@ -653,3 +653,24 @@ def test_a_bank_check_in_progress_holds_up_no_other_request(tmp_path):
         waiter.join(timeout=20)
         assert not waiter.is_alive(), "the request waited for the other's check"
     assert pages[0].status_code == 200 and served in pages[0].text
+
+
+def test_select_all_shares_that_contradict_the_key_or_miss_full_marks_are_refused(tmp_path):
+    """A right choice with a share of nothing, a wrong one that earns, right shares that do not
+    make 100%: each named at its field; a share left out takes what the others leave."""
+    bank = copy.deepcopy(REAL)
+    question = bank["quizzes"][0]["questions"][0]
+    question["type"] = "multiple_answers"
+    for choice, fraction in zip(question["choices"], (-0.2, 0.3, None, None), strict=False):
+        if fraction is not None:
+            choice["fraction"] = fraction
+    where = f'quiz "{SLUG}", question "{question["id"]}", field "choices'
+    right = [n for n, c in enumerate(question["choices"]) if c["correct"]]
+    assert right == [0] and problems(bank) == [
+        f'{where}[0].fraction": a right choice earns more than 0',
+        f'{where}[1].fraction": a wrong choice earns 0 or less',
+    ]
+    question["choices"][0]["fraction"], question["choices"][1]["fraction"] = 0.6, -1
+    assert problems(bank) == [
+        f"{where}\": the right choices' shares make 60%, not 100%: full marks must be possible"
+    ]

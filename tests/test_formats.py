@@ -1161,3 +1161,47 @@ def test_moodles_own_gift_fixture_imports_every_type_quizwright_holds():
         "an essay question", "a matching question", "a numerical question",
         "a short-answer question (every answer is right)",
     ]  # fmt: skip
+
+
+def moodle_question(body: str, kind: str = "multichoice") -> bytes:
+    return (
+        f'<quiz><question type="{kind}"><name><text>q</text></name>'
+        "<questiontext><text>Which?</text></questiontext>"
+        f"{body}</question></quiz>"
+    ).encode()
+
+
+@pytest.mark.parametrize(
+    ("body", "kind", "why"),
+    [
+        # Points the bank cannot hold: too small to show, or none at all.
+        ('<defaultgrade>1e-300</defaultgrade><answer fraction="100"><text>a</text></answer>'
+         '<answer fraction="0"><text>b</text></answer>', "multichoice",
+         "it is worth 1e-300 points; a question is worth 0.01 to 1000"),
+        # <single> means nothing to true/false: a share of the points is not a key.
+        ('<single>false</single><answer fraction="50"><text>true</text></answer>'
+         '<answer fraction="50"><text>false</text></answer>', "truefalse",
+         "partial credit (50%) on answer 1"),
+    ],
+)  # fmt: skip
+def test_moodle_xml_skips_scoring_the_bank_cannot_hold(body, kind, why):
+    source = moodle_xml.parse(moodle_question(body, kind), "q.xml")
+    assert source.questions == () and [s.why for s in source.skipped] == [why]
+
+
+@pytest.mark.parametrize("value", ["NaN", "1e999", "-inf"])
+def test_qti3_refuses_a_mapping_that_is_no_number(value):
+    """A NaN share once clamped to full marks for a wrong choice."""
+    package = formats.FORMATS["qti3"].write(TYPED)
+    with zipfile.ZipFile(io.BytesIO(package)) as archive:
+        files = {name: archive.read(name) for name in archive.namelist()}
+    name = next(n for n in files if n.endswith(".xml") and b"qti-map-entry" in files[n])
+    files[name] = re.sub(rb'mapped-value="-[^"]*"', f'mapped-value="{value}"'.encode(),
+                         files[name], count=1)  # fmt: skip
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for member, data in files.items():
+            archive.writestr(member, data)
+    with pytest.raises(formats.FormatError) as refused:
+        qti3.parse(buffer.getvalue(), "typed.zip")
+    assert f"{value!r} is not a number" in refused.value.errors[0]

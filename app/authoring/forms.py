@@ -25,6 +25,7 @@ from ..auth import find_instructor
 from ..bank import MOST_CHARACTERS, MOST_CHOICES
 from ..formats import slugify
 from ..names import tidy
+from ..question_types import TYPES
 from .access import SHARE_ROLES
 
 SPARE_CHOICES = 2
@@ -235,12 +236,21 @@ class QuestionForm(FlaskForm):
             found.insert(0, "Tick at least one right choice.")
         if found:
             raise ValidationError(" ".join(found))
+        written = self.written()
+        entry = {"choices": self._choices("multiple_answers")}
+        for path, words in TYPES["multiple_answers"].problems(entry):
+            if len(path) == 3:  # one choice's share, beside its field
+                written[path[1]].form.weight.errors.append(words[0].upper() + words[1:] + ".")
+            found.append(words[0].upper() + words[1:] + ".")
+        if found:
+            raise ValidationError(found[-1] if len(found) == 1 else "Mend the shares marked below.")
 
     def validate_right(self, field):
         if self.kind.data != "single_choice":
             return
         rows = list(self.choices)
-        if not field.data or not field.data.isdigit() or int(field.data) >= len(rows):
+        written = field.data or ""
+        if not (written.isascii() and written.isdigit()) or int(written) >= len(rows):
             raise ValidationError("Choose which choice is right.")
         if not rows[int(field.data)].form.text.data:
             raise ValidationError("The right choice has no text: write it, or choose another.")
@@ -289,8 +299,8 @@ class QuestionForm(FlaskForm):
             used.add(choice_id)
             correct = n == right if right is not None else row.form.right.data
             choice = {"id": choice_id, "text": row.form.text.data, "correct": correct}
-            weight = _number(row.form.weight.data, -100, 100, "")
-            if kind == "multiple_answers" and weight is not None:
+            weight = _number(row.form.weight.data, -100, 100, "") if right is None else None
+            if weight is not None:
                 choice["fraction"] = weight / 100
             if row.form.explanation.data:
                 choice["explanation"] = row.form.explanation.data

@@ -278,9 +278,12 @@ def _unfilled(quiz: dict) -> dict:
         return isinstance(text, str) and not text.startswith((PLACEHOLDER, PLACEHOLDER_URL))
 
     for question in quiz["questions"]:
-        for part in (question, *question["choices"]):
+        for part in (question, *question.get("choices", ())):
             if not filled(part.get("explanation")):
                 part.pop("explanation", None)
+        for said in ("if_true", "if_false"):  # a true/false question's feedback on each answer
+            if said in question and not filled(question[said]):
+                del question[said]
         question["references"] = [r for r in question["references"] if filled(r["url"])]
     if not filled(quiz["description"]):
         quiz["description"] = ""

@@ -2,6 +2,7 @@
 files (size, UTF-8, hardened XML) and the HTML that LMS formats keep text in."""
 
 import html
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -108,6 +109,21 @@ def carried(text: str | None, kind: str) -> str | None:
 def fits(kind: str, value: str | None) -> str | None:
     """A carried slug or evidence key if it is one the bank accepts, else None."""
     return value if value and (SLUG if kind == "slug" else NAME).fullmatch(value) else None
+
+
+FEWEST_POINTS, MOST_POINTS = 0.01, 1000
+"""What a question may be worth (questions.schema.json says the same)."""
+
+
+def checked_points(points: float) -> float:
+    """A question's points as a file gives them, if the bank can hold them; else Unsupported."""
+    if not math.isfinite(points) or not FEWEST_POINTS <= points <= MOST_POINTS:
+        raise Unsupported(
+            f"it is worth {points:g} points; a question is worth {FEWEST_POINTS:g} to "
+            f"{MOST_POINTS:g}"
+        )
+    points = round(points, 7)
+    return int(points) if points == int(points) else points
 
 
 def exported_slug(identifier: str | None) -> str | None:
@@ -461,4 +477,4 @@ def sources_html(references: tuple[Reference, ...]) -> str:
         f"{html.escape(r.url, quote=False)}</a>&gt;"
         for r in references
     )
-    return f"<p>{SOURCES} {links}</p>"
+    return f"<p>{SOURCES} {links}</p>" if links else ""  # a quiz published with gaps has none

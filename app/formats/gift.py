@@ -297,6 +297,8 @@ def _question(where: str, raw: str, exported: bool = False) -> Question:
         )
     if right == 0:
         raise Unsupported(f"no answer is right{_escape_hint(answers)}")
+    if len(choices) < 2:
+        raise Unsupported("fewer than two answers")
     if not prompt:
         raise FormatError([f"{where}: the question has no text before its answers"])
     kind = "multiple_answers" if several else "single_choice"

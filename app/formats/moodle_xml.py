@@ -20,6 +20,7 @@ from .common import (
     Source,
     Unsupported,
     carried,
+    checked_points,
     from_html,
     html_sources,
     local,
@@ -90,7 +91,11 @@ def _question(where: str, element: Element) -> Question:
     if moodle_kind not in ("multichoice", "truefalse"):
         raise Unsupported(f"of type {moodle_kind or 'none'}, not multiple choice or true/false")
     single = _child(element, "single")
-    several = single is not None and (single.text or "").strip().lower() not in TRUE
+    several = (
+        moodle_kind == "multichoice"
+        and single is not None
+        and (single.text or "").strip().lower() not in TRUE
+    )
     kind = "true_false" if moodle_kind == "truefalse" else (
         "multiple_answers" if several else "single_choice"
     )  # fmt: skip
@@ -149,13 +154,12 @@ def _question(where: str, element: Element) -> Question:
     tagged = [] if tags is None else _children(tags, "tag")
     marks = [carried(tag.findtext("{*}text"), "evidence") for tag in tagged]
     grade = element.findtext("{*}defaultgrade")
-    points = 1.0 if grade is None else _number(where, "defaultgrade", "grade", grade)
-    if not 0 < points <= 1000:
-        raise Unsupported(f"it is worth {points:g} points; a question is worth more than 0")
+    written = 1.0 if grade is None else _number(where, "defaultgrade", "grade", grade)
+    points = checked_points(written)
     return TYPES_BY_NAME[kind].question_class(
         id=title, prompt=prompt, choices=tuple(choices), explanation=explanation,
         references=references, evidence=next((m for m in marks if m), None), type=kind,
-        points=int(points) if points == int(points) else round(points, 7),
+        points=points,
     )  # fmt: skip
 
 

@@ -9,6 +9,7 @@ names (zip slip). Quizwright's exports carry the quiz's slug in the assessment's
 
 import io
 import lzma
+import math
 import re
 import zipfile
 import zlib
@@ -28,6 +29,7 @@ from .common import (
     Source,
     Unsupported,
     check_size,
+    checked_points,
     exported_slug,
     fits,
     from_html,
@@ -207,7 +209,7 @@ def _question(where: str, item: Element) -> Question:
         raise FormatError([f"{where}/presentation: no question text"])
     labels = _all(responses[0], "response_label")
     decvar = _find(item, "decvar")
-    top = float(decvar.get("maxvalue", "100")) if decvar is not None else 100.0
+    top = _score(where, decvar.get("maxvalue", "100")) if decvar is not None else 100.0
     scores: dict[str, float] = {}
     rights: set[str] = set()  # the choices to tick, when several may be
     feedback: dict[str, str] = {}
@@ -231,10 +233,7 @@ def _question(where: str, item: Element) -> Question:
             continue
         ident = (equal[0].text or "").strip()
         for setvar in setvars:
-            try:
-                scores[ident] = scores.get(ident, 0) + float(setvar.text or 0)
-            except ValueError:
-                raise FormatError([f"{where}: score {setvar.text!r} is not a number"]) from None
+            scores[ident] = scores.get(ident, 0) + _score(where, setvar.text or "0")
         for link in links:
             feedback.setdefault(ident, link)
     texts = {e.get("ident"): _mattext(e) for e in _all(item, "itemfeedback")}
@@ -290,15 +289,24 @@ def _question(where: str, item: Element) -> Question:
     )  # fmt: skip
 
 
+def _score(where: str, written: str) -> float:
+    """A score the file gives, a finite number."""
+    try:
+        value = float(written)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise FormatError([f"{where}: score {written!r} is not a number"])
+    return value
+
+
 def _points(where: str, written: str | None) -> float:
     """A question's points_possible, 1 when not given (Canvas's own default)."""
     try:
         points = float(written) if written else 1.0
     except ValueError:
         raise FormatError([f"{where}: points_possible {written!r} is not a number"]) from None
-    if not 0 < points <= 1000:
-        raise Unsupported(f"it is worth {points:g} points; a question is worth more than 0")
-    return int(points) if points == int(points) else points
+    return checked_points(points)
 
 
 def _true_false(where: str, choices: list[Choice]) -> list[Choice]:

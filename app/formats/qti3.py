@@ -15,6 +15,7 @@ question's evidence key in its item's `label`, which QTI leaves to authoring too
 """
 
 import io
+import math
 import zipfile
 from dataclasses import replace
 from html import escape
@@ -33,6 +34,7 @@ from .common import (
     Unsupported,
     carried,
     check_size,
+    checked_points,
     exported_slug,
     from_html,
     html_sources,
@@ -111,9 +113,12 @@ def _text(element: Element, where: str, interaction: Element | None = None) -> s
 
 def _number(text: str | None, where: str) -> float:
     try:
-        return float((text or "").strip())
+        value = float((text or "").strip())
     except ValueError:
         raise FormatError([f"{where}: {text!r} is not a number"]) from None
+    if not math.isfinite(value):
+        raise FormatError([f"{where}: {text!r} is not a number"])
+    return value
 
 
 def _keys(item: Element, response: str, where: str) -> tuple[list[str], dict[str, float], bool]:
@@ -298,21 +303,28 @@ def _points(item: Element, where: str) -> float:
         (e for e in _all(item, "qti-outcome-declaration") if e.get("identifier") == "SCORE"), None
     )
     most = score.get("normal-maximum") if score is not None else None
-    points = _number(most, f"{where}: normal-maximum") if most else 1.0
-    if not 0 < points <= 1000:
-        raise Unsupported(f"it is worth {points:g} points; a question is worth more than 0")
-    return int(points) if points == int(points) else points
+    return checked_points(_number(most, f"{where}: normal-maximum") if most else 1.0)
 
 
 def _weighted(choices: list[Choice], scores: dict[str, float], points: float) -> list[Choice]:
     """Several-answer choices with their fractions: the mapping's scores as shares of the
-    points, or else each right choice an equal share."""
+    points, or else each right choice an equal share. With a mapping, the choices it scores
+    above nothing are the right ones, whatever the correct response says."""
+    if scores:
+        fractions = [round(scores.get(c.id, 0) / points, 7) for c in choices]
+        if any(not -1 <= fraction <= 1 for fraction in fractions):
+            raise Unsupported("a choice scores more than the question's points")
+        if not any(fraction > 0 for fraction in fractions):
+            raise Unsupported("no choice scores anything")
+        return [
+            WeightedChoice(**{**vars(c), "correct": fraction > 0}, fraction=fraction)
+            for c, fraction in zip(choices, fractions, strict=True)
+        ]
     shares = default_fractions([choice.correct for choice in choices])
     return [
-        WeightedChoice(**vars(choice), fraction=max(-1.0, min(1.0, round(
-            scores[choice.id] / points if choice.id in scores else share, 7))))
+        WeightedChoice(**vars(choice), fraction=share)
         for choice, share in zip(choices, shares, strict=True)
-    ]  # fmt: skip
+    ]
 
 
 def _items(data: bytes, source: str) -> tuple[list[tuple[str, bytes]], list[tuple[str, bytes]]]:
@@ -430,7 +442,9 @@ def _item(question: Question, shuffle: bool) -> Element:
                  **{"base-type": "float", "normal-maximum": f"{question.points:g}"})  # fmt: skip
     _sub(_sub(score, "qti-default-value"), "qti-value", "0")
     for outcome in ("FEEDBACK", "GENERAL"):
-        _sub(item, "qti-outcome-declaration", identifier=outcome, cardinality="single",
+        # FEEDBACK takes the response: the choices ticked, when several may be.
+        cardinality = "multiple" if several and outcome == "FEEDBACK" else "single"
+        _sub(item, "qti-outcome-declaration", identifier=outcome, cardinality=cardinality,
              **{"base-type": "identifier"})  # fmt: skip
     body = _sub(item, "qti-item-body")
     _content(body, quiz_text.prompt_html(question.prompt))

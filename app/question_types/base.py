@@ -143,6 +143,11 @@ class QuestionType(ABC):
     def data(self, question: Question) -> dict:
         """The question as a bank's JSON holds it: what build reads back to the same question."""
 
+    def problems(self, data: dict) -> list[tuple[list, str]]:
+        """What the schema cannot say is wrong with an entry of this type: each a path within
+        the question and the words; the entry may be malformed in other ways too."""
+        return []
+
     @abstractmethod
     def arrangement(self, question: Question, rng: Random) -> list[str] | None:
         """The order a shuffling quiz shows this question's parts in for one attempt; None

@@ -53,11 +53,23 @@ class SeveralFeedback(Feedback):
         return tuple(choice for choice in self.chosen if not choice.correct)
 
 
-def default_fractions(right: list[bool]) -> list[float]:
-    """Each choice's fraction unless the author says: the points shared among the right
-    choices, and as much taken away for each wrong one (Canvas's partial credit)."""
+def default_fractions(right: list[bool], given: list[float | None] | None = None) -> list[float]:
+    """Each choice's fraction: the one the author gave, or else for a right choice an equal
+    part of what the given ones leave of the points, and for a wrong one as much taken away as
+    one right choice's share (Canvas's partial credit when none is given)."""
+    given = given or [None] * len(right)
     share = 1 / (sum(right) or 1)
-    return [share if correct else -share for correct in right]
+    left = 1 - sum(f for f, correct in zip(given, right, strict=True) if correct and f is not None)
+    blanks = sum(1 for f, correct in zip(given, right, strict=True) if correct and f is None)
+    return [
+        f if f is not None else (left / blanks if correct else -share)
+        for f, correct in zip(given, right, strict=True)
+    ]
+
+
+def _fraction(choice) -> float | None:
+    value = choice.get("fraction") if isinstance(choice, dict) else None
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def chosen_ids(response: str | None) -> list[str]:
@@ -100,7 +112,9 @@ class MultipleAnswers(QuestionType):
 
     def build(self, data: dict) -> SeveralAnswers:
         choices = data["choices"]
-        defaults = default_fractions([choice["correct"] for choice in choices])
+        defaults = default_fractions(
+            [choice["correct"] for choice in choices], [_fraction(c) for c in choices]
+        )
         return SeveralAnswers(
             **common(data),
             choices=tuple(
@@ -116,6 +130,27 @@ class MultipleAnswers(QuestionType):
             type=self.name,
             scoring=data.get("scoring", PARTIAL),
         )
+
+    def problems(self, data: dict) -> list[tuple[list, str]]:
+        choices = data.get("choices")
+        if not isinstance(choices, list):
+            return []
+        found = []
+        right = [isinstance(c, dict) and c.get("correct") is True for c in choices]
+        given = [_fraction(choice) for choice in choices]
+        for n, (correct, fraction) in enumerate(zip(right, given, strict=True)):
+            if fraction is not None and correct and fraction <= 0:
+                found.append((["choices", n, "fraction"], "a right choice earns more than 0"))
+            if fraction is not None and not correct and fraction > 0:
+                found.append((["choices", n, "fraction"], "a wrong choice earns 0 or less"))
+        fractions = default_fractions(right, given)
+        total = sum(f for f, correct in zip(fractions, right, strict=True) if correct)
+        blank = any(f is None and correct for f, correct in zip(given, right, strict=True))
+        if any(right) and not found and (abs(total - 1) > 1e-6 or (blank and min(
+            f for f, correct in zip(fractions, right, strict=True) if correct) <= 0)):
+            found.append((["choices"], f"the right choices' shares make {total * 100:.4g}%, "
+                          "not 100%: full marks must be possible"))  # fmt: skip
+        return found
 
     def data(self, question: SeveralAnswers) -> dict:
         defaults = default_fractions([choice.correct for choice in question.choices])
@@ -160,9 +195,9 @@ class MultipleAnswers(QuestionType):
         picked, answers = self._picked(counts), sum(counts.values())
         wrong = [choice for choice in question.choices if not choice.correct]
         top = max(wrong, key=lambda choice: picked[choice.id], default=None)
-        # A wrong choice ticked by most of those who answered, and more than any right one.
-        fewest_right = min(picked[choice.id] for choice in question.right)
-        if top is not None and picked[top.id] * 2 > answers and picked[top.id] > fewest_right:
+        # A wrong choice ticked by most of those who answered, and more often than every right one.
+        most_right = max(picked[choice.id] for choice in question.right)
+        if top is not None and picked[top.id] * 2 > answers and picked[top.id] > most_right:
             return plain(top.text)
         return None
 
