@@ -47,7 +47,7 @@ def test_refresh_and_back_button_change_nothing(browse, quiz):
         answer(page, right_choice(question).text)  # the old form, from the browser's cache
     expect(page.locator(".verdict p")).to_contain_text("Incorrect.")
     page.goto(page.url.split("/questions/")[0] + "/results")
-    expect(page.get_by_text("1 of 8 questions answered, 0 correct so far")).to_be_visible()
+    expect(page.get_by_text("1 of 8 questions answered, 0 of 8 points so far")).to_be_visible()
 
 
 def test_quiz_works_without_javascript(browse, quiz):
