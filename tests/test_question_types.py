@@ -253,11 +253,13 @@ def test_a_student_answers_each_type_and_is_scored_in_points(tmp_path):
         quiz = current_bank().quizzes[SLUG]
     page = text(student.client.get(student.question_url(1)))
     assert 'type="radio" value="true"' in page and page.index(">True<") < page.index(">False<")
+    assert 'class="meta">1 point' not in page
     assert student.answer(1, "false").status_code == 303
     checked = text(student.client.get(student.question_url(1)))
     assert "Correct.</strong> You answered False." in checked
 
     page = text(student.client.get(student.question_url(2)))
+    assert '<p class="meta">2 points</p>' in page  # before answering, as question 1 has none
     assert page.count('type="checkbox"') == len(quiz.questions[1].choices)
     assert "Choose every answer that applies." in page
     refused = student.post(student.question_url(2))
