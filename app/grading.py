@@ -40,10 +40,15 @@ def score(earned: list[float], out_of: float) -> Score:
     return Score(sum(earned), out_of)
 
 
+def stored_mark(mark: float | None, is_correct: bool) -> float:
+    """A stored answer's mark: a release before marks stored whether it was right, and nothing
+    else."""
+    return float(is_correct) if mark is None else mark
+
+
 def earned(points: float, mark: float | None, is_correct: bool) -> float:
-    """What a stored answer to a question worth `points` earns: a release before marks stored
-    whether it was right, and nothing else."""
-    return points * (float(is_correct) if mark is None else mark)
+    """What a stored answer to a question worth `points` earns."""
+    return points * stored_mark(mark, is_correct)
 
 
 def in_points(value: float) -> str:

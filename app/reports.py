@@ -282,6 +282,7 @@ def answer_matrix(
     # Unpacked, not read by name: counting all attempts reads 100,000 answers here.
     for attempt_id, question_id, response, is_correct, mark in answers:
         if attempt_id in rows and question_id in columns:
+            # grading.stored_mark, inline: this loop runs once per answer of the class.
             rows[attempt_id][columns[question_id]] = int(is_correct) if mark is None else mark
             counts[question_id][response] += 1
     return list(rows.values()), counts

@@ -44,13 +44,6 @@ class SeveralFeedback(Feedback):
     def right(self) -> tuple[Choice, ...]:
         return self.question.right
 
-    @property
-    def missed(self) -> tuple[Choice, ...]:
-        return tuple(choice for choice in self.right if choice not in self.chosen)
-
-    @property
-    def wrongly_chosen(self) -> tuple[Choice, ...]:
-        return tuple(choice for choice in self.chosen if not choice.correct)
 
 
 def default_fractions(right: list[bool], given: list[float | None] | None = None) -> list[float]:

@@ -13,7 +13,7 @@ from flask import Response, stream_with_context
 
 from .. import reports
 from ..bank import Quiz
-from ..grading import earned
+from ..grading import earned, stored_mark
 from ..question_types import type_of
 from ..reports import ClassReport, Counting, Roster
 from ..text import plain
@@ -168,7 +168,7 @@ def responses(class_name: str, versions: dict[int, Quiz], answers: Iterable[tupl
             choice,
             type_of(questions[version, question]).describe(questions[version, question], choice),
             "true" if correct else "false",
-            number(float(correct) if mark is None else mark, 4),
+            number(stored_mark(mark, correct), 4),
             number(earned(questions[version, question].points, mark, correct), 2),
             utc(answered_at),
         ]
