@@ -248,6 +248,8 @@ def _describe(error, data) -> list[str]:
             expected = TYPE_WORDS[error.validator_value]
             got = TYPE_WORDS[PARSED_TYPES[type(instance)]]
             return [_locate(path, data, f"expected {expected}, got {got}")]
+        case "contains" if path and path[-1] == "answers":
+            return [_locate(path, data, "needs an answer that earns full marks (a fraction of 1)")]
         case "contains" | "minContains" | "maxContains":
             count = sum(isinstance(c, dict) and c.get("correct") is True for c in instance)
             wanted = "exactly one" if error.schema.get("maxContains") == 1 else "at least one"

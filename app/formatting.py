@@ -107,6 +107,11 @@ def reviewed(question: Question, choices, chosen_id: str | None, tag: str) -> Ma
     return _review(question, tuple(choice.id for choice in choices), chosen_id, tag)
 
 
+def graded(question: Question, response: str):
+    """The verdict on one answer, for a review that marks what it matched."""
+    return type_of(question).grade(question, response)
+
+
 def question_template(question: Question) -> str:
     """The template whose macros draw this question's type (templates/questions/)."""
     return f"questions/{type_of(question).name}.html"
@@ -115,6 +120,7 @@ def question_template(question: Question) -> str:
 def init_app(app):
     app.add_template_global(reviewed)
     app.add_template_global(question_template)
+    app.add_template_global(graded)
     app.add_template_filter(duration)
     app.add_template_filter(when)
     app.add_template_filter(clock)

@@ -193,8 +193,9 @@ class ItemRow:
     def flags(self) -> list[str]:
         """Plain-language warnings for the instructor."""
         found = []
-        if self.n and (misread := type_of(self.question).misread(self.question, self.counts)):
-            found.append(f"Most students chose “{misread}”")
+        kind = type_of(self.question)
+        if self.n and (misread := kind.misread(self.question, self.counts)):
+            found.append(f"Most students {kind.verb} “{misread}”")
         if self.discrimination is not None and self.discrimination < 0:
             found.append("Negative discrimination: check the key or the wording")
         if self.n and self.facility == 1:

@@ -71,7 +71,7 @@ def test_an_unknown_type_is_refused_where_it_is_written(tmp_path):
     assert refused.value.errors == [
         f'{bank}: quiz "{SLUG}", question "{question}", field "type": '
         "'essay' is not a question type here: "
-        "use one of single_choice, true_false, multiple_answers"
+        f"use one of {', '.join(TYPES)}"
     ]
 
 

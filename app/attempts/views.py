@@ -224,6 +224,7 @@ def question(token, number):
         next_number=so_far.next_number,
         feedback=so_far.feedback.get(question.id) if state.feedback_shown else None,
         saved=kind.describe(question, answer.response) if answer else None,
+        verb=kind.verb,
         state=state,
         form=form,
     )

@@ -9,11 +9,14 @@ single_choice.
 
 from .base import Choice, Feedback, Question, QuestionType, Reference, Tally
 from .multiple_answers import MultipleAnswers
+from .numerical import Numerical
+from .short_answer import ShortAnswer
 from .single_choice import SingleChoice, right_choice
 from .true_false import TrueFalse
 
 TYPES: dict[str, QuestionType] = {
-    kind.name: kind for kind in (SingleChoice(), TrueFalse(), MultipleAnswers())
+    kind.name: kind
+    for kind in (SingleChoice(), TrueFalse(), MultipleAnswers(), Numerical(), ShortAnswer())
 }
 """Every question type, by name; a new type is one module here and one entry."""
 DEFAULT = SingleChoice.name

@@ -121,6 +121,8 @@ class Tally(NamedTuple):
     text: str
     count: int
     right: bool
+    mark: float | None = None
+    """The share of the points it earns, where answers are typed and may earn part."""
 
 
 class QuestionType(ABC):
@@ -134,6 +136,8 @@ class QuestionType(ABC):
     """Its "type" in questions.json, and its template's name."""
     question_class: ClassVar[type[Question]] = Question
     """The frozen question it builds, which a format's reader makes too."""
+    verb: ClassVar[str] = "chose"
+    """What a student did, as a sentence about their answer says it."""
 
     @abstractmethod
     def build(self, data: dict) -> Question:

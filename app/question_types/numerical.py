@@ -1,0 +1,153 @@
+"""Numerical: a number typed, right within an accepted answer's tolerance (absolute, as
+Moodle's), in the question's base unit or one of its other units. Students type it as they
+write numbers: `3.5`, `1e-3`, or `3,5` where their browser's language writes a decimal comma.
+The answer is stored as the number read, with the unit typed after a space."""
+
+import math
+import re
+from dataclasses import dataclass
+
+from flask import has_request_context, request
+from wtforms import ValidationError
+
+from .typed import Accepted, TypedQuestion, TypedType
+
+NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+"""A number as programs write it, which every student may type whatever their language."""
+
+
+@dataclass(frozen=True)
+class Unit:
+    name: str
+    multiplier: float = 1
+    """How many of this unit make one of the base unit, as Moodle's: cm is 100 where m is 1."""
+
+
+@dataclass(frozen=True)
+class NumericAnswer(Accepted):
+    value: float = 0
+    tolerance: float = 0
+
+
+@dataclass(frozen=True)
+class NumericalQuestion(TypedQuestion):
+    units: tuple[Unit, ...] = ()
+    """The first is the base unit, assumed when a student types none."""
+
+
+def number_text(value: float) -> str:
+    """A number as short as it reads back exactly: 3.5, 150, 0.001, 1e-07."""
+    text = repr(float(value))
+    return text[:-2] if text.endswith(".0") else text
+
+
+def _language() -> str:
+    """The browser's first language, which says how it writes decimals."""
+    best = request.accept_languages.best if has_request_context() else None
+    return (best or "en").replace("-", "_")
+
+
+def _local_number(text: str) -> float | None:
+    """A number as the student's language writes it (3,5 in German, 1 000,5 in French)."""
+    from babel import Locale, UnknownLocaleError  # only for what plain notation does not read
+    from babel.numbers import NumberFormatError, parse_decimal
+
+    try:
+        locale = Locale.parse(_language())
+    except (UnknownLocaleError, ValueError, TypeError):
+        return None
+    try:
+        # Strict: "1,000" in English is a thousand, never one; a grouping out of place is refused.
+        # French groups with a narrow no-break space, which students type as a plain one.
+        return float(parse_decimal(text.replace(" ", "\u202f"), locale=locale, strict=True))
+    except (NumberFormatError, ValueError):
+        try:
+            return float(parse_decimal(text, locale=locale, strict=True))
+        except (NumberFormatError, ValueError):
+            return None
+
+
+def split_unit(question: NumericalQuestion, typed: str) -> tuple[str, Unit | None]:
+    """The number's text and the unit typed after it, if it is one of the question's."""
+    for unit in sorted(question.units, key=lambda unit: -len(unit.name)):
+        if typed.endswith(unit.name) and typed[: -len(unit.name)].strip():
+            return typed[: -len(unit.name)].strip(), unit
+    return typed, None
+
+
+class Numerical(TypedType):
+    name = "numerical"
+    question_class = NumericalQuestion
+    empty = "Type a number."
+
+    def accepted(self, data: dict) -> NumericAnswer:
+        value, tolerance = data["value"], data.get("tolerance", 0)
+        return NumericAnswer(
+            number_text(value), data.get("fraction", 1), data.get("feedback", ""), value, tolerance
+        )
+
+    def accepted_data(self, accepted: NumericAnswer) -> dict:
+        written: dict = {"value": accepted.value}
+        if accepted.tolerance:
+            written["tolerance"] = accepted.tolerance
+        if accepted.fraction != 1:
+            written["fraction"] = accepted.fraction
+        return written | ({"feedback": accepted.feedback} if accepted.feedback else {})
+
+    def own(self, data: dict) -> dict:
+        units = tuple(Unit(u["unit"], u.get("multiplier", 1)) for u in data.get("units", ()))
+        return {"units": units}
+
+    def own_data(self, question: NumericalQuestion) -> dict:
+        if not question.units:
+            return {}
+        return {"units": [
+            {"unit": u.name} | ({"multiplier": u.multiplier} if u.multiplier != 1 else {})
+            for u in question.units
+        ]}  # fmt: skip
+
+    def problems(self, data: dict) -> list[tuple[list, str]]:
+        units = data.get("units")
+        if not isinstance(units, list) or not all(isinstance(u, dict) for u in units):
+            return []
+        found = []
+        if units and units[0].get("multiplier", 1) != 1:
+            found.append((["units", 0, "multiplier"], "the first unit is the base unit: 1"))
+        names = [unit.get("unit") for unit in units]
+        found += [
+            (["units", n, "unit"], "another unit has this name")
+            for n, name in enumerate(names)
+            if name in names[:n]
+        ]
+        return found
+
+    def read(self, question: NumericalQuestion, typed: str) -> str:
+        text, unit = split_unit(question, typed)
+        value = float(text) if NUMBER.fullmatch(text) else _local_number(text)
+        if value is None or not math.isfinite(value):
+            if question.units:
+                names = ", ".join(unit.name for unit in question.units)
+                raise ValidationError(
+                    f"Type a number, such as 3.5, and a unit if you like: {names}."
+                )
+            raise ValidationError("Type a number, such as 3.5 or 1e-3.")
+        return number_text(value) + (f" {unit.name}" if unit else "")
+
+    def in_base_unit(self, question: NumericalQuestion, response: str) -> float | None:
+        """The stored answer's number in the question's base unit."""
+        text, unit = split_unit(question, response)
+        if not NUMBER.fullmatch(text):
+            return None
+        return float(text) / (unit.multiplier if unit else 1)
+
+    def matches(self, question: NumericalQuestion, accepted: NumericAnswer, response: str) -> bool:
+        value = self.in_base_unit(question, response)
+        if value is None:
+            return False
+        # A float's rounding must not fail an answer exactly on the tolerance's edge.
+        slack = 1e-12 * max(1.0, abs(accepted.value))
+        return abs(value - accepted.value) <= accepted.tolerance + slack
+
+    def same(self, question: NumericalQuestion, response: str) -> str:
+        value = self.in_base_unit(question, response)
+        return response if value is None else number_text(value)

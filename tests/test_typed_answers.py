@@ -1,0 +1,226 @@
+"""Numerical and short-answer questions: what students type, how it is read and marked, what
+the pages and the statistics say of it, and that held feedback keeps their keys."""
+
+import json
+from collections import Counter
+
+import factories
+import pytest
+from wtforms import ValidationError
+
+from app.bank import build_quiz, problems
+from app.config import PROJECT_ROOT
+from app.extensions import db
+from app.models import Answer, FeedbackWhen
+from app.question_types import TYPES
+from app.reports import ItemRow
+from app.served import current_bank
+
+from helpers import SLUG, Student, make_app, text
+
+SOURCE = [{"title": "Moodle docs", "url": "https://docs.moodle.org/en/Numerical_question_type"}]
+DISTANCE = {
+    "id": "distance", "type": "numerical", "prompt": "How far, in metres?", "points": 2,
+    "answers": [
+        {"value": 1.5, "tolerance": 0.1, "feedback": "Yes: one and a half metres."},
+        {"value": 15, "fraction": 0.5, "feedback": "Ten times too far: check the unit."},
+    ],
+    "units": [{"unit": "m"}, {"unit": "cm", "multiplier": 100}],
+    "otherwise": "Measure it again: it is under two metres.",
+    "explanation": "Metres are the base unit.", "references": SOURCE,
+}  # fmt: skip
+CAPITAL = {
+    "id": "capital", "type": "short_answer", "prompt": "Which city is the capital of France?",
+    "answers": [
+        {"text": "Paris", "feedback": "Paris it is."},
+        {"text": "Par*", "fraction": 0.5, "feedback": "Nearly: the city's name is Paris."},
+    ],
+    "otherwise": "It is Paris.", "explanation": "Paris has been the capital since 987.",
+    "references": SOURCE,
+}  # fmt: skip
+NUMERICAL, SHORT = TYPES["numerical"], TYPES["short_answer"]
+
+
+def typed_quiz(**changes):
+    return build_quiz({"slug": "typed", "title": "Typed", "description": "", "questions": [
+        {**DISTANCE, **changes.get("distance", {})}, {**CAPITAL, **changes.get("capital", {})},
+    ]})  # fmt: skip
+
+
+def read(typed: str, language: str = "en", **changes) -> str:
+    """What a numerical answer is stored as, typed in a browser of this language."""
+    from flask import Flask
+
+    question = typed_quiz(**changes).questions[0]
+    with Flask(__name__).test_request_context(headers={"Accept-Language": language}):
+        return NUMERICAL.read(question, typed)
+
+
+@pytest.mark.parametrize(
+    ("typed", "language", "stored"),
+    [
+        ("3.5", "en", "3.5"), ("-2", "en", "-2"), ("1e-3", "en", "0.001"), (".5", "en", "0.5"),
+        ("3,5", "de-DE", "3.5"), ("1.000,5", "de", "1000.5"), ("1 000,5", "fr", "1000.5"),
+        ("1,000", "en-GB", "1000"), ("3.5", "de", "3.5"),  # the dot is read in every language
+        ("150 cm", "en", "150 cm"), ("150cm", "en", "150 cm"), ("1.5 m", "en", "1.5 m"),
+    ],
+)  # fmt: skip
+def test_a_number_is_read_as_its_writer_writes_it(typed, language, stored):
+    assert read(typed, language) == stored
+
+
+@pytest.mark.parametrize(
+    ("typed", "language"),
+    [("3,5", "en"), ("three", "en"), ("inf", "en"), ("nan", "en"), ("1e999", "en"),
+     ("5 kg", "en"), ("1,2,3", "de"), ("0x10", "en"), ("3.5.1", "en")],
+)  # fmt: skip
+def test_what_is_not_a_number_is_refused_with_what_to_type(typed, language):
+    with pytest.raises(ValidationError, match="Type a number, such as 3.5, and a unit if you"):
+        read(typed, language)
+
+
+def test_a_number_matches_within_its_tolerance_in_any_unit_first_answer_first():
+    quiz = typed_quiz()
+    distance = quiz.questions[0]
+    marks = {r: NUMERICAL.grade(distance, r).mark for r in
+             ("1.5", "1.6", "1.4", "140 cm", "1.61", "15", "1500 cm", "2", "-1.5")}  # fmt: skip
+    assert marks == {"1.5": 1, "1.6": 1, "1.4": 1, "140 cm": 1, "1.61": 0, "15": 0.5,
+                     "1500 cm": 0.5, "2": 0, "-1.5": 0}  # fmt: skip
+    # On the tolerance's edge in floating point (0.1 + 0.2 is 0.30000000000000004).
+    edge = typed_quiz(distance={"answers": [{"value": 0.1, "tolerance": 0.2}]}).questions[0]
+    assert NUMERICAL.grade(edge, "0.3").correct and not NUMERICAL.grade(edge, "0.31").correct
+    feedback = NUMERICAL.grade(distance, "2")
+    assert feedback.matched is None and feedback.said == DISTANCE["otherwise"]
+
+
+def test_short_answers_match_as_moodles_wildcards_and_cases_say():
+    capital = typed_quiz().questions[1]
+    marks = {r: SHORT.grade(capital, r).mark for r in
+             ("Paris", "paris", "  PARIS ", "Parisian", "par", "Lyon", "Pa ris")}  # fmt: skip
+    assert marks == {"Paris": 1, "paris": 1, "  PARIS ": 1, "Parisian": 0.5, "par": 0.5,
+                     "Lyon": 0, "Pa ris": 0}  # fmt: skip
+    strict = typed_quiz(capital={"case_sensitive": True}).questions[1]
+    assert SHORT.grade(strict, "paris").mark == 0 and SHORT.grade(strict, "Paris").correct
+    star = typed_quiz(capital={"answers": [{"text": "a\\*b   c"}]}).questions[1]
+    assert SHORT.grade(star, "a*b c").correct and not SHORT.grade(star, "axb c").correct
+    dots = typed_quiz(capital={"answers": [{"text": "3.14"}]}).questions[1]
+    assert not SHORT.grade(dots, "3x14").correct  # only * is special
+
+
+def test_the_statistics_count_typed_answers_alike_and_name_a_popular_wrong_one():
+    quiz = typed_quiz()
+    capital = quiz.questions[1]
+    counts = Counter({"Lyon": 5, "lyon": 2, "Paris": 3, "Parisian": 1, "Nice": 1, "Lille": 1,
+                      "Tours": 1, "Metz": 1})  # fmt: skip
+    tally = SHORT.tally(capital, counts)
+    assert [(t.text, t.count, t.right, t.mark) for t in tally[:3]] == [
+        ("Lyon", 7, False, 0.0), ("Paris", 3, True, 1), ("Parisian", 1, False, 0.5),
+    ]
+    assert tally[-1].text == "Other answers" and sum(t.count for t in tally) == 15
+    item = ItemRow(capital, 2, 15, 0.3, 0.1, counts)
+    assert item.flags[0] == "Most students answered “Lyon”"
+    distance = quiz.questions[0]
+    same = NUMERICAL.tally(distance, Counter({"150 cm": 2, "1.5": 1, "2": 2}))
+    assert [(t.text, t.count) for t in same] == [("150 cm", 3), ("2", 2)]
+    assert NUMERICAL.misread(distance, Counter({"150 cm": 2, "1.5": 1, "2": 2})) is None
+
+
+def test_the_bank_says_what_is_wrong_with_a_typed_question():
+    def found(**changes):
+        quiz = {"slug": "typed", "title": "T", "description": "D", "questions": [
+            {**DISTANCE, **changes}]}  # fmt: skip
+        return problems({"quizzes": [quiz]})
+
+    assert found() == []
+    half = [{"value": 1, "fraction": 0.5}]
+    assert "needs an answer that earns full marks" in found(answers=half)[0]
+    assert "the first unit is the base unit" in found(units=[{"unit": "cm", "multiplier": 100}])[0]
+    assert "another unit has this name" in found(units=[{"unit": "m"}, {"unit": "m"}])[0]
+    assert found(answers=[{"value": 1, "tolerance": -1}])
+    for entry in (DISTANCE, CAPITAL, {**CAPITAL, "case_sensitive": True, "points": 0.5}):
+        kind = TYPES[entry["type"]]
+        assert kind.data(kind.build(entry)) == entry
+
+
+def typed_bank(tmp_path) -> str:
+    """The seed quiz with question 1 numerical (2 points) and question 2 short answer."""
+    bank = json.loads((PROJECT_ROOT / "questions.json").read_text())
+    questions = bank["quizzes"][0]["questions"]
+    questions[0], questions[1] = DISTANCE, CAPITAL
+    path = tmp_path / "typed.json"
+    path.write_text(json.dumps(bank))
+    return str(path)
+
+
+@pytest.mark.postgres
+def test_a_student_types_answers_and_a_bad_number_stores_nothing(tmp_path):
+    """The number field brings up a decimal keyboard and says the units; "3,5" from an English
+    browser is refused beside the field and stores nothing; "150 cm" is right; "Parisian"
+    earns half of question 2's point, with what that answer is told."""
+    app = make_app(tmp_path, QUESTIONS_PATH=typed_bank(tmp_path))
+    student = Student(app.test_client())
+    student.start()
+    page = text(student.client.get(student.question_url(1)))
+    assert 'inputmode="decimal"' in page and "Units: m, cm (m when you give none)." in page
+    assert '<label class="prompt" for="typed">' in page and '<p class="meta">2 points</p>' in page
+    refused = student.post(student.question_url(1), typed="3,5")
+    assert refused.status_code == 400
+    assert 'id="typed-error" role="alert">Type a number' in text(refused)
+    assert 'aria-invalid="true"' in text(refused) and 'value="3,5"' in text(refused)
+    with app.app_context():
+        assert db.session.scalar(db.select(db.func.count()).select_from(Answer)) == 0
+    assert student.post(student.question_url(1), typed=" 150  cm ").status_code == 303
+    feedback = text(student.client.get(student.question_url(1)))
+    assert "Correct.</strong> You answered “150 cm”." in feedback
+    assert "Your answer: “150 cm”" in feedback and "Yes: one and a half metres." in feedback
+    assert "1.5 m, give or take 0.1" in feedback
+
+    german = student.client.post(
+        student.question_url(2), data={"csrf_token": student.csrf, "typed": "parisian"},
+        headers={"Accept-Language": "de-DE,de;q=0.9"},
+    )  # fmt: skip
+    assert german.status_code == 303
+    feedback = text(student.client.get(student.question_url(2)))
+    assert "Partly correct (0.5 of 1 point).</strong>" in feedback
+    assert "A right answer is “Paris”." in feedback and "Nearly: the city" in feedback
+    with app.app_context():
+        answers = db.session.scalars(db.select(Answer))
+        stored = {a.question_id: (a.response, a.mark) for a in answers}
+    assert stored == {"distance": ("150 cm", 1), "capital": ("parisian", 0.5)}
+    assert "2.5 of 9 points so far" in text(student.client.get(student.results_url))
+
+
+@pytest.mark.postgres
+def test_a_german_browser_may_type_a_decimal_comma(tmp_path):
+    app = make_app(tmp_path, QUESTIONS_PATH=typed_bank(tmp_path))
+    student = Student(app.test_client())
+    student.start()
+    sent = student.client.post(
+        student.question_url(1), data={"csrf_token": student.csrf, "typed": "1,45"},
+        headers={"Accept-Language": "de-DE,de;q=0.9"},
+    )  # fmt: skip
+    assert sent.status_code == 303
+    with app.app_context():
+        assert db.session.scalars(db.select(Answer.response)).one() == "1.45"
+
+
+@pytest.mark.postgres
+def test_held_feedback_keeps_typed_keys_until_the_attempt_ends(tmp_path):
+    """Under feedback after the attempt, the typed answers are saved in the student's words and
+    nothing on the pages tells an accepted answer, a mark or what an answer is told."""
+    app = make_app(tmp_path, QUESTIONS_PATH=typed_bank(tmp_path))
+    with app.app_context():
+        quiz = current_bank().quizzes[SLUG]
+        class_ = factories.class_(factories.instructor(), join_code="ABCDEF")
+        factories.assignment(class_, quiz, feedback=FeedbackWhen.AFTER_ATTEMPT)
+    student = Student(app.test_client())
+    assert student.start(class_code="ABCDEF").status_code == 303
+    assert student.post(student.question_url(1), typed="2").status_code == 303
+    assert student.post(student.question_url(2), typed="Lyon").status_code == 303
+    pages = [text(student.client.get(student.question_url(n))) for n in (1, 2)]
+    pages.append(text(student.client.get(student.results_url)))
+    assert "you answered “2”" in pages[0] and "you answered “Lyon”" in pages[1]
+    for page in pages:
+        for words in ("Correct", "Incorrect", "Right answer", "right answer", "1.5 m", "Paris",
+                      "Measure it again", "It is Paris", "give or take", "Metres are"):
+            assert words not in page, words
