@@ -816,3 +816,78 @@ def test_the_editor_refuses_shares_that_make_full_marks_impossible_or_contradict
             db.select(QuizRecord.draft).filter_by(slug=QUIZ)
         )))  # fmt: skip
     assert [c.fraction for c in quiz.questions[0].choices] == [0.5, 0.5, -0.5]
+
+
+def test_the_editor_writes_a_numerical_question_with_units_and_a_partial_answer(app, lecturer):
+    """Accepted numbers with a tolerance and shares, units as "m, cm = 100": a number that is
+    none, a share past 100% and a unit with a digit are refused beside their fields; the saved
+    question opens again as written, and a student is marked by it."""
+    token = write_quiz(lecturer, questions=())
+    page = said(lecturer.get(f"/teach/quizzes/{QUIZ}/new-question?type=numerical"))
+    assert "Accepted answers" in page and "choices-0-text" not in page
+    assert 'id="answers-0-tolerance"' in page and 'id="units"' in page
+    fields = {
+        "csrf_token": token, "base": "", "kind": "numerical",
+        "prompt": "How tall is the seedling, in metres?", "points": "2",
+        "answers-0-text": "one", "answers-0-tolerance": "0,05",
+        "answers-0-feedback": "Yes: about 1.5 m.",
+        "answers-1-text": "150", "answers-1-weight": "150",
+        "units": "m, c2m = 100", "otherwise": "Measure it again.",
+        "explanation": "Seedlings grow.", "sources-0-title": "Seedling",
+        "sources-0-url": "https://en.wikipedia.org/wiki/Seedling",
+    }  # fmt: skip
+    refused = lecturer.post(f"/teach/quizzes/{QUIZ}/new-question", data=fields)
+    words = said(refused)
+    assert refused.status_code == 400
+    assert 'id="answers-0-text-error">Give a number, such as 3.5 or 1e-3.' in words
+    assert 'id="answers-1-weight-error">Give a percent from 0 to 100.' in words
+    assert "“c2m” cannot be a unit" in words
+    fields |= {"answers-0-text": "1.5", "answers-1-weight": "50", "units": "m, cm = 100"}
+    saved = lecturer.post(f"/teach/quizzes/{QUIZ}/new-question", data=fields)
+    assert saved.status_code == 303, said(saved)
+    stored = draft_question(app)
+    assert {k: stored[k] for k in ("type", "points", "answers", "units", "otherwise")} == {
+        "type": "numerical", "points": 2,
+        "answers": [{"value": 1.5, "tolerance": 0.05, "feedback": "Yes: about 1.5 m."},
+                    {"value": 150, "fraction": 0.5}],
+        "units": [{"unit": "m"}, {"unit": "cm", "multiplier": 100}],
+        "otherwise": "Measure it again.",
+    }  # fmt: skip
+    editing = said(lecturer.get(f"/teach/quizzes/{QUIZ}/questions/{stored['id']}"))
+    assert 'value="0.05"' in editing and 'value="m, cm = 100"' in editing
+    assert "(numerical, 2 accepted answers)" in said(lecturer.get(EDITOR))
+    assert publish(lecturer, token).status_code == 303
+    student = Student(app.test_client())
+    assert student.start(slug=QUIZ).status_code == 303
+    assert student.post(student.question_url(1), typed="152 cm").status_code == 303
+    assert "Correct." in said(student.client.get(student.question_url(1)))
+
+
+def test_the_editor_writes_a_short_answer_that_must_be_fully_possible(app, lecturer):
+    """Accepted words with a wildcard and capitals that count; no answer at 100% is refused;
+    a row with feedback but no answer is refused beside it; other answers' feedback missing is
+    a gap in the checklist."""
+    token = write_quiz(lecturer, questions=())
+    fields = {
+        "csrf_token": token, "base": "", "kind": "short_answer",
+        "prompt": "Which gas do plants take in?", "answers-0-text": "CO2",
+        "answers-0-weight": "50", "answers-1-feedback": "Said to nobody.",
+        "case_sensitive": "y", "explanation": "They fix carbon.",
+        "sources-0-title": "Photosynthesis",
+        "sources-0-url": "https://en.wikipedia.org/wiki/Photosynthesis",
+    }  # fmt: skip
+    refused = lecturer.post(f"/teach/quizzes/{QUIZ}/new-question", data=fields)
+    assert refused.status_code == 400
+    assert 'id="answers-1-text-error">Write the answer this is for' in said(refused)
+    fields |= {"answers-1-feedback": ""}
+    refused = lecturer.post(f"/teach/quizzes/{QUIZ}/new-question", data=fields)
+    assert "Give one answer 100% (or leave its share empty)" in said(refused)
+    fields |= {"answers-1-text": "carbon dio*ide"}
+    assert lecturer.post(f"/teach/quizzes/{QUIZ}/new-question", data=fields).status_code == 303
+    stored = draft_question(app)
+    assert stored["case_sensitive"] is True and stored["answers"] == [
+        {"text": "CO2", "fraction": 0.5}, {"text": "carbon dio*ide"},
+    ]  # fmt: skip
+    checklist = said(lecturer.get(EDITOR))
+    assert "Nothing said to other answers" in checklist
+    assert "2 answers without feedback" in checklist

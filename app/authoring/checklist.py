@@ -30,7 +30,11 @@ def gaps(draft: dict) -> list[Gap]:
         if question.get("type") == "true_false" and unsaid:
             words = plural(len(unsaid), "answer", "answers") + " without what it says"
             found.append(Gap(qid, words, unsaid[0]))
-        if question.get("type") in ("numerical", "short_answer") and not question.get("otherwise"):
+        unsaid = [n for n, a in enumerate(question.get("answers", [])) if not a.get("feedback")]
+        if unsaid:
+            words = plural(len(unsaid), "answer", "answers") + " without feedback"
+            found.append(Gap(qid, words, f"answers-{unsaid[0]}-feedback"))
+        if "answers" in question and not question.get("otherwise"):
             found.append(Gap(qid, "nothing said to other answers", "otherwise"))
         if not question.get("explanation"):
             found.append(Gap(qid, "no general explanation", "explanation"))

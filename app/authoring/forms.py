@@ -26,6 +26,7 @@ from ..bank import MOST_CHARACTERS, MOST_CHOICES
 from ..formats import slugify
 from ..names import tidy
 from ..question_types import TYPES
+from ..question_types.numerical import number_text
 from .access import SHARE_ROLES
 
 SPARE_CHOICES = 2
@@ -102,8 +103,14 @@ KINDS = {
     "single_choice": "Single choice",
     "multiple_answers": "Select all that apply",
     "true_false": "True or false",
+    "numerical": "Numerical",
+    "short_answer": "Short answer",
 }
 """The question types the editor writes, as it names them."""
+TYPED = frozenset({"numerical", "short_answer"})
+"""The kinds answered by typing, which list accepted answers instead of choices."""
+SPARE_ANSWERS = 2
+"""Empty accepted-answer rows the editor offers after the written ones."""
 
 
 class ChoiceRow(Form):
@@ -119,6 +126,15 @@ class ChoiceRow(Form):
             self.text.errors.append("Write the choice this explains, or clear both.")
             return False
         return valid
+
+
+class AcceptedRow(Form):
+    """One accepted answer of a typed question: what matches, its share, what it says."""
+
+    text = StringField("Answer", filters=[_stripped], validators=[Length(max=200)])
+    tolerance = StringField("Give or take (optional)", filters=[_stripped])
+    weight = StringField("Share of the points, in % (100 when left empty)", filters=[_stripped])
+    feedback = _text("Said to a student who gives it")
 
 
 class SourceRow(Form):
@@ -178,6 +194,14 @@ class QuestionForm(FlaskForm):
         choices=[SelectChoice("true", "True"), SelectChoice("false", "False")],
         validate_choice=False,
     )
+    answers = FieldList(FormField(AcceptedRow), min_entries=1, max_entries=MOST_CHOICES)
+    units = StringField(
+        "Units (optional)",
+        filters=[_stripped],
+        description="The base unit first, then others with how many make one of it: m, cm = 100",
+    )
+    case_sensitive = BooleanField("Capitals must match")
+    otherwise = _text("Said to a student whose answer matches none of these")
     if_true = _text("Said to a student who answers True")
     if_false = _text("Said to a student who answers False")
     explanation = _text("General explanation, shown after any answer")
@@ -191,6 +215,11 @@ class QuestionForm(FlaskForm):
         self.right.choices = [
             SelectChoice(str(n), f"Choice {n + 1}") for n in range(len(self.choices))
         ]
+        for number, row in enumerate(self.answers, 1):
+            row.form.text.label.text = f"Answer {number}"
+            row.form.tolerance.label.text = f"Answer {number}: give or take (optional)"
+            row.form.weight.label.text = f"Answer {number}: share of the points, in %"
+            row.form.feedback.label.text = f"Said to a student who gives answer {number}"
         for number, row in enumerate(self.choices, 1):
             row.form.text.label.text = f"Choice {number}"
             row.form.right.label.text = f"Choice {number} is right"
@@ -198,7 +227,48 @@ class QuestionForm(FlaskForm):
 
     @property
     def has_choices(self) -> bool:
-        return self.kind.data != "true_false"
+        return self.kind.data in ("single_choice", "multiple_answers")
+
+    def validate_answers(self, field):
+        if self.kind.data not in TYPED:
+            return
+        numerical, found, full = self.kind.data == "numerical", [], False
+        for row in self.answers:
+            entry = row.form
+            if not entry.text.data:
+                if entry.tolerance.data or entry.weight.data or entry.feedback.data:
+                    entry.text.errors.append("Write the answer this is for, or clear the row.")
+                    found.append("An answer row has no answer.")
+                continue
+            checks = [(entry.weight, 0, 100, "Give a percent from 0 to 100.")]
+            if numerical:
+                checks += [(entry.text, -1e300, 1e300, "Give a number, such as 3.5 or 1e-3."),
+                           (entry.tolerance, 0, 1e300, "Give a number from 0 up.")]  # fmt: skip
+            elif entry.tolerance.data:
+                entry.tolerance.errors.append("Only a number has a tolerance.")
+                found.append("A tolerance is given for a text answer.")
+            for box, low, high, words in checks:
+                try:
+                    _number(box.data, low, high, words)
+                except ValidationError:
+                    box.errors.append(words)
+                    found.append(words)
+            weight = _number(entry.weight.data, 0, 100, "") if not entry.weight.errors else 0
+            full = full or weight is None or weight == 100
+        if found:
+            raise ValidationError("Mend the answers marked below.")
+        if not any(row.form.text.data for row in self.answers):
+            raise ValidationError("Write at least one accepted answer.")
+        if not full:
+            raise ValidationError("Give one answer 100% (or leave its share empty): "
+                                  "full marks must be possible.")  # fmt: skip
+
+    def validate_units(self, field):
+        if self.kind.data != "numerical" or not field.data:
+            return
+        entry = {"units": _units(field.data)}
+        for _path, words in TYPES["numerical"].problems(entry):
+            raise ValidationError(words[0].upper() + words[1:] + ".")
 
     def written(self) -> list:
         """The choice rows with text: an empty row is no choice."""
@@ -269,7 +339,9 @@ class QuestionForm(FlaskForm):
         points = _number(self.points.data or "1", 0.01, 1000, "")
         if points != 1:
             question["points"] = points
-        if kind == "true_false":
+        if kind in TYPED:
+            question.update(self._typed(kind))
+        elif kind == "true_false":
             question["answer"] = self.answer.data == "true"
             for said in (self.if_true, self.if_false):
                 if said.data:
@@ -286,6 +358,35 @@ class QuestionForm(FlaskForm):
             if row.form.url.data
         ]
         return question
+
+    def _typed(self, kind: str) -> dict:
+        """A typed question's own fields, in the order the bank writes them."""
+        own: dict = {}
+        if kind == "short_answer" and self.case_sensitive.data:
+            own["case_sensitive"] = True
+        if kind == "numerical" and self.units.data:
+            own["units"] = _units(self.units.data)
+        answers = []
+        for row in self.answers:
+            entry = row.form
+            if not entry.text.data:
+                continue
+            if kind == "numerical":
+                answer: dict = {"value": _number(entry.text.data, -1e300, 1e300, "")}
+                if tolerance := _number(entry.tolerance.data, 0, 1e300, ""):
+                    answer["tolerance"] = tolerance
+            else:
+                answer = {"text": entry.text.data}
+            weight = _number(entry.weight.data, 0, 100, "")
+            if weight is not None and weight != 100:
+                answer["fraction"] = weight / 100
+            if entry.feedback.data:
+                answer["feedback"] = entry.feedback.data
+            answers.append(answer)
+        own["answers"] = answers
+        if self.otherwise.data:
+            own["otherwise"] = self.otherwise.data
+        return own
 
     def _choices(self, kind: str) -> list[dict]:
         right = int(self.right.data) if kind == "single_choice" else None
@@ -306,6 +407,29 @@ class QuestionForm(FlaskForm):
                 choice["explanation"] = row.form.explanation.data
             choices.append(choice)
         return choices
+
+
+def _units(written: str) -> list[dict]:
+    """Units as the editor takes them, "m, cm = 100", as the bank holds them."""
+    units = []
+    for part in filter(None, (part.strip() for part in written.split(","))):
+        name, _, many = (bit.strip() for bit in part.partition("="))
+        wrong = f"“{many}” is not a number above 0: write units as m, cm = 100."
+        multiplier = _number(many, 1e-300, 1e300, wrong) if many else 1
+        if not re.fullmatch(r"[^\s\d.,+-][^\d]{0,19}", name):
+            raise ValidationError(
+                f"“{name}” cannot be a unit: a unit begins with a letter or a symbol, has no "
+                "digits and is at most 20 characters."
+            )
+        units.append({"unit": name} | ({"multiplier": multiplier} if multiplier != 1 else {}))
+    return units
+
+
+def _units_text(units: list[dict]) -> str:
+    return ", ".join(
+        u["unit"] + (f" = {number_text(u['multiplier'])}" if u.get("multiplier", 1) != 1 else "")
+        for u in units
+    )
 
 
 def _free_id(used: set[str]) -> str:
@@ -334,6 +458,17 @@ def question_form_data(question: dict, kind: str | None = None) -> dict:
     sources = [dict(r) for r in question.get("references", [])]
     answer = question.get("answer")
     blank = {"id": "", "text": "", "right": False, "weight": "", "explanation": ""}
+    answers = [
+        {
+            "text": number_text(a["value"]) if "value" in a else a.get("text", ""),
+            "tolerance": number_text(a["tolerance"]) if a.get("tolerance") else "",
+            "weight": _percent(a["fraction"]) if "fraction" in a else "",
+            "feedback": a.get("feedback", ""),
+        }
+        for a in question.get("answers", [])
+    ]
+    spare_answers = min(len(answers) + SPARE_ANSWERS, MOST_CHOICES) - len(answers)
+    empty = {"text": "", "tolerance": "", "weight": "", "feedback": ""}
     return {
         "kind": question.get("type", kind or "single_choice"),
         "prompt": question.get("prompt", ""),
@@ -342,6 +477,10 @@ def question_form_data(question: dict, kind: str | None = None) -> dict:
         "right": str(right) if right is not None else None,
         "scoring": question.get("scoring", "partial"),
         "answer": None if answer is None else ("true" if answer else "false"),
+        "answers": answers + [empty] * max(spare_answers, 3 - len(answers)),
+        "units": _units_text(question.get("units", [])),
+        "case_sensitive": question.get("case_sensitive", False),
+        "otherwise": question.get("otherwise", ""),
         "if_true": question.get("if_true", ""),
         "if_false": question.get("if_false", ""),
         "explanation": question.get("explanation", ""),
