@@ -14,7 +14,7 @@ from app import formats
 from app.bank import UNFILLED, BankError, build_quiz, load_bank, problems
 from app.config import PROJECT_ROOT
 from app.formats import aiken, gift, moodle_xml, qti, qti3
-from app.question_types import Reference, type_of
+from app.question_types import TYPES, Reference, type_of
 from app.text import plain
 
 pytestmark = pytest.mark.any_database
@@ -66,7 +66,7 @@ def test_gift_reads_every_feature_of_the_format():
     assert source.title == "Cells and Energy"
     assert [q.id for q in source.questions] == [
         "mitochondria", "escapes", "multi line", "html", "markdown", "unicode", "", "sun",
-        "partial", "moon",
+        "short", "numeric", "partial", "moon",
     ]  # fmt: skip
     assert [q.type for q in source.questions].count("true_false") == 2
     assert summary(source) == [
@@ -101,16 +101,19 @@ def test_gift_reads_every_feature_of_the_format():
          [("True", True, "Yes: a yellow dwarf."), ("False", False, "No: it is the star nearest "
           "to us.")],
          "It shines by fusion.", []),
+        # Every answer = is a short answer; {#...} a number: answers, no choices.
+        ("Name the powerhouse of the cell.", [], "", []),
+        ("How many chromosomes do humans have?", [], "", []),
         # No = answer: several may be right, each with its weight, as Moodle reads it.
         ("Which are primes?", [("2", True, ""), ("3", True, ""), ("4", False, "")], "", []),
         ("The moon is a star.", [("True", False, ""), ("False", True, "")], "", []),
     ]  # fmt: skip
-    partial = source.questions[8]
+    short, numeric, partial = source.questions[8:11]
+    assert [a.text for a in short.answers] == ["mitochondrion", "mitochondria"]
+    assert [(a.value, a.tolerance) for a in numeric.answers] == [(46, 0)]
     assert partial.type == "multiple_answers"
     assert [c.fraction for c in partial.choices] == [0.5, 0.5, -1]
     assert [str(skip) for skip in source.skipped] == [
-        "features.gift:40: skipped, a short-answer question (every answer is right)",
-        "features.gift:42: skipped, a numerical question",
         "features.gift:44: skipped, an essay question",
         "features.gift:46: skipped, a matching question",
         "features.gift:50: skipped, 2 answers each fully right (=); a one-answer question has "
@@ -129,9 +132,11 @@ def test_moodle_xml_reads_cdata_html_plain_text_and_feedback():
         "Cells", "Questions about **cells**.", True,
     )  # fmt: skip
     assert [q.id for q in source.questions] == [
-        "Mitochondria", "Unicode, plain text", "Several answers allowed", "Sun",
+        "Mitochondria", "Unicode, plain text", "Several answers allowed", "Sun", "Powerhouse",
     ]  # fmt: skip
-    assert [q.type for q in source.questions[2:]] == ["multiple_answers", "true_false"]
+    assert [q.type for q in source.questions[2:]] == [
+        "multiple_answers", "true_false", "short_answer",
+    ]  # fmt: skip
     assert [c.fraction for c in source.questions[2].choices] == [0.5, 0.5, -1]
     assert summary(source) == [
         ("Which organelle makes most of a cell's **ATP**?",
@@ -151,21 +156,21 @@ def test_moodle_xml_reads_cdata_html_plain_text_and_feedback():
           ("False", False, "No: it is the star nearest to us.")],
          "It shines by fusion; see [Sun](https://en.wikipedia.org/wiki/Sun).",
          [("Sun", "https://en.wikipedia.org/wiki/Sun")]),
+        ("Name the powerhouse of the cell.", [], "", []),
     ]  # fmt: skip
     assert source.places == (
         "features.xml: /quiz/question[2]", "features.xml: /quiz/question[3]",
         "features.xml: /quiz/question[4]", "features.xml: /quiz/question[7]",
+        "features.xml: /quiz/question[8]",
     )  # fmt: skip
     assert [str(skip) for skip in source.skipped] == [
         "features.xml: /quiz/question[5]: skipped, partial credit (33.3333%) on answer 2",
         "features.xml: /quiz/question[6]: skipped, its text shows media (img, file), which "
         "Quizwright cannot show yet",
-        "features.xml: /quiz/question[8]: skipped, of type shortanswer, not multiple choice or "
-        "true/false",
-        "features.xml: /quiz/question[9]: skipped, of type essay, not multiple choice or "
-        "true/false",
-        "features.xml: /quiz/question[10]: skipped, of type description, not multiple choice or "
-        "true/false",
+        "features.xml: /quiz/question[9]: skipped, of type essay, not multiple choice, "
+        "true/false, numerical or short answer",
+        "features.xml: /quiz/question[10]: skipped, of type description, not multiple choice, "
+        "true/false, numerical or short answer",
     ]
 
 
@@ -1138,29 +1143,103 @@ def test_every_type_round_trips(format_name):
 
 def test_moodles_own_gift_fixture_imports_every_type_quizwright_holds():
     """Moodle's own GIFT fixture (tests/fixtures/formats/moodle/): its multiple choice, multiple
-    response and true/false questions come across, each answer's own [html] or [plain] read;
-    only its essay, matching, numerical and short-answer questions are skipped, each named."""
+    response, numerical, short-answer and true/false questions come across, each answer's own
+    [html] or [plain] read and a `*` answer's feedback said to any other answer; only its essay
+    and matching questions are skipped, each named."""
     source = gift.parse(
         (FIXTURES / "moodle" / "questions.gift.txt").read_bytes(), "questions.gift.txt"
     )
     assert [(q.id, q.type) for q in source.questions] == [
-        ("Q2", "single_choice"), ("colours", "multiple_answers"), ("Q1", "true_false"),
-        ("2-08 TSL", "true_false"), ("2-08 TSL", "true_false"),
+        ("Q2", "single_choice"), ("colours", "multiple_answers"), ("Q5", "numerical"),
+        ("Shortanswer", "short_answer"), ("Q1", "true_false"), ("2-08 TSL", "true_false"),
+        ("2-08 TSL", "true_false"),
     ]  # fmt: skip
+    number, words = source.questions[2], source.questions[3]
+    assert [(a.value, a.tolerance, a.fraction) for a in number.answers] == [(3, 2, 1)]
+    assert number.otherwise == "Completely wrong"
+    assert [(a.text, a.fraction, a.feedback) for a in words.answers] == [
+        ("Frog", 1, "Good!"), ("Cat", 0.5, "What is it with Moodlers and cats?"),
+    ]  # fmt: skip
+    assert words.otherwise == "Completely wrong"
     colours = source.questions[1]
     assert [(c.text, c.correct, c.fraction, c.explanation) for c in colours.choices] == [
         ("yellow", True, 0.5, "right; good!"), ("red", False, -1, "wrong"),
         ("off-beige", True, 0.5, "right; good!"), ("blue", False, -1, "wrong"),
     ]  # fmt: skip
-    q1 = source.questions[2]
+    q1 = source.questions[4]
     assert [(c.text, c.correct, c.explanation) for c in q1.choices] == [
         ("True", False, "42 is the Ultimate Answer."),
         ("False", True, "You gave the right answer."),
     ]  # fmt: skip
     assert [str(skip).split(", ", 1)[1] for skip in source.skipped] == [
-        "an essay question", "a matching question", "a numerical question",
-        "a short-answer question (every answer is right)",
+        "an essay question", "a matching question",
     ]  # fmt: skip
+
+
+TYPED_ANSWERS = build_quiz(
+    {
+        "slug": "typed-answers",
+        "title": "Typed answers",
+        "description": "Numbers and words.",
+        "questions": [
+            {"id": "height", "type": "numerical", "prompt": "How tall, in metres?", "points": 2,
+             "answers": [{"value": 1.5, "tolerance": 0.05, "feedback": "Yes."},
+                         {"value": 0.00015, "fraction": 0.25, "feedback": "In km?"}],
+             "units": [{"unit": "m"}, {"unit": "cm", "multiplier": 100}],
+             "otherwise": "Measure *again*.", "explanation": "Metres.",
+             "references": [{"title": "Metre", "url": "https://en.wikipedia.org/wiki/Metre"}]},
+            {"id": "gas", "type": "short_answer", "prompt": "Which gas do plants take in?",
+             "case_sensitive": True,
+             "answers": [{"text": "CO2", "feedback": "Carbon dioxide."},
+                         {"text": "carbon dio*ide", "fraction": 0.5},
+                         {"text": "a: {b} = #c ~ \\*", "fraction": 0.1}],
+             "otherwise": "It is CO2.", "explanation": "Plants fix carbon.",
+             "references": [{"title": "Photosynthesis",
+                             "url": "https://en.wikipedia.org/wiki/Photosynthesis"}]},
+        ],
+    }
+)  # fmt: skip
+TYPED_CARRIES = {
+    "gift": set(),
+    "moodle-xml": {"points", "units", "case_sensitive"},
+}
+"""What of a typed question each format carries beyond its answers (its DROPS say the rest)."""
+
+
+@pytest.mark.parametrize("format_name", sorted(TYPED_CARRIES))
+def test_typed_answers_round_trip(format_name):
+    """Numbers with tolerances and shares, words with wildcards and GIFT's special characters,
+    what any other answer is told: back from an export as they were."""
+    back, imported, source = round_trip(format_name, TYPED_ANSWERS)
+    assert source.skipped == () and imported.gaps == []
+    carried = TYPED_CARRIES[format_name]
+
+    def kept(quiz):
+        found = []
+        for question in quiz.questions:
+            entry = type_of(question).data(question)
+            for field in {"points", "units", "case_sensitive"} - carried:
+                entry.pop(field, None)
+            found.append(entry)
+        return found
+
+    assert kept(back) == kept(TYPED_ANSWERS)
+
+
+def test_moodles_own_xml_numerical_and_short_answer_come_across():
+    """The numerical and short-answer questions Moodle's own XML tests import: a wrong number
+    with its feedback stays an answer worth 0%, and a `*` answer is what any other is told."""
+    source = moodle_xml.parse((FIXTURES / "moodle" / "typed.xml").read_bytes(), "typed.xml")
+    number, words = source.questions
+    assert [(a.value, a.tolerance, a.fraction, a.feedback) for a in number.answers] == [
+        (42, 0.001, 1, "Well done!"), (13, 1, 0, "What were you thinking?!"),
+    ]  # fmt: skip
+    assert number.otherwise == "Completely wrong." and number.units == ()
+    assert [(a.text, a.fraction) for a in words.answers] == [("Beta", 1)]
+    assert (words.otherwise, words.case_sensitive) == ("Doh!", False)
+    assert words.explanation == "The answer is Beta."
+    marked = [TYPES["numerical"].grade(number, r).mark for r in ("42.0005", "13.9", "41")]
+    assert marked == [1, 0, 0]
 
 
 def moodle_question(body: str, kind: str = "multichoice") -> bytes:

@@ -143,11 +143,13 @@ def test_a_format_refuses_a_type_it_cannot_hold_and_knows_only_registered_ones()
     quiz = load_bank(PROJECT_ROOT / "questions.json").quizzes[SLUG]
     for name, module in formats.FORMATS.items():
         assert set(TYPES) >= module.TYPES, name
-    other = replace(quiz.questions[1], type="numerical")
+    other = replace(quiz.questions[1], type="multiple_answers")
     mixed = replace(quiz, questions=(quiz.questions[0], other))
     with pytest.raises(formats.FormatError) as refused:
-        formats.export_quiz(mixed, "gift")
-    assert refused.value.errors == [f'question "{other.id}" is numerical, which gift cannot hold']
+        formats.export_quiz(mixed, "aiken")
+    assert refused.value.errors == [
+        f'question "{other.id}" is multiple_answers, which aiken cannot hold'
+    ]
 
 
 def several(scoring: str = "partial", **fractions: float) -> Question:

@@ -12,6 +12,7 @@ HTML, so that Moodle shows the sources as links. Files exported before carry the
 evidence in comment lines of their own (`// quizwright-slug: ...`), which are still read.
 """
 
+import math
 import re
 import textwrap
 from dataclasses import replace
@@ -21,6 +22,8 @@ from ..bank import Quiz
 from ..question_types import TYPES as TYPES_BY_NAME
 from ..question_types import Choice, Question
 from ..question_types.multiple_answers import WeightedChoice
+from ..question_types.numerical import NumericAnswer, number_text
+from ..question_types.typed import MOST_TYPED, Accepted
 from .common import (
     LINKED,
     MARK,
@@ -44,8 +47,10 @@ DROPS = (
     "whether choices are shuffled",
     "each question's points (Moodle gives each 1)",
     "all-or-nothing scoring, written as partial credit",
+    "a numerical question's units (its answers stay in the base unit)",
+    "whether a short answer's capitals must match",
 )
-TYPES = frozenset({"single_choice", "true_false", "multiple_answers"})
+TYPES = frozenset({"single_choice", "true_false", "multiple_answers", "numerical", "short_answer"})
 """The question types (app/question_types/) this format reads and writes."""
 SPECIAL = "~=#{}:"
 ESCAPE = re.compile(r"\\(.)", re.S)
@@ -243,14 +248,15 @@ def _question(where: str, raw: str, exported: bool = False) -> Question:
         raise Unsupported(
             f"it shows media ({', '.join(media + after_media)}), which Quizwright cannot show yet"
         )
-    if not block:
-        raise Unsupported("an essay question")
-    if block.startswith("#"):
-        raise Unsupported("a numerical question")
     general_at = _find(block, "####")
     general = ""
     if general_at >= 0:
-        general, block = block[general_at + 4 :], block[:general_at]
+        general, block = block[general_at + 4 :], block[:general_at].strip()
+    if not block:
+        raise Unsupported("an essay question")
+    if block.startswith("#"):
+        answers, otherwise = _numbers(where, block[1:], markup)
+        return _finish(title, prompt, (), general, markup, "numerical", answers, otherwise)
     if truth := TRUTH.fullmatch(block.strip()):
         choices = _true_false(truth.group(1).upper().startswith("T"), truth.group(2) or "", markup)
         if not prompt:
@@ -262,7 +268,8 @@ def _question(where: str, raw: str, exported: bool = False) -> Question:
     if any(_find(answer, "->") >= 0 for answer in answers):
         raise Unsupported("a matching question")
     if all(answer.startswith("=") for answer in answers):
-        raise Unsupported("a short-answer question (every answer is right)")
+        accepted, otherwise = _typed(where, answers, markup, _words)
+        return _finish(title, prompt, (), general, markup, "short_answer", accepted, otherwise)
     # As Moodle reads GIFT: with no = answer, several may be right, each earning its weight.
     several = not any(answer.startswith("=") for answer in answers)
     choices = []
@@ -305,6 +312,73 @@ def _question(where: str, raw: str, exported: bool = False) -> Question:
     return _finish(title, prompt, tuple(choices), general, markup, kind)
 
 
+def _typed(where: str, answers: list[str], markup: str, read) -> tuple[tuple, str]:
+    """Accepted answers (`=%50%answer#feedback`, full marks unless weighed) read by `read`, and
+    what a `*` answer, Moodle's "anything else", says."""
+    accepted, otherwise = [], ""
+    for index, answer in enumerate(answers):
+        body = answer[1:].strip()
+        weight = 100.0
+        if found := WEIGHT.match(body):
+            weight, body = float(found.group(1)), body[found.end() :].strip()
+        hash_at = _find(body, "#")
+        said, media = _text(body[hash_at + 1 :], markup) if hash_at >= 0 else ("", ())
+        body = body[:hash_at].strip() if hash_at >= 0 else body
+        if media:
+            raise Unsupported("an answer's feedback shows media, which Quizwright cannot show yet")
+        if _unescape(body) == "*" and weight == 0:
+            otherwise = said
+            continue
+        if not 0 <= weight <= 100:
+            raise Unsupported(f"an answer weighs {weight:g}%: a typed answer earns 0 to 100%")
+        accepted.append(read(where, index, _unescape(body), weight / 100, said))
+    if not any(answer.fraction == 1 for answer in accepted):
+        raise Unsupported("no answer earns full marks")
+    return tuple(accepted), otherwise
+
+
+def _words(where: str, index: int, body: str, fraction: float, said: str) -> Accepted:
+    if not body or len(body) > MOST_TYPED:
+        raise FormatError([f"{where}: answer {index + 1} has no text, or more than {MOST_TYPED}"])
+    return Accepted(body, fraction, said)
+
+
+def _number(where: str, index: int, body: str, fraction: float, said: str) -> NumericAnswer:
+    """`value:tolerance`, `low..high` or `value`, as Moodle reads a numerical answer."""
+    low, dots, high = body.partition("..")
+    value, colon, tolerance = body.partition(":")
+    try:
+        if dots and low.strip():
+            low_value, high_value = float(low), float(high)
+            middle = (low_value + high_value) / 2
+            number, margin = middle, high_value - middle
+        else:
+            number, margin = float(value), float(tolerance) if colon else 0.0
+    except ValueError:
+        raise FormatError([f"{where}: answer {index + 1}, “{body}”, is not a number"]) from None
+    if not (math.isfinite(number) and math.isfinite(margin)) or margin < 0:
+        raise FormatError([f"{where}: answer {index + 1}, “{body}”, is not a number we can hold"])
+    return NumericAnswer(number_text(number), fraction, said, _plain(number), _plain(margin))
+
+
+def _plain(number: float) -> float:
+    return int(number) if number == int(number) else number
+
+
+def _numbers(where: str, body: str, markup: str) -> tuple[tuple, str]:
+    """A numerical answer block after its #: answers apart by =, then `~` and what any other
+    answer is told, as Moodle reads it."""
+    otherwise = ""
+    if (wrong_at := _find(body, "~")) >= 0:
+        body, wrong = body[:wrong_at], body[wrong_at + 1 :]
+        hash_at = _find(wrong, "#")
+        otherwise = _text(wrong[hash_at + 1 :], markup)[0] if hash_at >= 0 else ""
+    body = body.strip()
+    answers = _split_answers(body if body.startswith("=") else "=" + body)
+    accepted, star = _typed(where, answers, markup, _number)
+    return accepted, otherwise or star
+
+
 def _true_false(true: bool, feedback: str, markup: str) -> tuple[Choice, ...]:
     """A true/false answer as the choices "True" and "False". As Moodle reads `{T#a#b}`, the
     first feedback is for a wrong answer and the second for the right one."""
@@ -335,6 +409,8 @@ def _finish(
     general: str,
     markup: str,
     kind: str = "single_choice",
+    answers: tuple = (),
+    otherwise: str = "",
 ) -> Question:
     """The question with its general feedback read as explanation and sources, in the text format
     the feedback names (`####[html]...`) or else the question's, as Moodle reads it."""
@@ -346,6 +422,7 @@ def _finish(
             raise Unsupported("its general feedback shows media, which Quizwright cannot show yet")
     else:
         explanation, references = split_sources(_text(general, markup)[0])
+    typed = {"answers": answers, "otherwise": otherwise} if answers else {}
     return TYPES_BY_NAME[kind].question_class(
         id=title,
         prompt=prompt,
@@ -353,6 +430,7 @@ def _finish(
         explanation=explanation,
         references=references,
         type=kind,
+        **typed,
     )
 
 
@@ -425,7 +503,8 @@ def write(quiz: Quiz) -> bytes:
             marks.append(f"{MARK}-{LINKS}: {linked}")
         lines.append("// " + " ".join(_tag(mark) for mark in marks))
         # Markdown, as the bank's text is: Moodle's own format would show a "<b>" in it as bold.
-        lines.append(f"::{_escape(question.id)}::[markdown]{_escape(question.prompt)} {{")
+        opening = "{#" if question.type == "numerical" else "{"  # a number's block, as Moodle
+        lines.append(f"::{_escape(question.id)}::[markdown]{_escape(question.prompt)} {opening}")
         lines += _answers(question)
         # Moodle's own text format drops "<https://...>" as an unknown HTML tag; HTML keeps links.
         general = to_html(question.explanation) + sources_html(question.references)
@@ -442,6 +521,8 @@ def _answers(question: Question) -> list[str]:
         right, wrong = (true, false) if true.correct else (false, true)
         said = f"#{_escape(wrong.explanation)}#{_escape(right.explanation)}"
         return [f"\t{'TRUE' if true.correct else 'FALSE'}{said}"]
+    if question.type in ("numerical", "short_answer"):
+        return _typed_answers(question)
     lines = []
     for choice in question.choices:
         if question.type == "multiple_answers":
@@ -449,6 +530,23 @@ def _answers(question: Question) -> list[str]:
         else:
             mark = "=" if choice.correct else "~"
         lines.append(f"\t{mark}{_escape(choice.text)}#{_escape(choice.explanation)}")
+    return lines
+
+
+def _typed_answers(question) -> list[str]:
+    """`=%weight%answer#feedback` lines, numbers as `value:tolerance`; what any other answer is
+    told as Moodle writes it: `~#feedback` for a number, a `*` answer worth 0% for words."""
+    lines = []
+    for answer in question.answers:
+        shown = (
+            f"{answer.text}:{number_text(answer.tolerance)}"
+            if question.type == "numerical"
+            else _escape(answer.text)
+        )
+        lines.append(f"\t=%{_weight(answer.fraction)}%{shown}#{_escape(answer.feedback)}")
+    if question.otherwise:
+        star = "~" if question.type == "numerical" else "=%0%*"
+        lines.append(f"\t{star}#{_escape(question.otherwise)}")
     return lines
 
 

@@ -14,6 +14,8 @@ from ..bank import Quiz
 from ..question_types import TYPES as TYPES_BY_NAME
 from ..question_types import Choice, Question
 from ..question_types.multiple_answers import WeightedChoice
+from ..question_types.numerical import NumericAnswer, Unit, number_text
+from ..question_types.typed import MOST_TYPED, Accepted
 from .common import (
     FormatError,
     Found,
@@ -31,7 +33,17 @@ from .common import (
 )
 
 DROPS = ("all-or-nothing scoring, written as partial credit",)
-TYPES = frozenset({"single_choice", "true_false", "multiple_answers"})
+TYPES = frozenset({"single_choice", "true_false", "multiple_answers", "numerical", "short_answer"})
+MOODLE_KINDS = {
+    "multichoice": "single_choice",
+    "truefalse": "true_false",
+    "numerical": "numerical",
+    "shortanswer": "short_answer",
+}
+"""Moodle's question types this format reads, and the bank's type each becomes (a multichoice
+with several right answers becomes multiple_answers)."""
+WRITTEN_AS = {"true_false": "truefalse", "numerical": "numerical", "short_answer": "shortanswer"}
+"""The Moodle type a bank type is written as; the choice types are multichoice."""
 """The question types (app/question_types/) this format reads and writes."""
 TRUE = {"true", "1"}
 STANDARD_FEEDBACK = ("Your answer is correct.", "Your answer is incorrect.")
@@ -88,17 +100,18 @@ def _with_outcome_feedback(element: Element, choice: Choice) -> Choice:
 
 def _question(where: str, element: Element) -> Question:
     moodle_kind = element.get("type", "")
-    if moodle_kind not in ("multichoice", "truefalse"):
-        raise Unsupported(f"of type {moodle_kind or 'none'}, not multiple choice or true/false")
+    if moodle_kind not in MOODLE_KINDS:
+        raise Unsupported(
+            f"of type {moodle_kind or 'none'}, not multiple choice, true/false, numerical or "
+            "short answer"
+        )
     single = _child(element, "single")
     several = (
         moodle_kind == "multichoice"
         and single is not None
         and (single.text or "").strip().lower() not in TRUE
     )
-    kind = "true_false" if moodle_kind == "truefalse" else (
-        "multiple_answers" if several else "single_choice"
-    )  # fmt: skip
+    kind = "multiple_answers" if several else MOODLE_KINDS[moodle_kind]
     prompt, media = _plain(_child(element, "questiontext"))
     if media:
         raise Unsupported(
@@ -106,6 +119,34 @@ def _question(where: str, element: Element) -> Question:
         )
     if not prompt:
         raise FormatError([f"{where}/questiontext: no question text"])
+    if kind in ("numerical", "short_answer"):
+        own, choices = _typed(where, element, kind), []
+    else:
+        own, choices = {}, _choices(where, element, kind, several)
+    markup, form, _ = _raw(_child(element, "generalfeedback"))
+    if form == "html":
+        explanation, references, media = html_sources(markup)
+    else:
+        explanation, references, media = html_sources(to_html(_markdown(markup, form)))
+    if media:
+        raise Unsupported("its general feedback shows media, which Quizwright cannot show yet")
+    name = _child(element, "name")
+    title = (name.findtext("{*}text") or "") if name is not None else ""
+    tags = _child(element, "tags")
+    tagged = [] if tags is None else _children(tags, "tag")
+    marks = [carried(tag.findtext("{*}text"), "evidence") for tag in tagged]
+    grade = element.findtext("{*}defaultgrade")
+    written = 1.0 if grade is None else _number(where, "defaultgrade", "grade", grade)
+    points = checked_points(written)
+    return TYPES_BY_NAME[kind].question_class(
+        id=title, prompt=prompt, choices=tuple(choices), explanation=explanation,
+        references=references, evidence=next((m for m in marks if m), None), type=kind,
+        points=points, **own,
+    )  # fmt: skip
+
+
+def _choices(where: str, element: Element, kind: str, several: bool) -> list[Choice]:
+    """A choice question's answers as choices, each with its feedback."""
     choices = []
     for number, answer in enumerate(_children(element, "answer"), 1):
         fraction = _number(where, f"answer[{number}]", "fraction", answer.get("fraction", "0"))
@@ -140,27 +181,51 @@ def _question(where: str, element: Element) -> Question:
         choices.sort(key=lambda choice: choice.text != "True")
         if [choice.text for choice in choices] != ["True", "False"]:
             raise FormatError([f"{where}: a true/false question answers true and false once each"])
-    choices = [_with_outcome_feedback(element, choice) for choice in choices]
-    markup, form, _ = _raw(_child(element, "generalfeedback"))
-    if form == "html":
-        explanation, references, media = html_sources(markup)
+    return [_with_outcome_feedback(element, choice) for choice in choices]
+
+
+def _typed(where: str, element: Element, kind: str) -> dict:
+    """A numerical or short-answer question's accepted answers, what a `*` answer (Moodle's
+    "anything else") says, its units or whether capitals count."""
+    accepted, otherwise = [], ""
+    for number, answer in enumerate(_children(element, "answer"), 1):
+        place = f"answer[{number}]"
+        fraction = _number(where, place, "fraction", answer.get("fraction", "0")) / 100
+        written = (answer.findtext("{*}text") or "").strip()
+        said, media = _plain(_child(answer, "feedback"))
+        if media:
+            raise Unsupported(f"answer {number} shows media, which Quizwright cannot show yet")
+        if written == "*":
+            otherwise = otherwise or said
+            continue
+        if not 0 <= fraction <= 1:
+            raise Unsupported(f"answer {number} earns {fraction * 100:g}%, not 0 to 100%")
+        if kind == "numerical":
+            value = _number(where, place, "answer", written)
+            margin = abs(_number(where, place, "tolerance", answer.findtext("{*}tolerance") or "0"))
+            text = number_text(value)
+            accepted.append(NumericAnswer(text, fraction, said, _whole(value), _whole(margin)))
+        elif not written or len(written) > MOST_TYPED:
+            raise FormatError([f"{where}/{place}: no answer text, or more than {MOST_TYPED}"])
+        else:
+            accepted.append(Accepted(written, fraction, said))
+    if not any(answer.fraction == 1 for answer in accepted):
+        raise Unsupported("no answer earns full marks")
+    own: dict = {"answers": tuple(accepted), "otherwise": otherwise}
+    if kind == "short_answer":
+        own["case_sensitive"] = (element.findtext("{*}usecase") or "0").strip() in TRUE
     else:
-        explanation, references, media = html_sources(to_html(_markdown(markup, form)))
-    if media:
-        raise Unsupported("its general feedback shows media, which Quizwright cannot show yet")
-    name = _child(element, "name")
-    title = (name.findtext("{*}text") or "") if name is not None else ""
-    tags = _child(element, "tags")
-    tagged = [] if tags is None else _children(tags, "tag")
-    marks = [carried(tag.findtext("{*}text"), "evidence") for tag in tagged]
-    grade = element.findtext("{*}defaultgrade")
-    written = 1.0 if grade is None else _number(where, "defaultgrade", "grade", grade)
-    points = checked_points(written)
-    return TYPES_BY_NAME[kind].question_class(
-        id=title, prompt=prompt, choices=tuple(choices), explanation=explanation,
-        references=references, evidence=next((m for m in marks if m), None), type=kind,
-        points=points,
-    )  # fmt: skip
+        units = element.find("{*}units")
+        own["units"] = tuple(
+            Unit((unit.findtext("{*}unit_name") or "").strip(), _whole(_number(
+                where, "units", "multiplier", unit.findtext("{*}multiplier") or "1")))
+            for unit in ([] if units is None else _children(units, "unit"))
+        )  # fmt: skip
+    return own
+
+
+def _whole(number: float) -> float:
+    return int(number) if number == int(number) else number
 
 
 def _number(where: str, field: str, what: str, text: str) -> float:
@@ -227,7 +292,7 @@ def write(quiz: Quiz) -> bytes:
     ]
     for question in quiz.questions:
         general = to_html(question.explanation) + sources_html(question.references)
-        moodle_kind = "truefalse" if question.type == "true_false" else "multichoice"
+        moodle_kind = WRITTEN_AS.get(question.type, "multichoice")
         single = "false" if question.type == "multiple_answers" else "true"
         out += [
             f'  <question type="{moodle_kind}">',
@@ -238,11 +303,16 @@ def write(quiz: Quiz) -> bytes:
             "    <penalty>0</penalty>",
             "    <hidden>0</hidden>",
             f"    <idnumber>{_cdata(question.id)}</idnumber>",
-            f"    <single>{single}</single>",
-            f"    <shuffleanswers>{shuffle}</shuffleanswers>",
-            "    <answernumbering>abc</answernumbering>",
-            "    <showstandardinstruction>0</showstandardinstruction>",
         ]
+        if question.type in ("numerical", "short_answer"):
+            out += _typed_lines(question)
+        else:
+            out += [
+                f"    <single>{single}</single>",
+                f"    <shuffleanswers>{shuffle}</shuffleanswers>",
+                "    <answernumbering>abc</answernumbering>",
+                "    <showstandardinstruction>0</showstandardinstruction>",
+            ]
         if question.evidence:
             tag = _cdata(marked("evidence", question.evidence))
             out.append(f"    <tags><tag><text>{tag}</text></tag></tags>")
@@ -261,3 +331,35 @@ def write(quiz: Quiz) -> bytes:
         out.append("  </question>")
     out.append("</quiz>\n")
     return "\n".join(out).encode()
+
+
+def _typed_lines(question) -> list[str]:
+    """A numerical or short-answer question's answers, a `*` answer for what any other is told,
+    and its units (optional, typed after the number) or whether capitals count."""
+    numerical = question.type == "numerical"
+    out = [] if numerical else [f"    <usecase>{int(question.case_sensitive)}</usecase>"]
+    answers = [
+        (a.text, a.fraction, a.feedback, getattr(a, "tolerance", 0)) for a in question.answers
+    ]
+    if question.otherwise:
+        answers.append(("*", 0, question.otherwise, 0))
+    for text, fraction, feedback, tolerance in answers:
+        share = f"{fraction * 100:.5f}".rstrip("0").rstrip(".")
+        out += [
+            f'    <answer fraction="{share}" format="moodle_auto_format">'
+            f"<text>{_cdata(text)}</text>",
+            _field("feedback", to_html(feedback), indent="      ") + "</feedback>",
+        ]
+        if numerical:
+            out.append(f"      <tolerance>{number_text(tolerance)}</tolerance>")
+        out.append("    </answer>")
+    if numerical and question.units:
+        out.append("    <units>")
+        for unit in question.units:
+            out.append(f"      <unit><multiplier>{number_text(unit.multiplier)}</multiplier>"
+                       f"<unit_name>{_cdata(unit.name)}</unit_name></unit>")  # fmt: skip
+        out.append("    </units>")
+        # Units optional, typed after the number, no penalty: as the bank marks them.
+        out += ["    <unitgradingtype>0</unitgradingtype>", "    <unitpenalty>0</unitpenalty>",
+                "    <showunits>0</showunits>", "    <unitsleft>0</unitsleft>"]  # fmt: skip
+    return out
