@@ -205,7 +205,10 @@ def test_qti_reads_a_canvas_package_with_item_feedback():
         ("Which are even?", [("2", True, ""), ("4", True, ""), ("3", False, "")], "", []),
     ]  # fmt: skip
     where = "canvas.zip/g1a2b3c/g1a2b3c.xml: item"
-    other = "not multiple_choice_question, true_false_question, multiple_answers_question"
+    other = (
+        "not multiple_choice_question, true_false_question, multiple_answers_question, "
+        "numerical_question, short_answer_question"
+    )
     assert [str(skip) for skip in source.skipped] == [
         f"{where}[4] ident='i0004': skipped, of type essay_question, {other}",
         f"{where}[5] ident='i0005': skipped, partial credit (50 of 100) on an answer",
@@ -1202,6 +1205,7 @@ TYPED_ANSWERS = build_quiz(
 TYPED_CARRIES = {
     "gift": set(),
     "moodle-xml": {"points", "units", "case_sensitive"},
+    "qti": {"points"},
 }
 """What of a typed question each format carries beyond its answers (its DROPS say the rest)."""
 

@@ -14,6 +14,7 @@ from text2qti.quiz import Quiz as Text2qtiQuiz
 from app import formats
 from app.formats import gift, qti
 from app.formats.common import html_sources
+from app.question_types import TYPES
 
 from test_formats import FIXTURES, MITOCHONDRION, SEED, summary
 
@@ -174,3 +175,45 @@ def test_pygiftparser_ends_an_answer_block_at_an_escaped_brace_which_moodle_does
     assert [(c.text, c.correct) for c in ours.choices] == [
         ("All of them: = { } ~ #", True), ("None", False),
     ]  # fmt: skip
+
+
+TEXT2QTI_TYPED = """\
+Quiz title: Typed
+Quiz description: Numbers and words.
+
+Title: height
+1.  How tall is the seedling, in metres?
+... Seedlings grow.
+=   1.5 +- 0.05
+
+Title: range
+2.  Give a number from 1 to 5.
+=   [1, 5]
+
+Title: exact
+3.  How many chromosomes do humans have?
+=   46
+
+Title: words
+4.  Who is buried in Grant's tomb?
+*   Grant
+*   Ulysses S. Grant
+"""
+
+
+def test_text2qti_numerical_and_short_answer_items_import_as_canvas_marks_them():
+    """text2qti's numerical items (a margin, a range, an exact number) and its short answer
+    come across with their answers, and a student is marked as Canvas would mark them."""
+    source = qti.parse(text2qti_package(TEXT2QTI_TYPED), "typed.zip")
+    assert source.skipped == ()
+    height, span, exact, words = source.questions
+    assert [(q.type, q.explanation) for q in source.questions] == [
+        ("numerical", "Seedlings grow."), ("numerical", ""), ("numerical", ""),
+        ("short_answer", ""),
+    ]  # fmt: skip
+    ranges = [[(a.value, a.tolerance) for a in q.answers] for q in (height, span, exact)]
+    assert ranges == [[(1.5, 0.05)], [(3, 2)], [(46, 0)]]
+    assert [a.text for a in words.answers] == ["Grant", "Ulysses S. Grant"]
+    numerical, short = TYPES["numerical"], TYPES["short_answer"]
+    assert [numerical.grade(span, r).correct for r in ("1", "5", "5.01")] == [True, True, False]
+    assert short.grade(words, "ulysses s.  grant").correct

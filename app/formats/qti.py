@@ -22,6 +22,8 @@ from ..bank import Quiz
 from ..question_types import TYPES as TYPES_BY_NAME
 from ..question_types import Choice, Question, right_choice
 from ..question_types.multiple_answers import WeightedChoice, default_fractions
+from ..question_types.numerical import NumericAnswer, number_text
+from ..question_types.typed import Accepted
 from .common import (
     MAX_BYTES,
     FormatError,
@@ -43,8 +45,10 @@ from .common import (
 DROPS = (
     "a select-all question's own fractions and all-or-nothing scoring (Canvas shares the points "
     "equally among the right answers)",
+    "a numerical question's units (its answers stay in the base unit)",
+    "whether a short answer's capitals must match (Canvas ignores them)",
 )
-TYPES = frozenset({"single_choice", "true_false", "multiple_answers"})
+TYPES = frozenset({"single_choice", "true_false", "multiple_answers", "numerical", "short_answer"})
 """The question types (app/question_types/) this format reads and writes."""
 MAX_ENTRIES = 10_000
 MAX_RATIO = 200
@@ -56,6 +60,8 @@ CANVAS_TYPES = {
     "single_choice": "multiple_choice_question",
     "true_false": "true_false_question",
     "multiple_answers": "multiple_answers_question",
+    "numerical": "numerical_question",
+    "short_answer": "short_answer_question",
 }
 """Canvas's question_type for each type here."""
 KINDS = {canvas: kind for kind, canvas in CANVAS_TYPES.items()}
@@ -191,22 +197,15 @@ def _question(where: str, item: Element) -> Question:
     presentation = _find(item, "presentation")
     if presentation is None:
         raise FormatError([f"{where}: no <presentation>"])
+    typed = _all(presentation, "response_str")
+    if len(typed) == 1 and not _all(presentation, "response_lid"):
+        return _typed(where, item, metadata, presentation, canvas_kind)
     responses = _all(presentation, "response_lid")
     if len(responses) != 1:
         raise Unsupported("not one choice response (fill-in, essay or several parts)")
     several = responses[0].get("rcardinality", "Single") == "Multiple"
     kind = "multiple_answers" if several else KINDS.get(canvas_kind, "single_choice")
-    prompt_parts = [e for e in presentation if local(e.tag) in ("material", "flow")]
-    prompt, media = "", []
-    for part in prompt_parts:
-        text, shown = _mattext(part) if local(part.tag) == "material" else ("", ())
-        prompt, media = (prompt + "\n\n" + text).strip(), media + list(shown)
-    if media:
-        raise Unsupported(
-            f"its text shows media ({', '.join(media)}), which Quizwright cannot show yet"
-        )
-    if not prompt:
-        raise FormatError([f"{where}/presentation: no question text"])
+    prompt = _prompt(where, presentation)
     labels = _all(responses[0], "response_label")
     decvar = _find(item, "decvar")
     top = _score(where, decvar.get("maxvalue", "100")) if decvar is not None else 100.0
@@ -269,15 +268,7 @@ def _question(where: str, item: Element) -> Question:
             WeightedChoice(**vars(choice), fraction=share)
             for choice, share in zip(choices, shares, strict=True)
         ]
-    explanation, references, general_media = "", (), ()
-    if general in texts:
-        item_feedback = next(e for e in _all(item, "itemfeedback") if e.get("ident") == general)
-        markup = "".join(
-            (m.text or "") if m.get("texttype") == "text/html"
-            else to_html(quiz_text.from_plain(m.text or ""))
-            for m in _all(item_feedback, "mattext")
-        )  # fmt: skip
-        explanation, references, general_media = html_sources(markup)
+    explanation, references, general_media = _general(item, general) if general else ("", (), ())
     if general_media:
         raise Unsupported("its general feedback shows media, which Quizwright cannot show yet")
     title = item.get("title", "")
@@ -287,6 +278,91 @@ def _question(where: str, item: Element) -> Question:
         evidence=fits("evidence", metadata.get(EVIDENCE)), type=kind,
         points=_points(where, metadata.get("points_possible")),
     )  # fmt: skip
+
+
+def _prompt(where: str, presentation: Element) -> str:
+    """The question's text: its presentation's materials, without media."""
+    prompt, media = "", []
+    for part in presentation:
+        text, shown = _mattext(part) if local(part.tag) == "material" else ("", ())
+        prompt, media = (prompt + "\n\n" + text).strip(), media + list(shown)
+    if media:
+        raise Unsupported(
+            f"its text shows media ({', '.join(media)}), which Quizwright cannot show yet"
+        )
+    if not prompt:
+        raise FormatError([f"{where}/presentation: no question text"])
+    return prompt
+
+
+def _general(item: Element, ident: str = "general_fb") -> tuple[str, tuple, tuple]:
+    """An item feedback as explanation, sources and media (general_fb: the general feedback)."""
+    found = next((e for e in _all(item, "itemfeedback") if e.get("ident") == ident), None)
+    if found is None:
+        return "", (), ()
+    markup = "".join(
+        (m.text or "") if m.get("texttype") == "text/html"
+        else to_html(quiz_text.from_plain(m.text or ""))
+        for m in _all(found, "mattext")
+    )  # fmt: skip
+    return html_sources(markup)
+
+
+def _typed(where: str, item: Element, metadata: dict, presentation: Element, canvas_kind: str):
+    """A fill-in item: Canvas's numerical_question (an exact number with a margin, or a range)
+    or short_answer_question (words), each answer a condition that scores and links feedback."""
+    kind = "numerical" if canvas_kind == "numerical_question" else "short_answer"
+    prompt = _prompt(where, presentation)
+    decvar = _find(item, "decvar")
+    top = _score(where, decvar.get("maxvalue", "100")) if decvar is not None else 100.0
+    texts = {e.get("ident"): _mattext(e) for e in _all(item, "itemfeedback")}
+    accepted = []
+    for condition in _all(item, "respcondition"):
+        conditionvar = _find(condition, "conditionvar")
+        if conditionvar is None or _find(conditionvar, "other") is not None:
+            continue
+        scored = sum(_score(where, s.text or "0") for s in _all(condition, "setvar"))
+        links = [e.get("linkrefid") for e in _all(condition, "displayfeedback")]
+        said, media = next((texts[link] for link in links if link in texts), ("", ()))
+        if media:
+            raise Unsupported("an answer's feedback shows media, which Quizwright cannot show yet")
+        fraction = min(max(scored / top, 0.0), 1.0) if top else 0.0
+        if kind == "numerical":
+            accepted.append(_numeric(where, conditionvar, fraction, said))
+        else:
+            words = [(e.text or "").strip() for e in _all(conditionvar, "varequal")]
+            accepted += [Accepted(word, fraction, said) for word in words if word]
+    if not any(answer.fraction == 1 for answer in accepted):
+        raise Unsupported("no answer earns full marks")
+    otherwise, other_media = texts.get(OUTCOME_FEEDBACK[False], ("", ()))
+    explanation, references, general_media = _general(item)
+    if other_media or general_media:
+        raise Unsupported("its feedback shows media, which Quizwright cannot show yet")
+    title = item.get("title", "")
+    return TYPES_BY_NAME[kind].question_class(
+        id="" if title.strip().lower() in ("", "question") else title,
+        prompt=prompt, choices=(), explanation=explanation, references=references,
+        evidence=fits("evidence", metadata.get(EVIDENCE)), type=kind,
+        points=_points(where, metadata.get("points_possible")),
+        answers=tuple(accepted), otherwise=otherwise,
+    )  # fmt: skip
+
+
+def _numeric(where: str, conditionvar: Element, fraction: float, said: str) -> NumericAnswer:
+    """One answer of a numerical item: exact (varequal, with a margin as vargte and varlte
+    beside it) or a range (vargte and varlte alone), as Canvas writes them."""
+    equal = _find(conditionvar, "varequal")
+    low, high = _find(conditionvar, "vargte"), _find(conditionvar, "varlte")
+    bounds = [_score(where, e.text or "") for e in (low, high) if e is not None]
+    if equal is not None:
+        value = _score(where, equal.text or "")
+        margin = max(abs(b - value) for b in bounds) if bounds else 0.0
+    elif len(bounds) == 2:
+        value, margin = (bounds[0] + bounds[1]) / 2, abs(bounds[1] - bounds[0]) / 2
+    else:
+        raise Unsupported("a numerical answer that is neither a number nor a range")
+    whole = [int(n) if n == int(n) else n for n in (value, round(margin, 12))]
+    return NumericAnswer(number_text(value), fraction, said, *whole)
 
 
 def _score(where: str, written: str) -> float:
@@ -377,6 +453,9 @@ def _item(section: Element, question: Question) -> None:
         _sub(field, "fieldentry", entry)
     presentation = _sub(item, "presentation")
     _material(presentation, quiz_text.prompt_html(question.prompt))
+    if question.type in ("numerical", "short_answer"):
+        _typed_item(item, presentation, question)
+        return
     several = question.type == "multiple_answers"
     cardinality = "Multiple" if several else "Single"
     response = _sub(presentation, "response_lid", ident="response1", rcardinality=cardinality)
@@ -411,6 +490,49 @@ def _item(section: Element, question: Question) -> None:
     for choice in question.choices:
         feedback = _sub(item, "itemfeedback", ident=f"{choice.id}_fb")
         _material(_sub(feedback, "flow_mat"), to_html(choice.explanation))
+
+
+def _typed_item(item: Element, presentation: Element, question) -> None:
+    """A fill-in response, then a condition per accepted answer that scores its share and links
+    its feedback; what any other answer is told as Canvas's feedback for a wrong answer."""
+    numerical = question.type == "numerical"
+    response = _sub(presentation, "response_str", ident="response1", rcardinality="Single")
+    blank = {"fibtype": "Decimal"} if numerical else {}
+    _sub(_sub(response, "render_fib", **blank), "response_label", ident="answer1", rshuffle="No")
+    processing = _sub(item, "resprocessing")
+    _sub(_sub(processing, "outcomes"), "decvar", maxvalue="100", minvalue="0", varname="SCORE",
+         vartype="Decimal")  # fmt: skip
+    general = _sub(processing, "respcondition", **{"continue": "Yes"})
+    _sub(_sub(general, "conditionvar"), "other")
+    _sub(general, "displayfeedback", feedbacktype="Response", linkrefid="general_fb")
+    for number, answer in enumerate(question.answers, 1):
+        condition = _sub(processing, "respcondition", **{"continue": "No"})
+        test = _sub(condition, "conditionvar")
+        if numerical and answer.tolerance:  # Canvas's exact answer with a margin
+            either = _sub(test, "or")
+            _sub(either, "varequal", answer.text, respident="response1")
+            within = _sub(either, "and")
+            _sub(within, "vargte", number_text(answer.value - answer.tolerance),
+                 respident="response1")  # fmt: skip
+            _sub(within, "varlte", number_text(answer.value + answer.tolerance),
+                 respident="response1")  # fmt: skip
+        else:
+            _sub(test, "varequal", answer.text, respident="response1")
+        _sub(condition, "setvar", number_text(round(answer.fraction * 100, 7)), action="Set",
+             varname="SCORE")  # fmt: skip
+        _sub(condition, "displayfeedback", feedbacktype="Response", linkrefid=f"answer{number}_fb")
+    wrong = _sub(processing, "respcondition", **{"continue": "Yes"})
+    _sub(_sub(wrong, "conditionvar"), "other")
+    _sub(wrong, "displayfeedback", feedbacktype="Response", linkrefid=OUTCOME_FEEDBACK[False])
+    feedback = _sub(item, "itemfeedback", ident="general_fb")
+    general_feedback = to_html(question.explanation) + sources_html(question.references)
+    _material(_sub(feedback, "flow_mat"), general_feedback)
+    for number, answer in enumerate(question.answers, 1):
+        feedback = _sub(item, "itemfeedback", ident=f"answer{number}_fb")
+        _material(_sub(feedback, "flow_mat"), to_html(answer.feedback))
+    if question.otherwise:
+        feedback = _sub(item, "itemfeedback", ident=OUTCOME_FEEDBACK[False])
+        _material(_sub(feedback, "flow_mat"), to_html(question.otherwise))
 
 
 def _xml(root: Element) -> bytes:
