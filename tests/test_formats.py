@@ -281,7 +281,7 @@ def test_qti3_reads_a_package_with_every_kind_of_feedback():
     assert [str(skip) for skip in source.skipped] == [
         f"{where.format('partial', 'pi')}: skipped, partial credit (0.5 of 1) on an answer",
         f"{where.format('essay', 'osmosis')}: skipped, it has qti-extended-text-interaction, not "
-        "one choice interaction",
+        "one choice or text entry interaction",
         f"{where.format('picture', 'picture')}: skipped, its text shows media (img), which "
         "Quizwright cannot show yet",
     ]
@@ -1206,6 +1206,7 @@ TYPED_CARRIES = {
     "gift": set(),
     "moodle-xml": {"points", "units", "case_sensitive"},
     "qti": {"points"},
+    "qti3": {"points", "case_sensitive"},
 }
 """What of a typed question each format carries beyond its answers (its DROPS say the rest)."""
 
@@ -1228,6 +1229,68 @@ def test_typed_answers_round_trip(format_name):
         return found
 
     assert kept(back) == kept(TYPED_ANSWERS)
+
+
+@pytest.mark.parametrize("case_sensitive", [False, True])
+def test_qti3_writes_wildcards_as_patterns_a_student_is_marked_by_alike(case_sensitive):
+    """Moodle's * becomes an XML Schema pattern (letters as [xX] where capitals do not count),
+    which reads back as the same answer; a pattern that is more than wildcards is skipped."""
+    gas = dataclasses.replace(TYPED_ANSWERS.questions[1], case_sensitive=case_sensitive)
+    quiz = dataclasses.replace(TYPED_ANSWERS, questions=(gas,))
+    package = formats.FORMATS["qti3"].write(quiz)
+    back = qti3.parse(package, "typed.zip").questions[0]
+    assert (back.answers, back.case_sensitive) == (gas.answers, case_sensitive)
+    short = TYPES["short_answer"]
+    for typed in ("Carbon Dioxide", "carbon dioxide", "carbon diode"):
+        assert short.grade(back, typed).mark == short.grade(gas, typed).mark
+    with zipfile.ZipFile(io.BytesIO(package)) as archive:
+        files = {name: archive.read(name) for name in archive.namelist()}
+    name = next(n for n in files if b"qti-pattern-match" in files[n])
+    files[name] = re.sub(rb'pattern="[^"]*"', b'pattern="[a-z]+"', files[name], count=1)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for member, data in files.items():
+            archive.writestr(member, data)
+    source = qti3.parse(buffer.getvalue(), "typed.zip")
+    assert source.questions == () and "more than Moodle's * wildcards" in source.skipped[0].why
+
+
+QTI3_TEXT_ENTRY = """<?xml version="1.0" encoding="UTF-8"?>
+<qti-assessment-item xmlns="http://www.imsglobal.org/xsd/imsqtiasi_v3p0" identifier="capital"
+    title="Capital" adaptive="false" time-dependent="false">
+  <qti-response-declaration identifier="RESPONSE" cardinality="single" base-type="{base}">
+    <qti-correct-response><qti-value>{right}</qti-value></qti-correct-response>
+    <qti-mapping default-value="0">{entries}</qti-mapping>
+  </qti-response-declaration>
+  <qti-outcome-declaration identifier="SCORE" cardinality="single" base-type="float"/>
+  <qti-item-body>
+    <p>The river through <qti-text-entry-interaction response-identifier="RESPONSE"/> is the
+      Seine.</p>
+  </qti-item-body>
+  <qti-response-processing
+      template="https://purl.imsglobal.org/spec/qti/v3p0/rptemplates/map_response"/>
+</qti-assessment-item>"""
+"""A text entry scored by a mapping and the map_response template, as QTI 3.0's best-practice
+guide writes its missing-word example (written here from its description)."""
+
+
+def test_a_qti3_text_entry_scored_by_its_mapping_comes_across():
+    """The gap shows where the answer goes; the correct response earns full marks and each
+    mapping entry its share; entries that differ on capitals are a skip, named."""
+    entry = '<qti-map-entry map-key="{}" mapped-value="{}"{}/>'
+    lenient = QTI3_TEXT_ENTRY.format(base="string", right="Paris", entries=entry.format(
+        "Paris", 1, "") + entry.format("Lutetia", 0.5, ""))  # fmt: skip
+    [question] = qti3.parse(lenient.encode(), "capital.xml").questions
+    assert question.prompt == "The river through _____ is the Seine."
+    assert [(a.text, a.fraction) for a in question.answers] == [("Paris", 1), ("Lutetia", 0.5)]
+    assert not question.case_sensitive and TYPES["short_answer"].grade(question, "PARIS").correct
+    mixed = QTI3_TEXT_ENTRY.format(base="string", right="Paris", entries=entry.format(
+        "Paris", 1, ' case-sensitive="true"') + entry.format("paris", 0.5, ""))  # fmt: skip
+    source = qti3.parse(mixed.encode(), "capital.xml")
+    assert [s.why for s in source.skipped] == ["some answers count capitals and others do not"]
+    number = QTI3_TEXT_ENTRY.format(base="float", right="75", entries="")
+    [depth] = qti3.parse(number.encode(), "depth.xml").questions
+    assert (depth.type, [(a.value, a.tolerance) for a in depth.answers]) == ("numerical", [(75, 0)])
 
 
 def test_moodles_own_xml_numerical_and_short_answer_come_across():

@@ -16,6 +16,7 @@ question's evidence key in its item's `label`, which QTI leaves to authoring too
 
 import io
 import math
+import re
 import zipfile
 from dataclasses import replace
 from html import escape
@@ -27,6 +28,8 @@ from ..bank import Quiz
 from ..question_types import TYPES as TYPES_BY_NAME
 from ..question_types import Choice, Question, Reference
 from ..question_types.multiple_answers import WeightedChoice, default_fractions
+from ..question_types.numerical import NumericAnswer, number_text
+from ..question_types.typed import MOST_TYPED, Accepted
 from .common import (
     FormatError,
     Found,
@@ -44,8 +47,11 @@ from .common import (
 )
 from .qti import manifest_files, package_files
 
-DROPS = ("all-or-nothing scoring, written as partial credit",)
-TYPES = frozenset({"single_choice", "true_false", "multiple_answers"})
+DROPS = (
+    "all-or-nothing scoring, written as partial credit",
+    "a numerical question's units (its answers stay in the base unit)",
+)
+TYPES = frozenset({"single_choice", "true_false", "multiple_answers", "numerical", "short_answer"})
 """The question types (app/question_types/) this format reads and writes."""
 NAMESPACE = "http://www.imsglobal.org/xsd/imsqtiasi_v3p0"
 MANIFEST = "http://www.imsglobal.org/xsd/qti/qtiv3p0/imscp_v1p1"
@@ -87,7 +93,9 @@ def _html(element: Element, interaction: Element | None = None) -> str:
     parts = [escape(element.text or "", quote=False)]
     for child in element:
         name = local(child.tag)
-        if child is interaction:
+        if child is interaction and name == "qti-text-entry-interaction":
+            parts.append("_____")  # the gap the answer fills, as GIFT's missing word shows it
+        elif child is interaction:
             parts += [f"<div>{_html(p)}</div>" for p in _children(child, "qti-prompt")]
         elif name not in FEEDBACK:
             tag = CONTAINERS.get(name, name)
@@ -247,9 +255,12 @@ def _question(where: str, item: Element) -> Question:
         raise FormatError([f"{where}: no <qti-item-body>"])
     interactions = [e for e in body.iter() if local(e.tag).endswith("-interaction")]
     kinds = [local(e.tag) for e in interactions]
+    if kinds == ["qti-text-entry-interaction"]:
+        return _typed_question(where, item, body, interactions[0])
     if kinds != ["qti-choice-interaction"]:
         raise Unsupported(
-            f"it has {', '.join(kinds) or 'no interaction'}, not one choice interaction"
+            f"it has {', '.join(kinds) or 'no interaction'}, not one choice or text entry "
+            "interaction"
         )
     interaction = interactions[0]
     response = interaction.get("response-identifier", "RESPONSE")
@@ -424,6 +435,9 @@ def _item(question: Question, shuffle: bool) -> Element:
     )  # fmt: skip
     if question.evidence:
         item.set("label", marked("evidence", question.evidence))
+    if question.type in ("numerical", "short_answer"):
+        _typed_item(item, question)
+        return item
     several = question.type == "multiple_answers"
     declaration = _sub(item, "qti-response-declaration", identifier="RESPONSE",
                        cardinality="multiple" if several else "single",
@@ -523,3 +537,213 @@ def write(quiz: Quiz) -> bytes:
             info.compress_type = zipfile.ZIP_DEFLATED
             package.writestr(info, _xml(element))
     return buffer.getvalue()
+
+
+# Typed answers: a text entry whose response processing tries each accepted answer in turn.
+
+XSD_SPECIAL = set("\\|.-^?*+{}()[]$")
+"""What XML Schema's regular expressions, which qti-pattern-match takes, give a meaning."""
+_PATTERN_TOKEN = re.compile(r"\.\*|\[(\w)(\w)\]|\\(.)|(.)", re.S)
+
+
+def _pattern(text: str, case_sensitive: bool) -> str | None:
+    """A short answer with Moodle's `*` as an XML Schema pattern (whole-string, as XSD's are),
+    each letter as [xX] where capitals do not count; None when a plain comparison says it."""
+    parts = re.split(r"(\\\*|\*)", text)
+    if "*" not in parts:
+        return None
+    out = []
+    for part in parts:
+        if part == "*":
+            out.append(".*")
+            continue
+        for char in "*" if part == "\\*" else part:
+            if not case_sensitive and char.lower() != char.upper():
+                out.append(f"[{char.lower()}{char.upper()}]")
+            else:
+                out.append("\\" + char if char in XSD_SPECIAL else char)
+    return "".join(out)
+
+
+def _wildcards(pattern: str) -> tuple[str, bool]:
+    """A pattern _pattern wrote, back as the answer and whether capitals count; Unsupported for
+    any other regular expression, which Moodle's wildcards cannot say."""
+    text, folded = [], []
+    for token in _PATTERN_TOKEN.finditer(pattern):
+        lower, upper, escaped, plain = token.groups()
+        if token.group() == ".*":
+            text.append("*")
+        elif lower and lower.lower() == lower and upper == lower.upper() != lower:
+            text.append(lower)
+            folded.append(True)
+        elif escaped is not None:
+            text.append("\\*" if escaped == "*" else escaped)
+        elif plain is not None and plain not in XSD_SPECIAL:
+            text.append(plain)
+            folded.append(plain.lower() == plain.upper())
+        else:
+            raise Unsupported(f"the pattern {pattern!r} is more than Moodle's * wildcards")
+    return "".join(text), not all(folded)
+
+
+def _test(answer, numerical: bool, case_sensitive: bool) -> Element:
+    """The expression that holds when the response is this accepted answer."""
+    if numerical:
+        margin = number_text(answer.tolerance)  # as far below as above
+        within = {"tolerance-mode": "absolute", "tolerance": f"{margin} {margin}"}
+        test = Element("qti-equal", **within)
+        value, base = answer.text, "float"
+    elif (pattern := _pattern(answer.text, case_sensitive)) is not None:
+        test = Element("qti-pattern-match", pattern=pattern)
+        _sub(test, "qti-variable", identifier="RESPONSE")
+        return test
+    else:
+        test = Element("qti-string-match", **{"case-sensitive": str(case_sensitive).lower()})
+        value, base = answer.text.replace("\\*", "*"), "string"
+    _sub(test, "qti-variable", identifier="RESPONSE")
+    _sub(test, "qti-base-value", value, **{"base-type": base})
+    return test
+
+
+def _typed_item(item: Element, question) -> None:
+    """A text entry after the prompt; each accepted answer a branch that scores its share and
+    shows its feedback, tried in order; the else branch shows what any other answer is told."""
+    numerical = question.type == "numerical"
+    case_sensitive = getattr(question, "case_sensitive", False)
+    base_type = "float" if numerical else "string"
+    declaration = _sub(item, "qti-response-declaration", identifier="RESPONSE",
+                       cardinality="single", **{"base-type": base_type})  # fmt: skip
+    correct = _sub(declaration, "qti-correct-response")
+    _sub(correct, "qti-value", question.best.text.replace("\\*", "*"))
+    score = _sub(item, "qti-outcome-declaration", identifier="SCORE", cardinality="single",
+                 **{"base-type": "float", "normal-maximum": f"{question.points:g}"})  # fmt: skip
+    _sub(_sub(score, "qti-default-value"), "qti-value", "0")
+    for outcome in ("FEEDBACK", "GENERAL"):
+        _sub(item, "qti-outcome-declaration", identifier=outcome, cardinality="single",
+             **{"base-type": "identifier"})  # fmt: skip
+    body = _sub(item, "qti-item-body")
+    _content(body, quiz_text.prompt_html(question.prompt))
+    entry = _sub(_sub(body, "p"), "qti-text-entry-interaction", **{
+        "response-identifier": "RESPONSE", "expected-length": "20"})  # fmt: skip
+    entry.tail = None
+    said = [(f"answer{n}", a.feedback) for n, a in enumerate(question.answers, 1)]
+    for ident, words in [*said, ("other", question.otherwise)]:
+        if words:
+            feedback = _sub(body, "qti-feedback-block", identifier=ident,
+                            **{"outcome-identifier": "FEEDBACK", "show-hide": "show"})  # fmt: skip
+            _paragraphs(_sub(feedback, "qti-content-body"), words)
+    processing = _sub(item, "qti-response-processing")
+    _sub(_sub(processing, "qti-set-outcome-value", identifier="GENERAL"), "qti-base-value",
+         "explanation", **{"base-type": "identifier"})  # fmt: skip
+    condition = _sub(processing, "qti-response-condition")
+    for number, answer in enumerate(question.answers, 1):
+        branch = _sub(condition, "qti-response-if" if number == 1 else "qti-response-else-if")
+        branch.append(_test(answer, numerical, case_sensitive))
+        _sub(_sub(branch, "qti-set-outcome-value", identifier="SCORE"), "qti-base-value",
+             f"{answer.fraction * question.points:.7g}", **{"base-type": "float"})  # fmt: skip
+        _sub(_sub(branch, "qti-set-outcome-value", identifier="FEEDBACK"), "qti-base-value",
+             f"answer{number}", **{"base-type": "identifier"})  # fmt: skip
+    otherwise = _sub(condition, "qti-response-else")
+    _sub(_sub(otherwise, "qti-set-outcome-value", identifier="FEEDBACK"), "qti-base-value",
+         "other", **{"base-type": "identifier"})  # fmt: skip
+    modal = _sub(item, "qti-modal-feedback", identifier="explanation",
+                 **{"outcome-identifier": "GENERAL", "show-hide": "show"})  # fmt: skip
+    content = _sub(modal, "qti-content-body")
+    _paragraphs(content, question.explanation)
+    _sources(content, question.references)
+
+
+def _branch(where: str, expression: Element, numerical: bool) -> tuple[str, float, bool | None]:
+    """One branch's accepted answer: its text, its tolerance, and whether capitals count (None
+    where the branch does not say)."""
+    name = local(expression.tag)
+    values = [(e.text or "").strip() for e in expression if local(e.tag) == "qti-base-value"]
+    if name == "qti-pattern-match" and not numerical:
+        text, case_sensitive = _wildcards(expression.get("pattern", ""))
+        return text, 0, case_sensitive
+    if len(values) != 1 or name not in ("qti-equal", "qti-match", "qti-string-match"):
+        raise Unsupported(f"an answer is tested by {name}, which the bank cannot express")
+    if numerical:
+        spans = (expression.get("tolerance") or "0").split()
+        mode = expression.get("tolerance-mode", "exact")
+        if mode not in ("exact", "absolute") or len(set(spans)) > 1:
+            raise Unsupported("a tolerance that is relative or not the same both ways")
+        margin = _number(spans[0], f"{where}: tolerance") if spans else 0
+        return values[0], margin if expression.get("tolerance-mode") == "absolute" else 0, None
+    sensitive = expression.get("case-sensitive")
+    text = values[0].replace("*", "\\*")
+    return text, 0, None if sensitive is None else sensitive.strip() == "true"
+
+
+def _typed_question(where: str, item: Element, body: Element, interaction: Element) -> Question:
+    """A text entry item: numerical when its response is a number, else short answer."""
+    response = interaction.get("response-identifier", "RESPONSE")
+    declaration = next(
+        (e for e in _all(item, "qti-response-declaration") if e.get("identifier") == response),
+        None,
+    )
+    if declaration is None:
+        raise FormatError([f"{where}: no <qti-response-declaration> for {response!r}"])
+    numerical = declaration.get("base-type") in ("float", "integer")
+    kind = "numerical" if numerical else "short_answer"
+    points = _points(item, where)
+    # A gap alone after the question, as exports write the field, marks no place in it.
+    prompt = _text(body, "its text", interaction).removesuffix("\n\n_____")
+    if not prompt:
+        raise FormatError([f"{where}: no question text"])
+    blocks = {e.get("identifier", ""): e for e in body.iter() if local(e.tag) in FEEDBACK[:2]}
+    accepted, otherwise, cases = [], "", set()
+    for condition in _all(item, "qti-response-condition"):
+        for branch in condition:
+            sets = {s.get("identifier"): (s.findtext("{*}qti-base-value") or "").strip()
+                    for s in _children(branch, "qti-set-outcome-value")}  # fmt: skip
+            said = _text(blocks[sets["FEEDBACK"]], "feedback") if sets.get(
+                "FEEDBACK") in blocks else ""  # fmt: skip
+            if local(branch.tag) == "qti-response-else":
+                otherwise = said
+                continue
+            text, margin, case = _branch(where, branch[0], numerical)
+            fraction = _number(sets.get("SCORE", "0"), f"{where}: score") / points
+            if not 0 <= fraction <= 1 + 1e-9:
+                raise Unsupported("an answer scores more than the question's points or below 0")
+            cases.add(case)
+            accepted.append(_accepted(where, text, min(fraction, 1.0), said, margin, numerical))
+    if not accepted:  # no processing of its own: the correct response, or the mapping
+        entries = [e for m in _children(declaration, "qti-mapping")
+                   for e in _children(m, "qti-map-entry")]  # fmt: skip
+        scores = {e.get("map-key", ""): _number(e.get("mapped-value"), f"{where}: map-entry")
+                  for e in entries}  # fmt: skip
+        # A string mapping is not case-sensitive unless an entry says so (QTI 3.0's default).
+        cases |= {e.get("case-sensitive", "false").strip() == "true" for e in entries}
+        right = [(v.text or "").strip() for c in _children(declaration, "qti-correct-response")
+                 for v in _children(c, "qti-value")]  # fmt: skip
+        for key in dict.fromkeys([*right, *scores]):
+            share = 1.0 if key in right else min(max(scores[key] / points, 0.0), 1.0)
+            text = key if numerical else key.replace("*", "\\*")
+            accepted.append(_accepted(where, text, share, "", 0, numerical))
+    if not any(answer.fraction >= 1 - 1e-9 for answer in accepted):
+        raise Unsupported("no answer earns full marks")
+    if len(cases - {None}) > 1:
+        raise Unsupported("some answers count capitals and others do not")
+    general = [_html(e) for e in _children(item, "qti-modal-feedback")
+               if e.get("outcome-identifier") == "GENERAL"]  # fmt: skip
+    explanation, references, media = html_sources("".join(f"<div>{g}</div>" for g in general))
+    if media:
+        raise Unsupported("its general feedback shows media, which Quizwright cannot show yet")
+    own = {} if numerical else {"case_sensitive": True in cases}
+    return TYPES_BY_NAME[kind].question_class(
+        id=item.get("identifier", ""), prompt=prompt, choices=(), explanation=explanation,
+        references=references, evidence=carried(item.get("label"), "evidence"), type=kind,
+        points=points, answers=tuple(accepted), otherwise=otherwise, **own,
+    )  # fmt: skip
+
+
+def _accepted(where: str, text: str, fraction: float, said: str, margin: float, numerical: bool):
+    fraction = 1.0 if fraction > 1 - 1e-9 else round(fraction, 7)
+    if not numerical:
+        if not text or len(text) > MOST_TYPED:
+            raise FormatError([f"{where}: an accepted answer is empty or over {MOST_TYPED}"])
+        return Accepted(text, fraction, said)
+    value = _number(text, f"{where}: an accepted number")
+    whole = [int(n) if n == int(n) else n for n in (value, abs(margin))]
+    return NumericAnswer(number_text(value), fraction, said, *whole)
