@@ -1,6 +1,8 @@
 """Numerical and short-answer questions: what students type, how it is read and marked, what
 the pages and the statistics say of it, and that held feedback keeps their keys."""
 
+import csv
+import io
 import json
 from collections import Counter
 
@@ -16,7 +18,7 @@ from app.question_types import TYPES
 from app.reports import ItemRow
 from app.served import current_bank
 
-from helpers import SLUG, Student, make_app, text
+from helpers import SLUG, Student, login, make_app, text
 
 SOURCE = [{"title": "Moodle docs", "url": "https://docs.moodle.org/en/Numerical_question_type"}]
 DISTANCE = {
@@ -224,3 +226,33 @@ def test_held_feedback_keeps_typed_keys_until_the_attempt_ends(tmp_path):
         for words in ("Correct", "Incorrect", "Right answer", "right answer", "1.5 m", "Paris",
                       "Measure it again", "It is Paris", "give or take", "Metres are"):
             assert words not in page, words
+
+
+@pytest.mark.postgres
+def test_the_class_page_lists_what_was_typed_and_names_a_popular_wrong_answer(tmp_path):
+    """Four students type their answers to question 2: "Lyon" twice and "lyon" once count as
+    one answer, flagged as what most students answered; a typed tag is shown as text; the
+    responses CSV has each answer as typed with its mark."""
+    app = make_app(tmp_path, QUESTIONS_PATH=typed_bank(tmp_path))
+    with app.app_context():
+        quiz = current_bank().quizzes[SLUG]
+        class_ = factories.class_(factories.instructor(), join_code="ABCDEF")
+        factories.assignment(class_, quiz)
+        class_id = class_.id
+    for name, typed in (("Ann", "Lyon"), ("Ben", "lyon"), ("Cy", "Lyon"), ("Di", "<b>Paris</b>")):
+        student = Student(app.test_client())
+        assert student.start(name=name, class_code="ABCDEF").status_code == 303
+        assert student.post(student.question_url(1), typed="1.5").status_code == 303
+        assert student.post(student.question_url(2), typed=typed).status_code == 303
+        for number, question in enumerate(quiz.questions[2:], 3):  # finished: counted
+            assert student.answer(number, question.choices[0].id).status_code == 303
+    teacher = app.test_client()
+    assert login(teacher, "teacher", "correct horse").status_code == 303
+    page = teacher.get(f"/teach/classes/{class_id}?quiz={SLUG}").get_data(as_text=True)
+    assert "⚑ Most students answered “Lyon”" in page
+    assert '<th scope="col">Answer</th><th scope="col" class="num">Given</th>' in page
+    assert "&lt;b&gt;Paris&lt;/b&gt;" in page and "<b>Paris</b>" not in page
+    responses = teacher.get(f"/teach/classes/{class_id}/responses.csv?quiz={SLUG}")
+    rows = list(csv.DictReader(io.StringIO(responses.get_data().decode("utf-8-sig"))))
+    typed = sorted((row["choice_text"], row["mark"]) for row in rows if row["question"] == "capital")
+    assert typed == [("<b>Paris</b>", "0"), ("Lyon", "0"), ("Lyon", "0"), ("lyon", "0")]
