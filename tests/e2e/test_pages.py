@@ -144,11 +144,41 @@ def test_every_page_is_accessible_local_and_light(browse, quiz, server, scheme):
     teacher.get_by_label("Title").fill(f"Axe quiz {scheme}")
     teacher.get_by_role("button", name="Create quiz").click()
     inspect.check(teacher, "quiz editor")
+    editor = teacher.url
     teacher.get_by_role("link", name="Single choice").click()
     teacher.get_by_role("button", name="Save question").click()
     inspect.check(teacher, "question editor with errors")
     teacher.goto("/teach/quizzes/import")
     inspect.check(teacher, "import a file")
 
-    assert len(inspect.checked) == 26
+    # A typed answer's pages: its editor, then the question as a student on a phone meets it.
+    teacher.goto(editor)
+    teacher.get_by_label("Description").fill("Moons.")
+    teacher.get_by_role("button", name="Save settings").click()
+    teacher.get_by_role("link", name="Numerical").click()
+    inspect.check(teacher, "numerical question editor")
+    teacher.get_by_label("Question", exact=True).fill("How many moons has Mars?")
+    teacher.get_by_label("Answer 1", exact=True).fill("2")
+    teacher.get_by_label("Said to a student whose answer matches none of these").fill("Two.")
+    teacher.get_by_role("button", name="Save question").click()
+    teacher.get_by_role("button", name="Publish", exact=True).click()
+    expect(teacher.get_by_text("Published: students are served this version now.")).to_be_visible()
+    teacher.wait_for_timeout(2500)  # every worker's next check of the bank
+    phone = inspect.watch(browse(color_scheme=scheme, viewport=PHONE))
+    phone.goto(editor.replace("/teach/quizzes/", "/quizzes/").removesuffix("/edit"))
+    phone.get_by_label("Your name").fill("Ada")
+    phone.get_by_role("button", name="Start quiz").click()
+    expect(phone.get_by_role("heading", name="Question 1 of 1")).to_be_visible()
+    inspect.check(phone, "numerical question")
+    phone.get_by_label("How many moons has Mars?").fill("two")
+    phone.get_by_role("button", name="Check answer").click()
+    inspect.check(phone, "numerical question: not a number")
+    expect(phone.get_by_role("alert")).to_contain_text("Type a number")
+    phone.get_by_label("How many moons has Mars?").fill("2")
+    phone.get_by_role("button", name="Check answer").click()
+    expect(phone.get_by_text("Correct.")).to_be_visible()
+    inspect.check(phone, "numerical feedback")
+    assert phone.evaluate("document.documentElement.scrollWidth") == PHONE["width"]
+
+    assert len(inspect.checked) == 30
     assert inspect.problems == [], "\n".join(inspect.problems)
