@@ -177,6 +177,8 @@ def test_a_student_types_answers_and_a_bad_number_stores_nothing(tmp_path):
     assert "Your answer: “150 cm”" in feedback and "Yes: one and a half metres." in feedback
     assert "1.5 m, give or take 0.1" in feedback
 
+    too_long = student.post(student.question_url(2), typed="x" * 201)
+    assert too_long.status_code == 400 and "Type at most 200 characters." in text(too_long)
     german = student.client.post(
         student.question_url(2), data={"csrf_token": student.csrf, "typed": "parisian"},
         headers={"Accept-Language": "de-DE,de;q=0.9"},
