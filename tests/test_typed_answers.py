@@ -109,6 +109,19 @@ def test_short_answers_match_as_moodles_wildcards_and_cases_say():
     assert not SHORT.grade(dots, "3x14").correct  # only * is special
 
 
+@pytest.mark.timeout(20)
+def test_many_wildcards_against_a_long_answer_cost_no_backtracking():
+    """An accepted answer of many stars once became a regular expression that backtracked for
+    as long as the typed answer let it: 200 characters took longer than any request may."""
+    stars = typed_quiz(capital={"answers": [{"text": "*a" * 12 + "*b"}]}).questions[1]
+    assert SHORT.grade(stars, "a" * 200).mark == 0
+    assert SHORT.grade(stars, "a" * 199 + "b").correct
+    middle = typed_quiz(capital={"answers": [{"text": "x*yz*z"}]}).questions[1]
+    assert [SHORT.grade(middle, t).correct for t in ("xyzz", "xyz", "xayzbz", "xyzyz")] == [
+        True, False, True, True,
+    ]  # fmt: skip
+
+
 def test_the_statistics_count_typed_answers_alike_and_name_a_popular_wrong_one():
     quiz = typed_quiz()
     capital = quiz.questions[1]

@@ -15,13 +15,35 @@ class ShortAnswerQuestion(TypedQuestion):
 
 
 @lru_cache(maxsize=1024)
-def pattern(accepted: str, case_sensitive: bool) -> re.Pattern:
-    """An accepted answer as a pattern: `*` stands for any characters, `\\*` for a star."""
-    parts = re.split(r"(\\\*|\*)", tidy_typed(accepted))
-    body = "".join(
-        ".*" if part == "*" else re.escape("*" if part == "\\*" else part) for part in parts
-    )
-    return re.compile(body, re.DOTALL if case_sensitive else re.DOTALL | re.IGNORECASE)
+def parts(accepted: str, case_sensitive: bool) -> tuple[str, ...]:
+    """An accepted answer's literal parts, apart where it has a `*` (`\\*` is a star)."""
+    found, current = [], ""
+    for piece in re.split(r"(\\\*|\*)", tidy_typed(accepted)):
+        if piece == "*":
+            found.append(current)
+            current = ""
+        else:
+            current += "*" if piece == "\\*" else piece
+    found.append(current)
+    return tuple(found if case_sensitive else (part.casefold() for part in found))
+
+
+def wildcard_match(literal: tuple[str, ...], text: str) -> bool:
+    """Whether text is the parts with anything between them. Each part is found leftmost, in
+    order, which is enough for `*` alone: linear in the answer, where a regular expression of
+    many `*` backtracks for as long as a student cares to make it."""
+    if len(literal) == 1:
+        return text == literal[0]
+    first, *middle, last = literal
+    if len(text) < len(first) + len(last) or not (text.startswith(first) and text.endswith(last)):
+        return False
+    at, end = len(first), len(text) - len(last)
+    for part in middle:
+        found = text.find(part, at, end)
+        if found < 0:
+            return False
+        at = found + len(part)
+    return True
 
 
 class ShortAnswer(TypedType):
@@ -35,8 +57,9 @@ class ShortAnswer(TypedType):
         return {"case_sensitive": True} if question.case_sensitive else {}
 
     def matches(self, question: ShortAnswerQuestion, accepted: Accepted, response: str) -> bool:
-        compiled = pattern(accepted.text, question.case_sensitive)
-        return compiled.fullmatch(tidy_typed(response)) is not None
+        typed = tidy_typed(response)
+        typed = typed if question.case_sensitive else typed.casefold()
+        return wildcard_match(parts(accepted.text, question.case_sensitive), typed)
 
     def same(self, question: ShortAnswerQuestion, response: str) -> str:
         return response if question.case_sensitive else response.casefold()
