@@ -272,3 +272,12 @@ def test_the_class_page_lists_what_was_typed_and_names_a_popular_wrong_answer(tm
     capital = [row for row in rows if row["question"] == "capital"]
     typed = sorted((row["choice_text"], row["mark"]) for row in capital)
     assert typed == [("<b>Paris</b>", "0"), ("Lyon", "0"), ("Lyon", "0"), ("lyon", "0")]
+    assert {row["question_points"] for row in capital} == {"1"}
+    distance = next(row for row in rows if row["question"] == "distance")
+    assert (distance["points"], distance["question_points"]) == ("2", "2")
+    items = teacher.get(f"/teach/classes/{class_id}/items.csv?quiz={SLUG}")
+    stats = list(csv.DictReader(io.StringIO(items.get_data().decode("utf-8-sig"))))
+    assert [(row["question"], row["points"]) for row in stats[:2]] == [
+        ("distance", "2"), ("capital", "1"),
+    ]  # fmt: skip
+    assert (stats[1]["choice_1"], stats[1]["choice_1_count"]) == ("Lyon", "3")

@@ -155,6 +155,7 @@ def responses(class_name: str, versions: dict[int, Quiz], answers: Iterable[tupl
         "correct",
         "mark",
         "points",
+        "question_points",
         "answered_at_utc",
     ]
     rows = (
@@ -170,6 +171,7 @@ def responses(class_name: str, versions: dict[int, Quiz], answers: Iterable[tupl
             "true" if correct else "false",
             number(stored_mark(mark, correct), 4),
             number(earned(questions[version, question].points, mark, correct), 2),
+            number(questions[version, question].points, 2),
             utc(answered_at),
         ]
         for student, identifier, attempt, version, question, choice, correct, mark, answered_at in (
@@ -184,7 +186,7 @@ def item_statistics(report: ClassReport) -> Table:
     choices named by their text."""
     most = max(len(item.tally) for item in report.items)
     header = [
-        "question", "question_text", "n", "not_answered", "facility", "discrimination",
+        "question", "question_text", "points", "n", "not_answered", "facility", "discrimination",
         "right_choice",
     ]  # fmt: skip
     for k in range(1, most + 1):
@@ -195,6 +197,7 @@ def item_statistics(report: ClassReport) -> Table:
         row = [
             item.question.id,
             plain(item.question.prompt),
+            number(item.question.points, 2),
             item.n,
             item.not_answered,
             number(item.facility, 3),
