@@ -204,7 +204,10 @@ def test_a_student_types_answers_and_a_bad_number_stores_nothing(tmp_path):
         answers = db.session.scalars(db.select(Answer))
         stored = {a.question_id: (a.response, a.mark) for a in answers}
     assert stored == {"distance": ("150 cm", 1), "capital": ("parisian", 0.5)}
-    assert "2.5 of 9 points so far" in text(student.client.get(student.results_url))
+    results = text(student.client.get(student.results_url))
+    assert "2.5 of 9 points so far" in results
+    # Beside each verdict, the points where they are not simply one or none.
+    assert "Correct: 2 of 2</span>" in results and "Partly correct: 0.5 of 1</span>" in results
 
 
 @pytest.mark.postgres
