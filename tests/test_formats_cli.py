@@ -46,10 +46,10 @@ def test_import_with_gaps_writes_placeholders_that_check_and_reload_refuse(bank,
     assert result.exit_code == 0, result.output
     source = FIXTURES / "features.gift"
     assert result.stdout == (
-        f'Imported 10 questions from {source} into {bank} as quiz "cells"; 6 questions skipped.\n'
+        f'Imported 12 questions from {source} into {bank} as quiz "cells"; 4 questions skipped.\n'
     )
     errors = result.stderr.splitlines()
-    assert errors[0] == f"{source}:40: skipped, a short-answer question (every answer is right)"
+    assert errors[0] == f"{source}:44: skipped, an essay question"
     assert f"{source}:52: skipped, a description with no answers" in errors
     assert "quiz: no description (--description): a placeholder to write" in errors
     assert (
@@ -115,17 +115,18 @@ def test_import_without_allow_gaps_lists_the_gaps_and_writes_nothing(bank):
         f"{source}: /quiz/question[5]: skipped, partial credit (33.3333%) on answer 2",
         f"{source}: /quiz/question[6]: skipped, its text shows media (img, file), which "
         "Quizwright cannot show yet",
-        f"{source}: /quiz/question[8]: skipped, of type shortanswer, not multiple choice or "
-        "true/false",
-        f"{source}: /quiz/question[9]: skipped, of type essay, not multiple choice or true/false",
-        f"{source}: /quiz/question[10]: skipped, of type description, not multiple choice or "
-        "true/false",
+        f"{source}: /quiz/question[9]: skipped, of type essay, not multiple choice, true/false, "
+        "numerical or short answer",
+        f"{source}: /quiz/question[10]: skipped, of type description, not multiple choice, "
+        "true/false, numerical or short answer",
         f'{source}: /quiz/question[2]: question "mitochondria" lacks feedback on choice 3',
         f'{source}: /quiz/question[3]: question "unicode-plain-text" lacks a source (an https:// '
         "link in the general feedback)",
         f'{source}: /quiz/question[4]: question "several-answers-allowed" lacks feedback on '
         "choices 1, 2, 3; general feedback (the explanation); a source (an https:// link in the "
         "general feedback)",
+        f'{source}: /quiz/question[8]: question "powerhouse" lacks general feedback (the '
+        "explanation); a source (an https:// link in the general feedback)",
         f"{source}: the bank needs these; write them in the source, or import with --allow-gaps "
         "to fill placeholders that `quiz check` refuses until written",
         "Nothing was written.",
@@ -250,8 +251,8 @@ def test_a_dry_run_reports_gaps_too_and_says_what_importing_needs(bank):
     quiz = json.loads(result.stdout)
     assert [q["id"] for q in quiz["questions"]][:2] == ["mitochondria", "unicode-plain-text"]
     lines = result.stderr.splitlines()
-    assert f"{source}: /quiz/question[9]: skipped, of type essay, not multiple choice or " \
-        "true/false" in lines  # fmt: skip
+    assert f"{source}: /quiz/question[9]: skipped, of type essay, not multiple choice, " \
+        "true/false, numerical or short answer" in lines  # fmt: skip
     assert f'{source}: /quiz/question[2]: question "mitochondria" lacks feedback on choice 3: ' \
         "a placeholder to write" in lines  # fmt: skip
     assert lines[-2:] == [

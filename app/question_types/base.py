@@ -158,8 +158,11 @@ class QuestionType(ABC):
         when the type has nothing to shuffle."""
 
     @abstractmethod
-    def answer_form(self, question: Question, shown: list, **kwargs) -> FlaskForm:
-        """The form that reads and checks one answer; its `response` is what grade takes."""
+    def answer_form(
+        self, question: Question, shown: list, language: str = "en", **kwargs
+    ) -> FlaskForm:
+        """The form that reads and checks one answer; its `response` is what grade takes.
+        `language` is the browser's, which says how a typed number is written."""
 
     @abstractmethod
     def grade(self, question: Question, response: str) -> Feedback | None:

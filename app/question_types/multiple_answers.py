@@ -159,7 +159,7 @@ class MultipleAnswers(QuestionType):
     def arrangement(self, question: Question, rng: Random) -> list[str]:
         return rng.sample([choice.id for choice in question.choices], len(question.choices))
 
-    def answer_form(self, question: Question, shown: list[Choice], **kwargs) -> AnswerForm:
+    def answer_form(self, question: Question, shown: list[Choice], language="en", **kwargs):
         return AnswerForm(question, shown, **kwargs)
 
     def grade(self, question: SeveralAnswers, response: str) -> SeveralFeedback | None:

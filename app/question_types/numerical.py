@@ -7,7 +7,6 @@ import math
 import re
 from dataclasses import dataclass
 
-from flask import has_request_context, request
 from wtforms import ValidationError
 
 from .typed import Accepted, TypedQuestion, TypedType
@@ -41,19 +40,13 @@ def number_text(value: float) -> str:
     return text[:-2] if text.endswith(".0") else text
 
 
-def _language() -> str:
-    """The browser's first language, which says how it writes decimals."""
-    best = request.accept_languages.best if has_request_context() else None
-    return (best or "en").replace("-", "_")
-
-
-def _local_number(text: str) -> float | None:
+def _local_number(text: str, language: str) -> float | None:
     """A number as the student's language writes it (3,5 in German, 1 000,5 in French)."""
     from babel import Locale, UnknownLocaleError  # only for what plain notation does not read
     from babel.numbers import NumberFormatError, parse_decimal
 
     try:
-        locale = Locale.parse(_language())
+        locale = Locale.parse(language.replace("-", "_"))
     except (UnknownLocaleError, ValueError, TypeError):
         return None
     try:
@@ -121,9 +114,9 @@ class Numerical(TypedType):
         ]
         return found
 
-    def read(self, question: NumericalQuestion, typed: str) -> str:
+    def read(self, question: NumericalQuestion, typed: str, language: str = "en") -> str:
         text, unit = split_unit(question, typed)
-        value = float(text) if NUMBER.fullmatch(text) else _local_number(text)
+        value = float(text) if NUMBER.fullmatch(text) else _local_number(text, language)
         if value is None or not math.isfinite(value):
             if question.units:
                 names = ", ".join(unit.name for unit in question.units)

@@ -75,7 +75,7 @@ class SingleChoice(QuestionType):
     def arrangement(self, question: Question, rng: Random) -> list[str]:
         return rng.sample([choice.id for choice in question.choices], len(question.choices))
 
-    def answer_form(self, question: Question, shown: list[Choice], **kwargs) -> AnswerForm:
+    def answer_form(self, question: Question, shown: list[Choice], language="en", **kwargs):
         return AnswerForm(shown, **kwargs)
 
     def grade(self, question: Question, response: str) -> ChoiceFeedback | None:

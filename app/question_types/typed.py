@@ -62,16 +62,16 @@ class TypedForm(FlaskForm):
 
     typed = StringField(filters=[lambda value: tidy_typed(value) if value else value])
 
-    def __init__(self, kind: "TypedType", question: TypedQuestion, **kwargs):
+    def __init__(self, kind: "TypedType", question: TypedQuestion, language: str, **kwargs):
         super().__init__(**kwargs)
-        self.kind, self.question = kind, question
+        self.kind, self.question, self.language = kind, question, language
 
     def validate_typed(self, field) -> None:
         if not field.data:
             raise ValidationError(self.kind.empty)
         if len(field.data) > MOST_TYPED:
             raise ValidationError(f"Type at most {MOST_TYPED} characters.")
-        self.read = self.kind.read(self.question, field.data)
+        self.read = self.kind.read(self.question, field.data, self.language)
 
     @property
     def response(self) -> str:
@@ -89,9 +89,9 @@ class TypedType(QuestionType):
     verb = "answered"
     empty: str = "Type your answer."
 
-    def read(self, question: TypedQuestion, typed: str) -> str:
-        """The answer as stored, from what was typed and tidied; ValidationError when it cannot
-        be an answer at all."""
+    def read(self, question: TypedQuestion, typed: str, language: str = "en") -> str:
+        """The answer as stored, from what was typed (tidied) in a browser of this language;
+        ValidationError when it cannot be an answer at all."""
         return typed
 
     def matches(self, question: TypedQuestion, accepted: Accepted, response: str) -> bool:
@@ -135,8 +135,8 @@ class TypedType(QuestionType):
     def arrangement(self, question: Question, rng: Random) -> None:
         return None
 
-    def answer_form(self, question: TypedQuestion, shown: list, **kwargs) -> TypedForm:
-        return TypedForm(self, question, **kwargs)
+    def answer_form(self, question: TypedQuestion, shown: list, language="en", **kwargs):
+        return TypedForm(self, question, language, **kwargs)
 
     def grade(self, question: TypedQuestion, response: str) -> TypedFeedback | None:
         if not response:
