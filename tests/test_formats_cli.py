@@ -37,8 +37,8 @@ def bank(tmp_path):
 
 
 def test_import_with_gaps_writes_placeholders_that_check_and_reload_refuse(bank, tmp_path):
-    """The GIFT fixture imports its 10 questions (7 single choice, 2 true/false, 1 select-all),
-    lists the 6 it skipped and the gaps with their lines; the bank is written, then refused
+    """The GIFT fixture imports its 12 questions (7 single choice, 2 true/false, 1 select-all,
+    1 short answer, 1 numerical), lists the 4 it skipped and the gaps with their lines; the bank is written, then refused
     until filled."""
     result = quiz_command(
         "import", FIXTURES / "features.gift", "--into", bank, "--slug", "cells", "--allow-gaps"
@@ -64,10 +64,10 @@ def test_import_with_gaps_writes_placeholders_that_check_and_reload_refuse(bank,
     assert cells["description"].startswith(PLACEHOLDER)
     assert [q["id"] for q in cells["questions"]] == [
         "mitochondria", "escapes", "multi-line", "html", "markdown", "unicode", "q7", "sun",
-        "partial", "moon",
+        "short", "numeric", "partial", "moon",
     ]  # fmt: skip
     assert [q.get("type") for q in cells["questions"][7:]] == [
-        "true_false", "multiple_answers", "true_false",
+        "true_false", "short_answer", "numerical", "multiple_answers", "true_false",
     ]  # fmt: skip
 
     check = quiz_command("check", bank)
@@ -258,7 +258,7 @@ def test_a_dry_run_reports_gaps_too_and_says_what_importing_needs(bank):
     assert lines[-2:] == [
         "Importing it needs the gaps above written in the source, or --allow-gaps for "
         "placeholders to write in the bank.",
-        'Dry run: 4 questions would be quiz "cells", 5 questions skipped; nothing was written.',
+        'Dry run: 5 questions would be quiz "cells", 4 questions skipped; nothing was written.',
     ]
     taken = quiz_command("import", source, "--into", bank, "--slug", SLUG)
     assert taken.stderr.splitlines() == [
