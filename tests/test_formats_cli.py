@@ -38,8 +38,8 @@ def bank(tmp_path):
 
 def test_import_with_gaps_writes_placeholders_that_check_and_reload_refuse(bank, tmp_path):
     """The GIFT fixture imports its 12 questions (7 single choice, 2 true/false, 1 select-all,
-    1 short answer, 1 numerical), lists the 4 it skipped and the gaps with their lines; the bank is written, then refused
-    until filled."""
+    1 short answer, 1 numerical), lists the 4 it skipped and the gaps with their lines; the
+    bank is written, then refused until filled."""
     result = quiz_command(
         "import", FIXTURES / "features.gift", "--into", bank, "--slug", "cells", "--allow-gaps"
     )
