@@ -5,7 +5,7 @@ import html
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -16,7 +16,7 @@ from defusedxml import DefusedXmlException
 
 from .. import text as quiz_text
 from ..bank import BankError
-from ..question_types import Question, Reference
+from ..question_types import Choice, Question, Reference
 
 MAX_BYTES = 50 * 1000 * 1000
 """No source, nor everything unpacked from a package, may be larger: 50 MB."""
@@ -96,6 +96,17 @@ MARK = "quizwright"
 SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
 """A bank id, as questions.schema.json's id: what an evidence key must look like."""
+
+
+def true_first(where: str, choices: list[Choice]) -> list[Choice]:
+    """A true/false question's two choices, True first and named as the bank names them,
+    whatever order and case the file gives; FormatError unless they are true and false once
+    each."""
+    named = {choice.text.strip().lower(): choice for choice in choices}
+    if sorted(named) != ["false", "true"] or len(choices) != 2:
+        raise FormatError([f"{where}: a true/false question answers True and False once each"])
+    return [replace(named["true"], id="true", text="True"),
+            replace(named["false"], id="false", text="False")]  # fmt: skip
 
 
 def carried(text: str | None, kind: str) -> str | None:

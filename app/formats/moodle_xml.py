@@ -30,6 +30,7 @@ from .common import (
     parse_xml,
     sources_html,
     to_html,
+    true_first,
 )
 
 DROPS = ("all-or-nothing scoring, written as partial credit",)
@@ -177,10 +178,8 @@ def _choices(where: str, element: Element, kind: str, several: bool) -> list[Cho
         raise Unsupported(f"{right} answers are worth 100%; a one-answer question has exactly one")
     if len(choices) < 2:
         raise Unsupported("fewer than two answers")
-    if kind == "true_false":  # True first, as the bank holds it
-        choices.sort(key=lambda choice: choice.text != "True")
-        if [choice.text for choice in choices] != ["True", "False"]:
-            raise FormatError([f"{where}: a true/false question answers true and false once each"])
+    if kind == "true_false":
+        choices = true_first(where, choices)
     return [_with_outcome_feedback(element, choice) for choice in choices]
 
 

@@ -13,7 +13,6 @@ import math
 import re
 import zipfile
 import zlib
-from dataclasses import replace
 from xml.etree import ElementTree
 from xml.etree.ElementTree import Element
 
@@ -40,6 +39,7 @@ from .common import (
     parse_xml,
     sources_html,
     to_html,
+    true_first,
 )
 
 DROPS = (
@@ -261,7 +261,7 @@ def _question(where: str, item: Element) -> Question:
             f"{right} answers score full marks; a one-answer question has exactly one right"
         )
     if kind == "true_false":
-        choices = _true_false(where, choices)
+        choices = true_first(where, choices)
     if several:  # Canvas's partial credit: the right ones share the points equally
         shares = default_fractions([choice.correct for choice in choices])
         choices = [
@@ -383,15 +383,6 @@ def _points(where: str, written: str | None) -> float:
     except ValueError:
         raise FormatError([f"{where}: points_possible {written!r} is not a number"]) from None
     return checked_points(points)
-
-
-def _true_false(where: str, choices: list[Choice]) -> list[Choice]:
-    """A true/false question's two choices, True first, as the bank names them."""
-    named = {choice.text.strip().lower(): choice for choice in choices}
-    if sorted(named) != ["false", "true"] or len(choices) != 2:
-        raise FormatError([f"{where}: a true/false question answers True and False once each"])
-    return [replace(named["true"], id="true", text="True"),
-            replace(named["false"], id="false", text="False")]  # fmt: skip
 
 
 def _assessment(name: str, data: bytes, meta: bytes | None):

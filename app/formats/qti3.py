@@ -18,7 +18,6 @@ import io
 import math
 import re
 import zipfile
-from dataclasses import replace
 from html import escape
 from xml.etree import ElementTree
 from xml.etree.ElementTree import Element
@@ -44,6 +43,7 @@ from .common import (
     local,
     marked,
     parse_xml,
+    true_first,
 )
 from .qti import manifest_files, package_files
 
@@ -299,8 +299,7 @@ def _question(where: str, item: Element) -> Question:
         kind, bank_choices = "multiple_answers", _weighted(bank_choices, scores, points)
     elif sorted(choice.text for choice in bank_choices) == ["False", "True"]:
         kind = "true_false"  # as QTI has no true/false of its own, and exports write it
-        bank_choices.sort(key=lambda choice: choice.text != "True")
-        bank_choices = [replace(c, id=c.text.lower()) for c in bank_choices]
+        bank_choices = true_first(where, bank_choices)
     return TYPES_BY_NAME[kind].question_class(
         id=item.get("identifier", ""), prompt=prompt, choices=tuple(bank_choices),
         explanation=explanation, references=references,
