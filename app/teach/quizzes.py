@@ -18,6 +18,9 @@ MEDIA_TYPES = {
 }
 """The formats the pages offer (teach/_quizzes.html), both QTI versions since LMSs import one or
 the other; Aiken, which loses every explanation, stays on the command line, where it says so."""
+LABELS = {"moodle-xml": "Moodle XML", "qti": "QTI 1.2", "qti3": "QTI 3.0", "gift": "GIFT"}
+"""Each offered format as the pages name it (export_labels in templates)."""
+bp.add_app_template_global(LABELS, "export_labels")
 
 
 def _quiz_or_404(slug: str) -> Quiz:
@@ -40,6 +43,7 @@ def preview(slug):
         "teach/preview.html",
         quiz=quiz,
         offered=quiz.slug in current_bank().quizzes,
+        drops={name: formats.dropped(name) for name in LABELS},
     )
 
 
