@@ -831,7 +831,7 @@ def test_the_editor_writes_a_numerical_question_with_units_and_a_partial_answer(
         "prompt": "How tall is the seedling, in metres?", "points": "2",
         "answers-0-text": "one", "answers-0-tolerance": "0,05",
         "answers-0-feedback": "Yes: about 1.5 m.",
-        "answers-1-text": "150", "answers-1-weight": "150",
+        "answers-1-text": "150", "answers-1-weight": "150", "answers-2-text": "1,500",
         "units": "m, c2m = 100", "otherwise": "Measure it again.",
         "explanation": "Seedlings grow.", "sources-0-title": "Seedling",
         "sources-0-url": "https://en.wikipedia.org/wiki/Seedling",
@@ -842,7 +842,11 @@ def test_the_editor_writes_a_numerical_question_with_units_and_a_partial_answer(
     assert 'id="answers-0-text-error">Give a number, such as 3.5 or 1e-3.' in words
     assert 'id="answers-1-weight-error">Give a percent from 0 to 100.' in words
     assert "“c2m” cannot be a unit" in words
-    fields |= {"answers-0-text": "1.5", "answers-1-weight": "50", "units": "m, cm = 100"}
+    # A thousand in English, one and a half in German: asked, never guessed.
+    assert 'id="answers-2-text-error">Is “1,500” a number in thousands? Write it without ' \
+        "commas (1500), or with a decimal point." in words  # fmt: skip
+    fields |= {"answers-0-text": "1.5", "answers-1-weight": "50", "units": "m, cm = 100",
+               "answers-2-text": ""}  # fmt: skip
     saved = lecturer.post(f"/teach/quizzes/{QUIZ}/new-question", data=fields)
     assert saved.status_code == 303, said(saved)
     stored = draft_question(app)

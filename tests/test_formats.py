@@ -14,6 +14,7 @@ from app import formats
 from app.bank import UNFILLED, BankError, build_quiz, load_bank, problems
 from app.config import PROJECT_ROOT
 from app.formats import aiken, gift, moodle_xml, qti, qti3
+from app.formats.common import Unsupported
 from app.question_types import TYPES, Reference, type_of
 from app.text import plain
 
@@ -1203,10 +1204,10 @@ TYPED_ANSWERS = build_quiz(
     }
 )  # fmt: skip
 TYPED_CARRIES = {
-    "gift": set(),
-    "moodle-xml": {"points", "units", "case_sensitive"},
+    "gift": {"wildcards"},
+    "moodle-xml": {"points", "units", "case_sensitive", "wildcards"},
     "qti": {"points"},
-    "qti3": {"points", "case_sensitive"},
+    "qti3": {"points", "case_sensitive", "wildcards"},
 }
 """What of a typed question each format carries beyond its answers (its DROPS say the rest)."""
 
@@ -1225,6 +1226,9 @@ def test_typed_answers_round_trip(format_name):
             entry = type_of(question).data(question)
             for field in {"points", "units", "case_sensitive"} - carried:
                 entry.pop(field, None)
+            if "wildcards" not in carried:  # the format's star is a star, as the export wrote
+                for answer in entry["answers"] if question.type == "short_answer" else ():
+                    answer["text"] = re.sub(r"(?<!\\)\*", r"\\*", answer["text"])
             found.append(entry)
         return found
 
@@ -1351,3 +1355,76 @@ def test_qti3_refuses_a_mapping_that_is_no_number(value):
     with pytest.raises(formats.FormatError) as refused:
         qti3.parse(buffer.getvalue(), "typed.zip")
     assert f"{value!r} is not a number" in refused.value.errors[0]
+
+
+def moodle_typed(kind: str, answers: str, extra: str = "") -> bytes:
+    return (
+        f'<quiz><question type="{kind}"><name><text>q</text></name>'
+        f"<questiontext><text>How many?</text></questiontext>{answers}{extra}</question></quiz>"
+    ).encode()
+
+
+def test_typed_questions_a_file_cannot_make_the_bank_hold_are_skipped_at_their_place():
+    """Attacker review: more answers than a question may have, units the bank cannot name,
+    a numerical `*` worth marks and a range past any number are skipped with why, at their
+    place; none reaches a draft, where the editor could not open it."""
+    many = "::many::Which letter? {" + " ".join(f"=a{n}" for n in range(25)) + "}\n"
+    imported = formats.to_quiz(gift.parse(many.encode(), "many.gift"), "many", None, None)
+    assert imported.quiz["questions"] == []
+    assert [str(s) for s in imported.skipped] == [
+        'many.gift:1: skipped, field "answers": has 25; at most 20 are allowed'
+    ]
+    units = moodle_typed("numerical", '<answer fraction="100"><text>1</text></answer>',
+                         "<units><unit><multiplier>0</multiplier><unit_name>m</unit_name></unit>"
+                         "</units>")  # fmt: skip
+    imported = formats.to_quiz(moodle_xml.parse(units, "u.xml"), "u", None, None)
+    assert imported.quiz["questions"] == [] and "multiplier" in imported.skipped[0].why
+    star = moodle_typed("numerical", '<answer fraction="100"><text>*</text></answer>')
+    assert "for any number at all" in moodle_xml.parse(star, "s.xml").skipped[0].why
+    anything = moodle_typed("shortanswer", '<answer fraction="100"><text>*</text></answer>')
+    assert [a.text for a in moodle_xml.parse(anything, "a.xml").questions[0].answers] == ["*"]
+
+
+def test_a_star_is_a_wildcard_only_where_the_format_says_so():
+    """GIFT's \\* is Moodle's star that is no wildcard; Canvas compares whole answers, so its
+    star is a star; a QTI 3.0 pattern is read only when it is Moodle's wildcards alone."""
+    [star] = gift.parse(b"::s::Which key? {=\\* =a\\*b}", "s.gift").questions
+    assert [a.text for a in star.answers] == ["\\*", "a\\*b"]
+    short = TYPES["short_answer"]
+    assert short.grade(star, "*").correct and not short.grade(star, "anything").correct
+    canvas = qti.parse(formats.FORMATS["qti"].write(TYPED_ANSWERS), "t.zip").questions[1]
+    assert [a.text for a in canvas.answers][1] == "carbon dio\\*ide"
+    for pattern, why in (("[pP]aris.*", "counts capitals in some letters only"),
+                         ("\\d+", "is more than Moodle's * wildcards")):  # fmt: skip
+        with pytest.raises(Unsupported, match=re.escape(why)):
+            qti3._wildcards(pattern)
+    assert qti3._wildcards("[pP][aA][rR][iI][sS].*") == ("paris*", False)
+    sharp = dataclasses.replace(TYPED_ANSWERS.questions[1], case_sensitive=False, answers=(
+        dataclasses.replace(TYPED_ANSWERS.questions[1].answers[0], text="Stra*e ß"),))  # fmt: skip
+    package = formats.FORMATS["qti3"].write(dataclasses.replace(TYPED_ANSWERS, questions=(sharp,)))
+    [back] = qti3.parse(package, "s.zip").questions
+    assert back.answers[0].text == "Stra*e ß"
+
+
+def test_hostile_typed_items_are_skipped_not_crashed_on():
+    """An empty branch in QTI 3.0 and a Canvas range wider than any float: skipped, with why."""
+    package = formats.FORMATS["qti3"].write(TYPED_ANSWERS)
+    with zipfile.ZipFile(io.BytesIO(package)) as archive:
+        files = {name: archive.read(name) for name in archive.namelist()}
+    name = next(n for n in files if b"qti-response-if" in files[n])
+    files[name] = re.sub(rb"<qti-response-if>.*?</qti-response-if>", b"<qti-response-if/>",
+                         files[name], count=1, flags=re.S)  # fmt: skip
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for member, data in files.items():
+            archive.writestr(member, data)
+    assert "tests nothing" in qti3.parse(buffer.getvalue(), "e.zip").skipped[0].why
+    canvas = formats.FORMATS["qti"].write(TYPED_ANSWERS)
+    with zipfile.ZipFile(io.BytesIO(canvas)) as archive:
+        files = {name: archive.read(name) for name in archive.namelist()}
+    name = next(n for n in files if b"vargte" in files[n])
+    wide = re.sub(rb"<vargte([^>]*)>[^<]*</vargte>", rb"<vargte\1>-1.7e308</vargte>", files[name])
+    wide = re.sub(rb"<varlte([^>]*)>[^<]*</varlte>", rb"<varlte\1>1.7e308</varlte>", wide)
+    wide = re.sub(rb"<varequal([^>]*)>1.5</varequal>", b"", wide)
+    source = qti.parse(wide, "wide.xml")
+    assert "past the numbers the bank holds" in source.skipped[0].why

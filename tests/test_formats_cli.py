@@ -362,8 +362,8 @@ def test_the_documented_commands_name_real_commands_and_options():
 
 
 def test_control_characters_in_an_imported_file_are_refused_and_nothing_is_written(bank, tmp_path):
-    """Attacker repro 07: a NUL and a BEL in a GIFT file reached the bank; the import now names
-    them at their question and field, and writes nothing."""
+    """Attacker repro 07: a NUL and a BEL in a GIFT file reached the bank; the import now skips
+    the question, naming them at its line and their fields, and writes nothing."""
     source = tmp_path / "controls.gift"
     source.write_text(
         "::Q1:: What is x\x00y? {=a#right because a\x07 ~b#wrong because b ####General.}\n",
@@ -377,11 +377,13 @@ def test_control_characters_in_an_imported_file_are_refused_and_nothing_is_writt
     assert result.exit_code == 1
     refusals = result.stderr.splitlines()
     assert refusals[-1] == "Nothing was written."
-    assert (
-        f'{bank}: quiz "controls", question "q1", field "prompt": contains the control '
-        "character U+0000, which no page shows: remove it"
-    ) in refusals
-    assert any("U+0007" in refusal and "choices[" in refusal for refusal in refusals)
+    # Skipped where the file has it, each character at its field: no question is left.
+    assert refusals[:2] == [
+        f"{source}: no question could be imported",
+        f'{source}:1: skipped, field "prompt": contains the control character U+0000, which no '
+        'page shows: remove it; field "choices[0].explanation": contains the control character '
+        "U+0007, which no page shows: remove it",
+    ]
     assert bank.read_bytes() == before
 
 

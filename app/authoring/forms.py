@@ -156,10 +156,19 @@ class SourceRow(Form):
         return valid and bool(self.url.data) == bool(self.title.data)
 
 
+THOUSANDS = re.compile(r"[+-]?\d{1,3}(,\d{3})+")
+"""1,000 or 12,345,678: a thousand in English, one in German, so the editor asks which."""
+
+
 def _number(text: str | None, low: float, high: float, wrong: str) -> float | None:
     """A number as people type it (a decimal comma too), within [low, high]; None when empty."""
     if not text:
         return None
+    if THOUSANDS.fullmatch(text):
+        raise ValidationError(
+            f"Is “{text}” a number in thousands? Write it without commas ({text.replace(',', '')}),"
+            " or with a decimal point."
+        )
     try:
         value = float(text.replace(",", ".", 1) if text.count(",") == 1 else text)
     except ValueError:
@@ -250,9 +259,9 @@ class QuestionForm(FlaskForm):
             for box, low, high, words in checks:
                 try:
                     _number(box.data, low, high, words)
-                except ValidationError:
-                    box.errors.append(words)
-                    found.append(words)
+                except ValidationError as error:
+                    box.errors.append(str(error))
+                    found.append(str(error))
             weight = _number(entry.weight.data, 0, 100, "") if not entry.weight.errors else 0
             full = full or weight is None or weight == 100
         if found:

@@ -111,6 +111,7 @@ def to_quiz(source: Source, slug: str, title: str | None, description: str | Non
     gaps: list[Gap] = []
     questions = []
     noted = []
+    skipped = list(source.skipped)
     if not title and source.title and source.title_from:
         noted.append(f'the title "{source.title}" is {source.title_from}; give --title for another')
     title = title or source.title or slug
@@ -150,12 +151,16 @@ def to_quiz(source: Source, slug: str, title: str | None, description: str | Non
         if not references:
             missing.append("a source (an https:// link in the general feedback)")
             references = (Reference(f"{PLACEHOLDER} a source for this question", PLACEHOLDER_URL),)
-        if missing:
-            gaps.append(Gap(where, f'question "{qid}" lacks {"; ".join(missing)}'))
         whole = replace(
             question, id=qid, choices=tuple(choices), explanation=explanation, references=references
         )
-        questions.append(type_of(whole).data(whole))
+        entry = type_of(whole).data(whole)
+        if beyond := _beyond_the_bank(entry):
+            skipped.append(Skip(where, beyond))
+            continue
+        if missing:
+            gaps.append(Gap(where, f'question "{qid}" lacks {"; ".join(missing)}'))
+        questions.append(entry)
     quiz = {
         "slug": slug,
         "title": title[:200],
@@ -165,11 +170,20 @@ def to_quiz(source: Source, slug: str, title: str | None, description: str | Non
     }
     return Imported(
         quiz=quiz,
-        skipped=list(source.skipped),
+        skipped=skipped,
         gaps=gaps,
         unmeasured=list(source.lost),
         noted=noted,
     )
+
+
+def _beyond_the_bank(entry: dict) -> str | None:
+    """What of a read question the bank cannot hold, which its reader did not check (more
+    answers or units than a question may have, a unit it cannot name), in words; or None."""
+    quiz = {"slug": "import", "title": "Import", "description": "-", "questions": [entry]}
+    found = [p for p in problems({"quizzes": [quiz]}, gaps_allowed=True) if UNFILLED not in p]
+    # 'quiz "import", question "q1", field "answers": ...': the file's place says the rest.
+    return "; ".join(problem.split(", ", 2)[-1] for problem in found) or None
 
 
 def parse_file(path: Path, format_name: str | None = None) -> Source:

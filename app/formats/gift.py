@@ -81,6 +81,11 @@ def _unescape(text: str) -> str:
     return ESCAPE.sub(lambda m: "\n" if m.group(1) == "n" else m.group(1), text)
 
 
+def _unescape_answer(text: str) -> str:
+    """An accepted answer unescaped, but for `\\*`: Moodle's star that is no wildcard."""
+    return ESCAPE.sub(lambda m: {"n": "\n", "*": "\\*"}.get(m.group(1), m.group(1)), text)
+
+
 def _escape(text: str) -> str:
     text = text.replace("\\", "\\\\")
     for mark in SPECIAL:
@@ -326,12 +331,12 @@ def _typed(where: str, answers: list[str], markup: str, read) -> tuple[tuple, st
         body = body[:hash_at].strip() if hash_at >= 0 else body
         if media:
             raise Unsupported("an answer's feedback shows media, which Quizwright cannot show yet")
-        if _unescape(body) == "*" and weight == 0:
+        if body == "*" and weight == 0:
             otherwise = said
             continue
         if not 0 <= weight <= 100:
             raise Unsupported(f"an answer weighs {weight:g}%: a typed answer earns 0 to 100%")
-        accepted.append(read(where, index, _unescape(body), weight / 100, said))
+        accepted.append(read(where, index, _unescape_answer(body), weight / 100, said))
     if not any(answer.fraction == 1 for answer in accepted):
         raise Unsupported("no answer earns full marks")
     return tuple(accepted), otherwise

@@ -194,9 +194,11 @@ def _typed(where: str, element: Element, kind: str) -> dict:
         said, media = _plain(_child(answer, "feedback"))
         if media:
             raise Unsupported(f"answer {number} shows media, which Quizwright cannot show yet")
-        if written == "*":
+        if written == "*" and fraction == 0:  # Moodle's "any other answer"
             otherwise = otherwise or said
             continue
+        if written == "*" and kind == "numerical":
+            raise Unsupported(f"answer {number} gives {fraction * 100:g}% for any number at all")
         if not 0 <= fraction <= 1:
             raise Unsupported(f"answer {number} earns {fraction * 100:g}%, not 0 to 100%")
         if kind == "numerical":

@@ -47,6 +47,7 @@ DROPS = (
     "equally among the right answers)",
     "a numerical question's units (its answers stay in the base unit)",
     "whether a short answer's capitals must match (Canvas ignores them)",
+    "a short answer's * wildcards (Canvas compares whole answers: the star goes as a star)",
 )
 TYPES = frozenset({"single_choice", "true_false", "multiple_answers", "numerical", "short_answer"})
 """The question types (app/question_types/) this format reads and writes."""
@@ -321,6 +322,8 @@ def _typed(where: str, item: Element, metadata: dict, presentation: Element, can
         conditionvar = _find(condition, "conditionvar")
         if conditionvar is None or _find(conditionvar, "other") is not None:
             continue
+        if _find(conditionvar, "not") is not None:
+            raise Unsupported("an answer is accepted for what was not typed")
         scored = sum(_score(where, s.text or "0") for s in _all(condition, "setvar"))
         links = [e.get("linkrefid") for e in _all(condition, "displayfeedback")]
         said, media = next((texts[link] for link in links if link in texts), ("", ()))
@@ -330,8 +333,11 @@ def _typed(where: str, item: Element, metadata: dict, presentation: Element, can
         if kind == "numerical":
             accepted.append(_numeric(where, conditionvar, fraction, said))
         else:
+            # Canvas compares whole answers: a star in one is a star, not Moodle's wildcard.
             words = [(e.text or "").strip() for e in _all(conditionvar, "varequal")]
-            accepted += [Accepted(word, fraction, said) for word in words if word]
+            accepted += [
+                Accepted(word.replace("*", "\\*"), fraction, said) for word in words if word
+            ]
     if not any(answer.fraction == 1 for answer in accepted):
         raise Unsupported("no answer earns full marks")
     otherwise, other_media = texts.get(OUTCOME_FEEDBACK[False], ("", ()))
@@ -351,6 +357,8 @@ def _typed(where: str, item: Element, metadata: dict, presentation: Element, can
 def _numeric(where: str, conditionvar: Element, fraction: float, said: str) -> NumericAnswer:
     """One answer of a numerical item: exact (varequal, with a margin as vargte and varlte
     beside it) or a range (vargte and varlte alone), as Canvas writes them."""
+    if len(_all(conditionvar, "varequal")) > 1:
+        raise Unsupported("a numerical answer that is one of several numbers")
     equal = _find(conditionvar, "varequal")
     low, high = _find(conditionvar, "vargte"), _find(conditionvar, "varlte")
     bounds = [_score(where, e.text or "") for e in (low, high) if e is not None]
@@ -361,6 +369,8 @@ def _numeric(where: str, conditionvar: Element, fraction: float, said: str) -> N
         value, margin = (bounds[0] + bounds[1]) / 2, abs(bounds[1] - bounds[0]) / 2
     else:
         raise Unsupported("a numerical answer that is neither a number nor a range")
+    if not (math.isfinite(value) and math.isfinite(margin)):
+        raise Unsupported("a numerical answer past the numbers the bank holds")
     whole = [int(n) if n == int(n) else n for n in (value, round(margin, 12))]
     return NumericAnswer(number_text(value), fraction, said, *whole)
 
@@ -507,8 +517,8 @@ def _typed_item(item: Element, presentation: Element, question) -> None:
                  respident="response1")  # fmt: skip
             _sub(within, "varlte", number_text(answer.value + answer.tolerance),
                  respident="response1")  # fmt: skip
-        else:
-            _sub(test, "varequal", answer.text, respident="response1")
+        else:  # Canvas has no wildcard: a star is a star (DROPS says a wildcard's loss)
+            _sub(test, "varequal", answer.text.replace("\\*", "*"), respident="response1")
         _sub(condition, "setvar", number_text(round(answer.fraction * 100, 7)), action="Set",
              varname="SCORE")  # fmt: skip
         _sub(condition, "displayfeedback", feedbacktype="Response", linkrefid=f"answer{number}_fb")

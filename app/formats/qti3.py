@@ -557,11 +557,17 @@ def _pattern(text: str, case_sensitive: bool) -> str | None:
             out.append(".*")
             continue
         for char in "*" if part == "\\*" else part:
-            if not case_sensitive and char.lower() != char.upper():
-                out.append(f"[{char.lower()}{char.upper()}]")
+            if not case_sensitive and _cased(char):  # as written first, then its other case
+                out.append(f"[{char}{char.swapcase()}]")
             else:
                 out.append("\\" + char if char in XSD_SPECIAL else char)
     return "".join(out)
+
+
+def _cased(char: str) -> bool:
+    """A letter with one capital and one small form, which [xX] can say (not ß, whose capital
+    is SS)."""
+    return char.lower() != char.upper() and len(char.lower()) == len(char.upper()) == 1
 
 
 def _wildcards(pattern: str) -> tuple[str, bool]:
@@ -569,20 +575,23 @@ def _wildcards(pattern: str) -> tuple[str, bool]:
     any other regular expression, which Moodle's wildcards cannot say."""
     text, folded = [], []
     for token in _PATTERN_TOKEN.finditer(pattern):
-        lower, upper, escaped, plain = token.groups()
+        first, other, escaped, plain = token.groups()
         if token.group() == ".*":
             text.append("*")
-        elif lower and lower.lower() == lower and upper == lower.upper() != lower:
-            text.append(lower)
+        elif first and _cased(first) and other == first.swapcase():
+            text.append(first)
             folded.append(True)
-        elif escaped is not None:
+        elif escaped is not None and escaped in XSD_SPECIAL:  # \d or \w are classes, not letters
             text.append("\\*" if escaped == "*" else escaped)
         elif plain is not None and plain not in XSD_SPECIAL:
             text.append(plain)
-            folded.append(plain.lower() == plain.upper())
+            if _cased(plain):
+                folded.append(False)
         else:
             raise Unsupported(f"the pattern {pattern!r} is more than Moodle's * wildcards")
-    return "".join(text), not all(folded)
+    if True in folded and False in folded:
+        raise Unsupported(f"the pattern {pattern!r} counts capitals in some letters only")
+    return "".join(text), folded == [False] * len(folded) and bool(folded)
 
 
 def _test(answer, numerical: bool, case_sensitive: bool) -> Element:
@@ -694,6 +703,8 @@ def _typed_question(where: str, item: Element, body: Element, interaction: Eleme
     accepted, otherwise, cases = [], "", set()
     for condition in _all(item, "qti-response-condition"):
         for branch in condition:
+            if local(branch.tag) != "qti-response-else" and not len(branch):
+                raise Unsupported("an answer's branch tests nothing")
             sets = {s.get("identifier"): (s.findtext("{*}qti-base-value") or "").strip()
                     for s in _children(branch, "qti-set-outcome-value")}  # fmt: skip
             said = _text(blocks[sets["FEEDBACK"]], "feedback") if sets.get(

@@ -42,6 +42,8 @@ def number_text(value: float) -> str:
 
 def _local_number(text: str, language: str) -> float | None:
     """A number as the student's language writes it (3,5 in German, 1 000,5 in French)."""
+    from decimal import DecimalException
+
     from babel import Locale, UnknownLocaleError  # only for what plain notation does not read
     from babel.numbers import NumberFormatError, parse_decimal
 
@@ -53,10 +55,11 @@ def _local_number(text: str, language: str) -> float | None:
         # Strict: "1,000" in English is a thousand, never one; a grouping out of place is refused.
         # French groups with a narrow no-break space, which students type as a plain one.
         return float(parse_decimal(text.replace(" ", "\u202f"), locale=locale, strict=True))
-    except (NumberFormatError, ValueError):
+    except (NumberFormatError, ValueError, DecimalException):
         try:
             return float(parse_decimal(text, locale=locale, strict=True))
-        except (NumberFormatError, ValueError):
+        # Decimal's own errors too: "1,0E1000" overflows the context Babel parses it in.
+        except (NumberFormatError, ValueError, DecimalException):
             return None
 
 
