@@ -12,6 +12,7 @@ from markupsafe import Markup, escape
 from .grading import in_points
 from .models import Attempt, Class
 from .question_types import Question, type_of
+from .question_types.short_answer import readable
 from .text import explained, phrase, plain, prompt_parts, rich
 from .zones import known_zones, utc, utc_to_local
 
@@ -126,6 +127,7 @@ def init_app(app):
     app.add_template_filter(clock)
     app.add_template_filter(breakable_address)
     app.add_template_filter(in_points, "points")
+    app.add_template_filter(readable)
     # Quiz text (app/text.py): a choice as a phrase, a prompt in parts, an explanation rich.
     for quiz_text in (phrase, rich, plain, prompt_parts, explained):
         app.add_template_filter(quiz_text)

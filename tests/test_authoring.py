@@ -886,7 +886,12 @@ def test_the_editor_writes_a_short_answer_that_must_be_fully_possible(app, lectu
     fields |= {"answers-1-feedback": ""}
     refused = lecturer.post(f"/teach/quizzes/{QUIZ}/new-question", data=fields)
     assert "Give one answer 100% (or leave its share empty)" in said(refused)
-    fields |= {"answers-1-text": "carbon dio*ide"}
+    # Where capitals do not count, "co2" is "CO2" again: a row that would never mark a reply.
+    fields |= {"answers-1-text": "co2", "answers-1-weight": "100", "case_sensitive": ""}
+    twice = lecturer.post(f"/teach/quizzes/{QUIZ}/new-question", data=fields)
+    assert twice.status_code == 400
+    assert 'id="answers-1-text-error">Another answer above says the same' in said(twice)
+    fields |= {"answers-1-text": "carbon dio*ide", "answers-1-weight": "", "case_sensitive": "y"}
     assert lecturer.post(f"/teach/quizzes/{QUIZ}/new-question", data=fields).status_code == 303
     stored = draft_question(app)
     assert stored["case_sensitive"] is True and stored["answers"] == [

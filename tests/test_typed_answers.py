@@ -15,6 +15,7 @@ from app.config import PROJECT_ROOT
 from app.extensions import db
 from app.models import Answer, FeedbackWhen
 from app.question_types import TYPES
+from app.question_types.short_answer import readable
 from app.reports import ItemRow
 from app.served import current_bank
 
@@ -124,15 +125,17 @@ def test_many_wildcards_against_a_long_answer_cost_no_backtracking():
 def test_the_statistics_count_typed_answers_alike_and_name_a_popular_wrong_one():
     quiz = typed_quiz()
     capital = quiz.questions[1]
-    counts = Counter({"Lyon": 5, "lyon": 2, "Paris": 3, "Parisian": 1, "Nice": 1, "Lille": 1,
+    counts = Counter({"Lyon": 6, "lyon": 3, "Paris": 3, "Parisian": 1, "Nice": 1, "Lille": 1,
                       "Tours": 1, "Metz": 1})  # fmt: skip
     tally = SHORT.tally(capital, counts)
     assert [(t.text, t.count, t.right, t.mark) for t in tally[:3]] == [
-        ("Lyon", 7, False, 0.0), ("Paris", 3, True, 1), ("Parisian", 1, False, 0.5),
+        ("Lyon", 9, False, 0.0), ("Paris", 3, True, 1), ("Parisian", 1, False, 0.5),
     ]
-    assert tally[-1].text == "Other answers" and sum(t.count for t in tally) == 15
-    item = ItemRow(capital, 2, 15, 0.3, 0.1, counts)
+    assert tally[-1].text == "Other answers" and sum(t.count for t in tally) == 17
+    item = ItemRow(capital, 2, 17, 0.3, 0.1, counts)
     assert item.flags[0] == "Most students answered “Lyon”"
+    # Half is not most: no flag names it.
+    assert SHORT.misread(capital, counts + Counter({"Paris": 6})) is None
     distance = quiz.questions[0]
     same = NUMERICAL.tally(distance, Counter({"150 cm": 2, "1.5": 1, "2": 2}))
     assert [(t.text, t.count) for t in same] == [("150 cm", 3), ("2", 2)]
@@ -175,7 +178,9 @@ def test_a_student_types_answers_and_a_bad_number_stores_nothing(tmp_path):
     student = Student(app.test_client())
     student.start()
     page = text(student.client.get(student.question_url(1)))
-    assert 'inputmode="decimal"' in page and "Units: m, cm (m when you give none)." in page
+    # A text field: a phone's decimal keypad has no minus sign and no letters for a unit.
+    assert 'id="typed"' in page and "inputmode" not in page
+    assert "Units: m, cm (m when you give none)." in page
     assert '<label class="prompt" for="typed">' in page and '<p class="meta">2 points</p>' in page
     refused = student.post(student.question_url(1), typed="3,5")
     assert refused.status_code == 400
@@ -283,3 +288,13 @@ def test_the_class_page_lists_what_was_typed_and_names_a_popular_wrong_answer(tm
         ("distance", "2"), ("capital", "1"),
     ]  # fmt: skip
     assert (stats[1]["choice_1"], stats[1]["choice_1_count"]) == ("Lyon", "3")
+
+
+def test_a_wildcard_answer_is_named_to_students_in_words_they_can_read():
+    """Lecturer review: "A right answer is “colo*r”" read as a typo. The answer named is one
+    without a wildcard where there is one; a wildcard shows as "…", an escaped star as "*"."""
+    both = typed_quiz(capital={"answers": [{"text": "colo*r"}, {"text": "colour"}]})
+    assert both.questions[1].best.text == "colour"
+    only = typed_quiz(capital={"answers": [{"text": "colo*r"}, {"text": "hue", "fraction": 0.5}]})
+    assert only.questions[1].best.text == "colo*r"
+    assert (readable("colo*r"), readable("a\\*b*")) == ("colo…r", "a*b…")

@@ -109,6 +109,10 @@ KINDS = {
 """The question types the editor writes, as it names them."""
 TYPED = frozenset({"numerical", "short_answer"})
 """The kinds answered by typing, which list accepted answers instead of choices."""
+SAID_ABOVE = (
+    "Another answer above says the same: the first one marks every reply it matches, so this "
+    "one never would."
+)
 SPARE_ANSWERS = 2
 """Empty accepted-answer rows the editor offers after the written ones."""
 
@@ -242,6 +246,7 @@ class QuestionForm(FlaskForm):
         if self.kind.data not in TYPED:
             return
         numerical, found, full = self.kind.data == "numerical", [], False
+        seen: set = set()
         for row in self.answers:
             entry = row.form
             if not entry.text.data:
@@ -264,6 +269,15 @@ class QuestionForm(FlaskForm):
                     found.append(str(error))
             weight = _number(entry.weight.data, 0, 100, "") if not entry.weight.errors else 0
             full = full or weight is None or weight == 100
+            if entry.text.errors:
+                continue
+            # The first answer that matches marks a reply: the same one again never would.
+            same = _number(entry.text.data, -1e300, 1e300, "") if numerical else (
+                entry.text.data if self.case_sensitive.data else entry.text.data.casefold())
+            if same in seen:
+                entry.text.errors.append(SAID_ABOVE)
+                found.append("Two answers say the same.")
+            seen.add(same)
         if found:
             raise ValidationError("Mend the answers marked below.")
         if not any(row.form.text.data for row in self.answers):

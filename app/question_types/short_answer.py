@@ -13,6 +13,19 @@ from .typed import Accepted, TypedQuestion, TypedType, tidy_typed
 class ShortAnswerQuestion(TypedQuestion):
     case_sensitive: bool = False
 
+    @property
+    def best(self) -> Accepted:
+        """The first answer earning full marks, one without a wildcard where there is one: a
+        student reads "colour" better than "colo*r"."""
+        full = [answer for answer in self.answers if answer.fraction >= 1] or list(self.answers)
+        return next((a for a in full if len(parts(a.text, True)) == 1), full[0])
+
+
+def readable(accepted: str) -> str:
+    """An accepted answer as a student reads it: a wildcard as "…", an escaped star as "*"."""
+    pieces = re.split(r"(\\\*|\*)", accepted)
+    return "".join({"*": "…", "\\*": "*"}.get(piece, piece) for piece in pieces)
+
 
 @lru_cache(maxsize=1024)
 def parts(accepted: str, case_sensitive: bool) -> tuple[str, ...]:

@@ -174,9 +174,7 @@ class TypedType(QuestionType):
         if not lines:
             return None
         top = lines[0]
-        # One wrong answer given more than any other, and by more than the right ones together.
-        rivals = [line for line in lines if line.count == top.count]
-        right = sum(line.count for line in lines if line.right)
-        if len(rivals) == 1 and not top.mark and top.count > right:
+        # A wrong answer most of those who answered gave: "most" as the flag words it.
+        if not top.mark and top.count * 2 > sum(counts.values()):
             return top.text
         return None
