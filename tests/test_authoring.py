@@ -900,3 +900,10 @@ def test_the_editor_writes_a_short_answer_that_must_be_fully_possible(app, lectu
     checklist = said(lecturer.get(EDITOR))
     assert "Nothing said to other answers" in checklist
     assert "2 answers without feedback" in checklist
+
+
+def test_a_draft_without_a_description_can_be_previewed(app, lecturer):
+    """Lecturer review: an imported draft had no preview until its description was written."""
+    write_quiz(lecturer, description="")
+    preview = lecturer.get(f"/teach/quizzes/{QUIZ}/draft")
+    assert preview.status_code == 200 and "What gas do plants take in?" in said(preview)
