@@ -261,10 +261,11 @@ def test_the_class_page_lists_what_was_typed_and_names_a_popular_wrong_answer(tm
         class_ = factories.class_(factories.instructor(), join_code="ABCDEF")
         factories.assignment(class_, quiz)
         class_id = class_.id
-    for name, typed in (("Ann", "Lyon"), ("Ben", "lyon"), ("Cy", "Lyon"), ("Di", "<b>Paris</b>")):
+    for name, typed, number in (("Ann", "Lyon", "1.5"), ("Ben", "lyon", "1.5"),
+                                ("Cy", "Lyon", "150 cm"), ("Di", "<b>Paris</b>", "-1.5")):  # fmt: skip
         student = Student(app.test_client())
         assert student.start(name=name, class_code="ABCDEF").status_code == 303
-        assert student.post(student.question_url(1), typed="1.5").status_code == 303
+        assert student.post(student.question_url(1), typed=number).status_code == 303
         assert student.post(student.question_url(2), typed=typed).status_code == 303
         for number, question in enumerate(quiz.questions[2:], 3):  # finished: counted
             assert student.answer(number, question.choices[0].id).status_code == 303
@@ -282,6 +283,9 @@ def test_the_class_page_lists_what_was_typed_and_names_a_popular_wrong_answer(tm
     assert {row["question_points"] for row in capital} == {"1"}
     distance = next(row for row in rows if row["question"] == "distance")
     assert (distance["points"], distance["question_points"]) == ("2", "2")
+    # A number stays a number a spreadsheet sums, a negative one too (attacker review).
+    numbers = sorted(row["choice_text"] for row in rows if row["question"] == "distance")
+    assert numbers == ["-1.5", "1.5", "1.5", "150 cm"]
     items = teacher.get(f"/teach/classes/{class_id}/items.csv?quiz={SLUG}")
     stats = list(csv.DictReader(io.StringIO(items.get_data().decode("utf-8-sig"))))
     assert [(row["question"], row["points"]) for row in stats[:2]] == [

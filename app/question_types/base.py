@@ -172,6 +172,10 @@ class QuestionType(ABC):
     def describe(self, question: Question, response: str) -> str:
         """An answer in words, as the saved-answer page and the responses CSV give it."""
 
+    def in_a_cell(self, question: Question, response: str) -> str | float:
+        """An answer as a spreadsheet cell: in words, unless the type's answers are numbers."""
+        return self.describe(question, response)
+
     @abstractmethod
     def tally(self, question: Question, counts: Counter) -> list[Tally]:
         """How many gave each answer, from counts of stored responses, in the order shown."""

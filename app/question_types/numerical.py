@@ -129,6 +129,10 @@ class Numerical(TypedType):
             raise ValidationError("Type a number, such as 3.5 or 1e-3.")
         return number_text(value) + (f" {unit.name}" if unit else "")
 
+    def in_a_cell(self, question: NumericalQuestion, response: str) -> str | float:
+        """A number a spreadsheet sums (-5, not the text '-5); with a unit, the words."""
+        return float(response) if NUMBER.fullmatch(response) else response
+
     def in_base_unit(self, question: NumericalQuestion, response: str) -> float | None:
         """The stored answer's number in the question's base unit."""
         text, unit = split_unit(question, response)

@@ -167,7 +167,7 @@ def responses(class_name: str, versions: dict[int, Quiz], answers: Iterable[tupl
             question,
             prompts[version, question],
             choice,
-            type_of(questions[version, question]).describe(questions[version, question], choice),
+            type_of(questions[version, question]).in_a_cell(questions[version, question], choice),
             "true" if correct else "false",
             number(stored_mark(mark, correct), 4),
             number(earned(questions[version, question].points, mark, correct), 2),
