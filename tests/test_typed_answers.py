@@ -261,8 +261,9 @@ def test_the_class_page_lists_what_was_typed_and_names_a_popular_wrong_answer(tm
         class_ = factories.class_(factories.instructor(), join_code="ABCDEF")
         factories.assignment(class_, quiz)
         class_id = class_.id
-    for name, typed, number in (("Ann", "Lyon", "1.5"), ("Ben", "lyon", "1.5"),
-                                ("Cy", "Lyon", "150 cm"), ("Di", "<b>Paris</b>", "-1.5")):  # fmt: skip
+    answers = [("Ann", "Lyon", "1.5"), ("Ben", "lyon", "1.5"), ("Cy", "Lyon", "150 cm"),
+               ("Di", "<b>Paris</b>", "-1.5")]  # fmt: skip
+    for name, typed, number in answers:
         student = Student(app.test_client())
         assert student.start(name=name, class_code="ABCDEF").status_code == 303
         assert student.post(student.question_url(1), typed=number).status_code == 303
