@@ -57,10 +57,11 @@ def test_preview_shows_every_question_with_the_key_and_every_explanation(app, te
             assert f'href="{shown(reference.url)}"' in body
     assert words.count("Right answer") == len(quiz.questions)
     assert "Your answer" not in words
-    # Beside the downloads, what each format has no room for, as `quiz export` says it.
-    assert "What each download leaves out</summary>" in words
+    # What each format has no room for, as `quiz export` says it, on the list of quizzes.
+    listed = html.unescape(text(teacher.get("/teach/quizzes")))
+    assert "What each download (Preview and export) leaves out</summary>" in listed
     assert "GIFT: the quiz's description; whether choices are shuffled; each question's points" \
-        in html.unescape(words)  # fmt: skip
+        in listed  # fmt: skip
     # The right choice of each question carries the tag, in the same list item.
     for question in quiz.questions:
         item = re.search(

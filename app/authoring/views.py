@@ -5,6 +5,7 @@ import json
 from flask import abort, flash, redirect, render_template, request, url_for
 from flask_login import current_user
 
+from .. import formats
 from ..audit import audit
 from ..bank import BankError, build_quiz, problems
 from ..extensions import db
@@ -42,7 +43,10 @@ def quizzes():
             QuizRecord.archived_at.is_not(None), QuizRecord.created_at.desc(), QuizRecord.id.desc()
         )
     ).all()
-    page = render_template("authoring/quizzes.html", rows=rows, form=form, share_roles=SHARE_ROLES)
+    drops = {name: formats.dropped(name) for name in formats.FORMATS}
+    page = render_template(
+        "authoring/quizzes.html", rows=rows, form=form, share_roles=SHARE_ROLES, drops=drops
+    )
     return page, 400 if form.errors else 200
 
 

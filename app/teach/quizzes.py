@@ -43,7 +43,6 @@ def preview(slug):
         "teach/preview.html",
         quiz=quiz,
         offered=quiz.slug in current_bank().quizzes,
-        drops={name: formats.dropped(name) for name in LABELS},
     )
 
 
