@@ -280,17 +280,23 @@ def test_a_student_answers_each_type_and_is_scored_in_points(tmp_path):
     assert "2 of 9 points so far" in results and "Partly correct" in results
 
 
-@pytest.mark.postgres
-def test_held_feedback_keeps_each_types_key_until_the_attempt_ends(tmp_path):
-    """Under feedback after the attempt, a true/false and a select-all answer are saved in the
-    student's own words; neither page, nor the results before finishing, tells what is right."""
-    app = make_app(tmp_path, QUESTIONS_PATH=typed_bank(tmp_path))
+def held_feedback_student(app) -> tuple:
+    """The quiz, and a student who started it in a class that holds feedback until the
+    attempt ends."""
     with app.app_context():
         quiz = current_bank().quizzes[SLUG]
         class_ = factories.class_(factories.instructor(), join_code="ABCDEF")
         factories.assignment(class_, quiz, feedback=FeedbackWhen.AFTER_ATTEMPT)
     student = Student(app.test_client())
     assert student.start(class_code="ABCDEF").status_code == 303
+    return quiz, student
+
+
+@pytest.mark.postgres
+def test_held_feedback_keeps_each_types_key_until_the_attempt_ends(tmp_path):
+    """Under feedback after the attempt, a true/false and a select-all answer are saved in the
+    student's own words; neither page, nor the results before finishing, tells what is right."""
+    quiz, student = held_feedback_student(make_app(tmp_path, QUESTIONS_PATH=typed_bank(tmp_path)))
     several = quiz.questions[1]
     assert student.answer(1, "true").status_code == 303
     assert student.post(student.question_url(2), choice=[c.id for c in several.choices[1:3]])

@@ -8,12 +8,13 @@ from collections import Counter
 
 import factories
 import pytest
+from test_question_types import held_feedback_student
 from wtforms import ValidationError
 
 from app.bank import build_quiz, problems
 from app.config import PROJECT_ROOT
 from app.extensions import db
-from app.models import Answer, FeedbackWhen
+from app.models import Answer
 from app.question_types import TYPES
 from app.question_types.short_answer import readable
 from app.reports import ItemRow
@@ -232,13 +233,7 @@ def test_a_german_browser_may_type_a_decimal_comma(tmp_path):
 def test_held_feedback_keeps_typed_keys_until_the_attempt_ends(tmp_path):
     """Under feedback after the attempt, the typed answers are saved in the student's words and
     nothing on the pages tells an accepted answer, a mark or what an answer is told."""
-    app = make_app(tmp_path, QUESTIONS_PATH=typed_bank(tmp_path))
-    with app.app_context():
-        quiz = current_bank().quizzes[SLUG]
-        class_ = factories.class_(factories.instructor(), join_code="ABCDEF")
-        factories.assignment(class_, quiz, feedback=FeedbackWhen.AFTER_ATTEMPT)
-    student = Student(app.test_client())
-    assert student.start(class_code="ABCDEF").status_code == 303
+    _, student = held_feedback_student(make_app(tmp_path, QUESTIONS_PATH=typed_bank(tmp_path)))
     assert student.post(student.question_url(1), typed="2").status_code == 303
     assert student.post(student.question_url(2), typed="Lyon").status_code == 303
     pages = [text(student.client.get(student.question_url(n))) for n in (1, 2)]

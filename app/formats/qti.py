@@ -464,13 +464,7 @@ def _item(section: Element, question: Question) -> None:
     for choice in question.choices:
         label = _sub(render, "response_label", ident=choice.id)
         _material(label, str(quiz_text.phrase(choice.text)))
-    processing = _sub(item, "resprocessing")
-    _sub(_sub(processing, "outcomes"), "decvar", maxvalue="100", minvalue="0", varname="SCORE",
-         vartype="Decimal")  # fmt: skip
-    # "continue" is a Python keyword, hence the dict.
-    general = _sub(processing, "respcondition", **{"continue": "Yes"})
-    _sub(_sub(general, "conditionvar"), "other")
-    _sub(general, "displayfeedback", feedbacktype="Response", linkrefid="general_fb")
+    processing = _processing(item)
     for choice in question.choices:
         condition = _sub(processing, "respcondition", **{"continue": "Yes"})
         _sub(_sub(condition, "conditionvar"), "varequal", choice.id, respident="response1")
@@ -485,12 +479,32 @@ def _item(section: Element, question: Question) -> None:
         right_id = right_choice(question).id
         _sub(_sub(right, "conditionvar"), "varequal", right_id, respident="response1")
     _sub(right, "setvar", "100", action="Set", varname="SCORE")
-    feedback = _sub(item, "itemfeedback", ident="general_fb")
-    general_feedback = to_html(question.explanation) + sources_html(question.references)
-    _material(_sub(feedback, "flow_mat"), general_feedback)
+    _general_feedback(item, question)
     for choice in question.choices:
-        feedback = _sub(item, "itemfeedback", ident=f"{choice.id}_fb")
-        _material(_sub(feedback, "flow_mat"), to_html(choice.explanation))
+        _feedback(item, f"{choice.id}_fb", choice.explanation)
+
+
+def _processing(item: Element) -> Element:
+    """An item's response processing: a score out of 100, and the general feedback shown
+    whatever the answer."""
+    processing = _sub(item, "resprocessing")
+    _sub(_sub(processing, "outcomes"), "decvar", maxvalue="100", minvalue="0", varname="SCORE",
+         vartype="Decimal")  # fmt: skip
+    # "continue" is a Python keyword, hence the dict.
+    general = _sub(processing, "respcondition", **{"continue": "Yes"})
+    _sub(_sub(general, "conditionvar"), "other")
+    _sub(general, "displayfeedback", feedbacktype="Response", linkrefid="general_fb")
+    return processing
+
+
+def _general_feedback(item: Element, question: Question) -> None:
+    markup = to_html(question.explanation) + sources_html(question.references)
+    _material(_sub(_sub(item, "itemfeedback", ident="general_fb"), "flow_mat"), markup)
+
+
+def _feedback(item: Element, ident: str, text: str) -> None:
+    """An item feedback with the Markdown text as HTML."""
+    _material(_sub(_sub(item, "itemfeedback", ident=ident), "flow_mat"), to_html(text))
 
 
 def _typed_item(item: Element, presentation: Element, question) -> None:
@@ -500,12 +514,7 @@ def _typed_item(item: Element, presentation: Element, question) -> None:
     response = _sub(presentation, "response_str", ident="response1", rcardinality="Single")
     blank = {"fibtype": "Decimal"} if numerical else {}
     _sub(_sub(response, "render_fib", **blank), "response_label", ident="answer1", rshuffle="No")
-    processing = _sub(item, "resprocessing")
-    _sub(_sub(processing, "outcomes"), "decvar", maxvalue="100", minvalue="0", varname="SCORE",
-         vartype="Decimal")  # fmt: skip
-    general = _sub(processing, "respcondition", **{"continue": "Yes"})
-    _sub(_sub(general, "conditionvar"), "other")
-    _sub(general, "displayfeedback", feedbacktype="Response", linkrefid="general_fb")
+    processing = _processing(item)
     for number, answer in enumerate(question.answers, 1):
         condition = _sub(processing, "respcondition", **{"continue": "No"})
         test = _sub(condition, "conditionvar")
@@ -525,15 +534,11 @@ def _typed_item(item: Element, presentation: Element, question) -> None:
     wrong = _sub(processing, "respcondition", **{"continue": "Yes"})
     _sub(_sub(wrong, "conditionvar"), "other")
     _sub(wrong, "displayfeedback", feedbacktype="Response", linkrefid=OUTCOME_FEEDBACK[False])
-    feedback = _sub(item, "itemfeedback", ident="general_fb")
-    general_feedback = to_html(question.explanation) + sources_html(question.references)
-    _material(_sub(feedback, "flow_mat"), general_feedback)
+    _general_feedback(item, question)
     for number, answer in enumerate(question.answers, 1):
-        feedback = _sub(item, "itemfeedback", ident=f"answer{number}_fb")
-        _material(_sub(feedback, "flow_mat"), to_html(answer.feedback))
+        _feedback(item, f"answer{number}_fb", answer.feedback)
     if question.otherwise:
-        feedback = _sub(item, "itemfeedback", ident=OUTCOME_FEEDBACK[False])
-        _material(_sub(feedback, "flow_mat"), to_html(question.otherwise))
+        _feedback(item, OUTCOME_FEEDBACK[False], question.otherwise)
 
 
 def _xml(root: Element) -> bytes:
