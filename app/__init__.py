@@ -23,6 +23,7 @@ from . import (
     guards,
     headers,
     health,
+    images,
     lti,
     ratelimits,
     roster,
@@ -105,7 +106,8 @@ def create_app(config: dict | None = None, *, migrations: bool = True) -> Flask:
     app.jinja_env.globals["measurements"] = current_evidence
     # Guards first: the blueprints' rules are built with its converters in place.
     for feature in (
-        guards, attempts, roster, auth, teach, authoring, lti, health, cli, errors, formatting
+        guards, attempts, roster, auth, teach, authoring, lti, health, cli, errors, formatting,
+        images,
     ):
         feature.init_app(app)
     app.register_blueprint(evidence.bp)

@@ -2,6 +2,7 @@
 
 import hashlib
 import json
+import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
@@ -153,7 +154,8 @@ def problems(data, gaps_allowed: bool = False) -> list[str]:
         if path  # a document that is one string is refused for not being an object
     ]
     unfilled = [_locate(path, data, UNFILLED) for path in _placeholders(data)]
-    return unique + _duplicates(data) + _typed(data) + halves + controls + unfilled
+    unsaid = [_locate(path, data, UNSAID) for path in _unsaid_pictures(data)]
+    return unique + _duplicates(data) + _typed(data) + halves + controls + unfilled + unsaid
 
 
 def _typed(data) -> list[str]:
@@ -315,6 +317,23 @@ def _control_characters(data, path=()) -> list[tuple[list, list[str]]]:
 def _named(chars: list[str]) -> str:
     codes = ", ".join(f"U+{ord(char):04X}" for char in chars)
     return f"the control character{'s' if len(chars) > 1 else ''} {codes}"
+
+
+UNSAID = (
+    "shows a picture without words for what it shows: write them between ![ and ], for those "
+    "who cannot see it"
+)
+_NO_WORDS = re.compile(r"!\[\s*\]\(")
+
+
+def _unsaid_pictures(data, path=()) -> list[list]:
+    """Where quiz text shows a picture with no alternative text."""
+    if isinstance(data, str):
+        return [list(path)] if _NO_WORDS.search(data) else []
+    if isinstance(data, dict | list):
+        children = data.items() if isinstance(data, dict) else enumerate(data)
+        return [where for key, value in children for where in _unsaid_pictures(value, (*path, key))]
+    return []
 
 
 def _placeholders(data, path=()) -> list[list]:

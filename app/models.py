@@ -13,6 +13,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     String,
     Text,
     UniqueConstraint,
@@ -54,6 +55,22 @@ class QuizVersion(db.Model):
     digest: Mapped[str] = mapped_column(String(64))
     # Only attempts against an edited-away version need it; the current one is in memory.
     snapshot: Mapped[str] = mapped_column(Text, deferred=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+
+class Image(db.Model):
+    """A picture quiz text shows, kept by its content's digest: a quiz version that names it
+    shows it for as long as the version is kept, whoever edits the quiz after."""
+
+    __tablename__ = "images"
+
+    digest: Mapped[str] = mapped_column(String(64), primary_key=True)
+    """The SHA-256 of its bytes, in hex: its address, which nobody guesses."""
+    kind: Mapped[str] = mapped_column(String(8))
+    """png, jpeg, gif or webp: its file's extension and media type."""
+    width: Mapped[int]
+    height: Mapped[int]
+    data: Mapped[bytes] = mapped_column(LargeBinary, deferred=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
 
 

@@ -4,9 +4,11 @@ the HTML and plain text that imported files hold.
 A choice is a phrase (it stands in a label): emphasis, code, links and line breaks. A prompt's
 first paragraph is one too (it stands in a heading or a legend), and what follows it, like an
 explanation, may also hold paragraphs, lists and code blocks. Markdown is read
-by markdown-it with its raw HTML off (so `List<String>` stays text) and headings, rules, quotes
-and images left as typed; what it makes is cleaned again by nh3 (Ammonia), which keeps only
-those elements, only http, https and mailto links, and gives every link rel="noreferrer".
+by markdown-it with its raw HTML off (so `List<String>` stays text) and headings, rules and
+quotes left as typed; what it makes is cleaned again by nh3 (Ammonia), which keeps only those
+elements, only http, https and mailto links, and gives every link rel="noreferrer". A picture
+is shown only from this app's own store (app/images.py), with its size, so that its room is
+kept while it loads; any other image source is dropped.
 """
 
 import functools
@@ -19,19 +21,46 @@ from markdown_it import MarkdownIt
 from markdownify import MarkdownConverter
 from markupsafe import Markup
 
+from .images import ADDRESS
+
 _MARKDOWN = MarkdownIt("commonmark", {"breaks": True, "html": False}).disable(
-    ["heading", "lheading", "hr", "blockquote", "image", "reference", "html_block", "html_inline"]
+    ["heading", "lheading", "hr", "blockquote", "reference", "html_block", "html_inline"]
 )
-PHRASE_TAGS = {"em", "strong", "code", "a", "br"}
+PHRASE_TAGS = {"em", "strong", "code", "a", "br", "img"}
 BLOCK_TAGS = PHRASE_TAGS | {"p", "ul", "ol", "li", "pre"}
 SCHEMES = {"http", "https", "mailto"}
 
 
 def _absolute_only(tag: str, attribute: str, value: str) -> str | None:
-    """An http(s) link only with "//": "https:/x" would be an address of this site."""
+    """A link to another site only (an http(s) one with "//": "https:/x" would be an address
+    of this site); a picture from this app's store only."""
+    if tag == "img" and attribute == "src":
+        return value if ADDRESS.fullmatch(value) else None
+    if attribute == "href" and ":" not in value:
+        return None  # an address of this site is not a source
     if attribute == "href" and value.split(":", 1)[0].lower() in ("http", "https"):
         return value if value.split(":", 1)[1].startswith("//") else None
     return value
+
+
+_IMG = re.compile(r"<img( [^<>]*)>")
+_ATTRIBUTE = re.compile(r' (src|alt)="([^"]*)"')
+
+
+def _sized(markup: str) -> str:
+    """Each picture with its size, so the page keeps its room while it loads, and loaded only
+    when it is about to be seen; one whose source was dropped leaves its words."""
+
+    def picture(found: re.Match) -> str:
+        said = dict(_ATTRIBUTE.findall(found[1]))
+        if not (address := ADDRESS.fullmatch(said.get("src", ""))):
+            return said.get("alt", "")
+        return (
+            f'<img src="{said["src"]}" alt="{said.get("alt", "")}" width="{address["width"]}" '
+            f'height="{address["height"]}" loading="lazy">'
+        )
+
+    return _IMG.sub(picture, markup)
 
 
 _TAG = re.compile(r'(<[^<>"]*(?:"[^"]*"[^<>"]*)*>)')
@@ -44,14 +73,15 @@ def _clean(markup: str, tags: set[str]) -> str:
         tags=tags,
         clean_content_tags={"script", "style"},
         # "*": none on every element, as nh3 otherwise keeps title and lang everywhere.
-        attributes={"a": {"href"}, "ol": {"start"}, "*": set()},
-        # An address of this site written without "//" ("https:/x") is refused with the rest.
+        attributes={"a": {"href"}, "ol": {"start"}, "img": {"src", "alt"}, "*": set()},
+        # An address of this site written without "//" ("https:/x") is refused with the rest,
+        # and a relative one too but a picture's: _absolute_only decides, not nh3.
         attribute_filter=_absolute_only,
         url_schemes=SCHEMES,
-        # A link goes to another site or nowhere: an address of this app's own is not a source.
-        url_relative="deny",
+        url_relative="pass_through",
         link_rel="noopener noreferrer",
     ).strip()
+    cleaned = _sized(cleaned) if "<img" in cleaned else cleaned
     # Quotes in the text escaped as Jinja escapes them, so that quiz text reads the same in
     # a page's HTML wherever it stands.
     parts = _TAG.split(cleaned)
@@ -116,7 +146,10 @@ def prompt_html(source: str) -> str:
 @_cached
 def plain(source: str) -> str:
     """The text a reader sees, on one line: for CSVs, titles, lists and quotes."""
-    shown = nh3.clean(_MARKDOWN.renderInline(source), tags=set(), clean_content_tags={"script"})
+    # A picture is said by its words, as a screen reader says it.
+    inline = _IMG.sub(lambda m: dict(_ATTRIBUTE.findall(m[1])).get("alt", ""),
+                      _MARKDOWN.renderInline(source))  # fmt: skip
+    shown = nh3.clean(inline, tags=set(), clean_content_tags={"script"})
     return " ".join(html.unescape(shown).split())
 
 
