@@ -5,6 +5,7 @@ Which database runs a test is said by its marks; README.md beside this file says
 import os
 from collections import Counter
 
+import factories
 import jwt.algorithms
 import pytest
 import redis
@@ -23,6 +24,7 @@ from helpers import (
     Student,
     database,
     empty_rows,
+    login,
     make_app,
     shared_schema,
 )
@@ -209,3 +211,15 @@ def redis_url():
     client.flushdb()
     yield url
     client.flushdb()
+
+
+@pytest.fixture
+def lecturer(app):
+    """Logged-in Ada, who has no shell: only the browser (the quiz editor's tests)."""
+    with app.app_context():
+        factories.instructor("ada", "ada password")
+        factories.instructor("bo", "bo password")
+        current_bank()  # the file's quizzes are published first, as on any running server
+    client = app.test_client()
+    assert login(client, "ada", "ada password").status_code == 303
+    return client

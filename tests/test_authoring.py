@@ -23,18 +23,6 @@ QUIZ = "photosynthesis"
 EDITOR = f"/teach/quizzes/{QUIZ}/edit"
 
 
-@pytest.fixture
-def lecturer(app):
-    """Logged-in Ada, who has no shell: only the browser."""
-    with app.app_context():
-        factories.instructor("ada", "ada password")
-        factories.instructor("bo", "bo password")
-        current_bank()  # the file's quizzes are published first, as on any running server
-    client = app.test_client()
-    assert login(client, "ada", "ada password").status_code == 303
-    return client
-
-
 def said(response) -> str:
     """The page's words, with character references read as a person reads them."""
     return html.unescape(text(response))

@@ -21,6 +21,7 @@ from wtforms import (
 )
 from wtforms.validators import DataRequired, Length, Optional, Regexp, ValidationError
 
+from .. import images
 from ..auth import find_instructor
 from ..bank import MOST_CHARACTERS, MOST_CHOICES
 from ..formats import slugify
@@ -113,6 +114,9 @@ SAID_ABOVE = (
     "Another answer above says the same: the first one marks every reply it matches, so this "
     "one never would."
 )
+MOST_PICTURES = 10
+"""The pictures one question may show: a phone loads the page in time."""
+PICTURE_TYPES = "image/png,image/jpeg,image/gif,image/webp"
 SPARE_ANSWERS = 2
 """Empty accepted-answer rows the editor offers after the written ones."""
 
@@ -219,6 +223,13 @@ class QuestionForm(FlaskForm):
     if_false = _text("Said to a student who answers False")
     explanation = _text("General explanation, shown after any answer")
     sources = FieldList(FormField(SourceRow), min_entries=1, max_entries=20)
+    picture = FileField("Add a picture (optional)", render_kw={"accept": PICTURE_TYPES})
+    picture_alt = StringField("What the picture shows, for those who cannot see it",
+                              filters=[tidy], validators=[Length(max=300)])  # fmt: skip
+    picture_into = SelectField("Add it to", choices=[
+        SelectChoice("prompt", "The question"),
+        SelectChoice("explanation", "The general explanation"),
+    ], default="prompt")  # fmt: skip
     submit = SubmitField("Save question")
 
     def __init__(self, *args, **kwargs):
@@ -285,6 +296,36 @@ class QuestionForm(FlaskForm):
         if not full:
             raise ValidationError("Give one answer 100% (or leave its share empty): "
                                   "full marks must be possible.")  # fmt: skip
+
+    def validate_picture(self, field):
+        upload = field.data
+        if not isinstance(upload, FileStorage) or not upload.filename:
+            return
+        with upload.stream:  # a large upload is a temporary file: closed once read
+            self.picture_bytes = upload.stream.read(images.MOST_BYTES + 1)
+        try:
+            images.read(self.picture_bytes)
+        except images.NotAPicture as refused:
+            raise ValidationError(str(refused)) from None
+        shown = str(self.data).count("](/images/")  # in every text of the form
+        if shown >= MOST_PICTURES:
+            raise ValidationError(f"A question shows at most {MOST_PICTURES} pictures.")
+
+    def validate_picture_alt(self, field):
+        upload = self.picture.data
+        if isinstance(upload, FileStorage) and upload.filename and not field.data:
+            raise ValidationError(
+                "Say what the picture shows: a student who cannot see it reads or hears these "
+                "words."
+            )
+
+    def add_picture(self) -> None:
+        """Keep the uploaded picture and show it at the end of the chosen text."""
+        if not getattr(self, "picture_bytes", None) or self.errors:
+            return
+        shown = images.markdown(images.store(self.picture_bytes), self.picture_alt.data)
+        into = self.explanation if self.picture_into.data == "explanation" else self.prompt
+        into.data = f"{into.data}\n\n{shown}" if into.data else shown
 
     def validate_units(self, field):
         if self.kind.data != "numerical" or not field.data:

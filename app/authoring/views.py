@@ -172,6 +172,7 @@ def question(slug, question_id):
         form.kind.data = stored.get("type", "single_choice")
     if not form.validate():
         return _question_page(record, form, stored, status=400)
+    form.add_picture()
     written_id = question_id or drafts.new_question_id(draft, form.prompt.data)
 
     def put(draft: dict) -> None:

@@ -1,9 +1,11 @@
 """Every page, light and dark: nothing serious for axe, nothing from elsewhere, all small."""
 
+import io
 import re
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
+from PIL import Image
 from playwright.sync_api import expect
 
 from app.question_types import right_choice
@@ -160,6 +162,12 @@ def test_every_page_is_accessible_local_and_light(browse, quiz, server, scheme):
     teacher.get_by_label("Question", exact=True).fill("How many moons has Mars?")
     teacher.get_by_label("Answer 1", exact=True).fill("2")
     teacher.get_by_label("Said to a student whose answer matches none of these").fill("Two.")
+    picture = io.BytesIO()
+    Image.new("RGB", (320, 180), "firebrick").save(picture, "PNG")
+    teacher.get_by_label("Add a picture (optional)").set_input_files(
+        {"name": "mars.png", "mimeType": "image/png", "buffer": picture.getvalue()}
+    )
+    teacher.get_by_label("What the picture shows").fill("Mars, a red disc")
     teacher.get_by_role("button", name="Save question").click()
     teacher.get_by_role("button", name="Publish", exact=True).click()
     expect(teacher.get_by_text("Published: students are served this version now.")).to_be_visible()
@@ -169,7 +177,8 @@ def test_every_page_is_accessible_local_and_light(browse, quiz, server, scheme):
     phone.get_by_label("Your name").fill("Ada")
     phone.get_by_role("button", name="Start quiz").click()
     expect(phone.get_by_role("heading", name="Question 1 of 1")).to_be_visible()
-    inspect.check(phone, "numerical question")
+    expect(phone.get_by_role("img", name="Mars, a red disc")).to_be_visible()
+    inspect.check(phone, "numerical question with a picture")
     phone.get_by_label("How many moons has Mars?").fill("two")
     phone.get_by_role("button", name="Check answer").click()
     inspect.check(phone, "numerical question: not a number")

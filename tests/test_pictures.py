@@ -1,0 +1,135 @@
+"""Pictures in quiz text: uploaded in the editor with the words that say what they show, kept
+in the database, served from the app's own address, and nothing else shown as a picture."""
+
+import io
+import re
+
+import pytest
+from PIL import Image as Pillow
+from test_authoring import (
+    EDITOR,
+    QUIZ,
+    draft_question,
+    publish,
+    question_fields,
+    said,
+    write_quiz,
+)
+
+from app import images
+from app.bank import UNSAID, problems
+from app.text import phrase, rich
+
+from helpers import Student
+
+pytestmark = pytest.mark.postgres
+
+NEW = f"/teach/quizzes/{QUIZ}/new-question"
+
+
+def png(width=300, height=200, colour="red") -> bytes:
+    buffer = io.BytesIO()
+    Pillow.new("RGB", (width, height), colour).save(buffer, "PNG")
+    return buffer.getvalue()
+
+
+def with_picture(token, data: bytes, name="leaf.png", alt="A green leaf", into="prompt") -> dict:
+    fields = {"csrf_token": token, "base": "", **question_fields()}
+    return fields | {"picture": (io.BytesIO(data), name), "picture_alt": alt, "picture_into": into}
+
+
+def test_a_picture_uploaded_in_the_editor_is_shown_to_students_from_this_app(app, lecturer):
+    """The picture goes at the end of the question as Markdown naming its address and size; a
+    student's page shows it with its words, its size and lazy loading; its address answers
+    with the bytes, cached for a year."""
+    token = write_quiz(lecturer, questions=())
+    saved = lecturer.post(NEW, data=with_picture(token, png()), content_type="multipart/form-data")
+    assert saved.status_code == 303, said(saved)
+    prompt = draft_question(app)["prompt"]
+    address = re.search(r"!\[A green leaf\]\((/images/[0-9a-f]{64}-300x200\.png)\)$", prompt)[1]
+    served = app.test_client().get(address)
+    assert served.status_code == 200 and served.mimetype == "image/png"
+    assert served.get_data() == png()
+    assert served.headers["Cache-Control"] == "public, max-age=31536000, immutable"
+    assert served.headers["X-Content-Type-Options"] == "nosniff"
+    assert publish(lecturer, token).status_code == 303
+    student = Student(app.test_client())
+    assert student.start(slug=QUIZ).status_code == 303
+    page = student.client.get(student.question_url(1)).get_data(as_text=True)
+    assert (
+        f'<img src="{address}" alt="A green leaf" width="300" height="200" loading="lazy">' in page
+    )
+
+
+@pytest.mark.parametrize(
+    ("data", "alt", "field", "words"),
+    [
+        (b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>', "x",
+         "picture", "SVG pictures are not taken"),
+        (b"just some text", "x", "picture", "This file is not a picture"),
+        (png(5000, 10), "x", "picture", "The picture is 5000×10 pixels; make its longest side"),
+        (png(), "", "picture_alt", "Say what the picture shows"),
+    ],
+)  # fmt: skip
+def test_a_picture_the_app_does_not_show_is_refused_beside_its_field(
+    app, lecturer, data, alt, field, words
+):
+    token = write_quiz(lecturer, questions=())
+    refused = lecturer.post(NEW, data=with_picture(token, data, alt=alt),
+                            content_type="multipart/form-data")  # fmt: skip
+    assert refused.status_code == 400
+    assert f'id="{field}-error">{words}' in said(refused)
+    assert "/images/" not in said(lecturer.get(EDITOR))
+
+
+def test_a_picture_past_the_size_limit_is_refused(app, lecturer, monkeypatch):
+    """At a limit of 1,000 bytes here: the test client spools a 2 MB upload to a file it never
+    closes."""
+    monkeypatch.setattr(images, "MOST_BYTES", 1_000)
+    token = write_quiz(lecturer, questions=())
+    refused = lecturer.post(NEW, data=with_picture(token, png(600, 600, "white") + b"0" * 1000),
+                            content_type="multipart/form-data")  # fmt: skip
+    assert refused.status_code == 400
+    assert 'id="picture-error">The picture is over 1,000 bytes: make it smaller.' in said(refused)
+
+
+def test_a_question_shows_at_most_ten_pictures(app, lecturer):
+    token = write_quiz(lecturer, questions=())
+    sent = lecturer.post(NEW, data=with_picture(token, png()), content_type="multipart/form-data")
+    assert sent.status_code == 303, said(sent)
+    shown = draft_question(app)["prompt"].rsplit("\n\n", 1)[1]
+    ten = with_picture(token, png(colour="blue")) | {"prompt": "Which?\n\n" + shown * 10}
+    refused = lecturer.post(NEW, data=ten, content_type="multipart/form-data")
+    assert refused.status_code == 400
+    assert 'id="picture-error">A question shows at most 10 pictures.' in said(refused)
+
+
+def test_only_pictures_from_this_app_are_shown_and_each_needs_its_words():
+    """Another site's picture, a script address or an address of this app's other pages shows
+    no picture (its words stay); words that try to close the attribute stay words; a picture
+    without words is a problem of the bank, at its field."""
+    digest = "0" * 64
+    ours = f"/images/{digest}-10x20.gif"
+    assert phrase(f"![a cell]({ours})") == (
+        f'<img src="{ours}" alt="a cell" width="10" height="20" loading="lazy">'
+    )
+    for elsewhere in ("https://evil.example/x.png", "/teach/quizzes", f"/images/{digest}.png",
+                      "//evil.example/x.png"):  # fmt: skip
+        assert "<img" not in phrase(f"![a cell]({elsewhere})") and "a cell" in phrase(
+            f"![a cell]({elsewhere})"
+        )  # fmt: skip
+    assert '"><script>' not in rich(f'![x"><script>alert(1)</script>]({ours})')
+    quiz = {"slug": "p", "title": "P", "description": "D", "questions": [{
+        "id": "q1", "prompt": f"Which? ![ ]({ours})", "explanation": "E",
+        "references": [{"title": "T", "url": "https://example.org"}],
+        "choices": [{"id": "a", "text": "A", "correct": True, "explanation": "x"},
+                    {"id": "b", "text": "B", "correct": False, "explanation": "y"}]}]}  # fmt: skip
+    assert problems({"quizzes": [quiz]}) == [
+        f'quiz "p", question "q1", field "prompt": {UNSAID}'
+    ]
+
+
+def test_an_address_that_names_no_kept_picture_is_not_found(app):
+    client = app.test_client()
+    for name in ("0" * 64 + "-1x1.png", "not-a-picture.png", "x" * 64 + "-1x1.png"):
+        assert client.get(f"/images/{name}").status_code == 404
