@@ -167,7 +167,7 @@ def export_command(slug, format_name, target, bank_path):
     except BankError as error:
         _refuse(error)
     target.write(data)
-    if dropped := formats.dropped(format_name):
+    if dropped := formats.dropped(format_name, bank.quizzes[slug]):
         click.echo(f"{format_name} has no room for {', '.join(dropped)}: they are not in "
                    f"{target.name}.", err=True)  # fmt: skip
     click.echo(f"Wrote {slug} as {format_name} to {target.name}.", err=True)

@@ -133,3 +133,24 @@ def test_an_address_that_names_no_kept_picture_is_not_found(app):
     client = app.test_client()
     for name in ("0" * 64 + "-1x1.png", "not-a-picture.png", "x" * 64 + "-1x1.png"):
         assert client.get(f"/images/{name}").status_code == 404
+
+
+def test_an_export_writes_each_picture_as_its_words_and_says_so(app):
+    """Another system cannot load this app's picture addresses: every format writes the words
+    instead, and lists the pictures among what it leaves out."""
+    from app import formats
+    from app.bank import build_quiz
+
+    address = f"/images/{'0' * 64}-10x20.png"
+    quiz = build_quiz({"slug": "p", "title": "P", "description": "D", "questions": [{
+        "id": "q1", "prompt": f"Which cell? ![A \\] red cell]({address})", "explanation": "E",
+        "references": [{"title": "T", "url": "https://example.org"}],
+        "choices": [{"id": "a", "text": "A", "correct": True, "explanation": "x"},
+                    {"id": "b", "text": "B", "correct": False, "explanation": "y"}]}]})  # fmt: skip
+    for name in ("gift", "moodle-xml", "qti", "qti3", "aiken"):
+        written = formats.export_quiz(quiz, name)
+        if name not in ("qti", "qti3"):  # the packages are zipped
+            assert b"/images/" not in written and b"A ] red cell" in written, name
+        assert formats.PICTURES in formats.dropped(name)
+    back = formats.FORMATS["qti3"].parse(formats.export_quiz(quiz, "qti3"), "p.zip")
+    assert back.questions[0].prompt == "Which cell? A ] red cell"

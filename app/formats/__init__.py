@@ -343,12 +343,39 @@ def export_quiz(quiz: Quiz, format_name: str) -> bytes:
         raise FormatError(
             [f'question "{q.id}" is {q.type}, which {format_name} cannot hold' for q in unwritable]
         )
-    return module.write(quiz)
+    return module.write(_in_words(quiz))
 
 
-def dropped(format_name: str) -> tuple[str, ...]:
-    """What an export in this format cannot carry."""
-    return FORMATS[format_name].DROPS
+PICTURES = "pictures (each is written as its words; the files stay in Quizwright for now)"
+"""What no format's export carries yet."""
+_PICTURE = re.compile(r"!\[((?:\\.|[^\]\\])*)\]\(/images/[^)\s]+\)")
+
+
+def _in_words(quiz: Quiz) -> Quiz:
+    """The quiz with each picture written as its words: its address is this app's own, which
+    another system would show as a broken picture."""
+
+    def said(value):
+        if isinstance(value, str):
+            return _PICTURE.sub(lambda found: found[1].replace("\\]", "]"), value)
+        if isinstance(value, dict):
+            return {key: said(item) for key, item in value.items()}
+        return [said(item) for item in value] if isinstance(value, list) else value
+
+    def in_words(question: Question) -> Question:
+        entry = type_of(question).data(question)
+        pictured = "](/images/" in json.dumps(entry)
+        return type_of(question).build(said(entry)) if pictured else question
+
+    return replace(quiz, questions=tuple(in_words(q) for q in quiz.questions))
+
+
+def dropped(format_name: str, quiz: Quiz | None = None) -> tuple[str, ...]:
+    """What an export in this format cannot carry (of this quiz, where it is given)."""
+    shows = quiz is None or any(
+        _PICTURE.search(json.dumps(type_of(q).data(q), ensure_ascii=False)) for q in quiz.questions
+    )
+    return (*FORMATS[format_name].DROPS, *([PICTURES] if shows else []))
 
 
 def skeleton(slug: str, bank_name: str) -> dict:
