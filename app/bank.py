@@ -1,6 +1,7 @@
 """The question bank: questions.json loaded, validated and frozen, with a version per quiz."""
 
 import hashlib
+import html
 import json
 import re
 import unicodedata
@@ -155,7 +156,13 @@ def problems(data, gaps_allowed: bool = False) -> list[str]:
     ]
     unfilled = [_locate(path, data, UNFILLED) for path in _placeholders(data)]
     unsaid = [_locate(path, data, UNSAID) for path in _unsaid_pictures(data)]
-    return unique + _duplicates(data) + _typed(data) + halves + controls + unfilled + unsaid
+    crowded = [
+        _locate(path, data, f"shows {count} pictures; a question shows at most {MOST_PICTURES}")
+        for path, count in _crowded(data)
+    ]
+    return (
+        unique + _duplicates(data) + _typed(data) + halves + controls + unfilled + unsaid + crowded
+    )
 
 
 def _typed(data) -> list[str]:
@@ -323,17 +330,39 @@ UNSAID = (
     "shows a picture without words for what it shows: write them between ![ and ], for those "
     "who cannot see it"
 )
-_NO_WORDS = re.compile(r"!\[\s*\]\(")
+_PICTURE_WORDS = re.compile(r"!\[((?:\\.|[^\]\\])*)\]\(")
+MOST_PICTURES = 10
+"""The pictures one question may show: a phone loads the page in time."""
+
+
+def says_nothing(words: str) -> bool:
+    """Words with no letter or digit: spaces, zero-width characters, entities for them."""
+    said = html.unescape(words)
+    return not any(unicodedata.category(char)[0] in "LN" for char in said)
 
 
 def _unsaid_pictures(data, path=()) -> list[list]:
-    """Where quiz text shows a picture with no alternative text."""
+    """Where quiz text shows a picture whose words say nothing."""
     if isinstance(data, str):
-        return [list(path)] if _NO_WORDS.search(data) else []
+        found = _PICTURE_WORDS.findall(data) if "![" in data else []
+        return [list(path)] if any(says_nothing(words) for words in found) else []
     if isinstance(data, dict | list):
         children = data.items() if isinstance(data, dict) else enumerate(data)
         return [where for key, value in children for where in _unsaid_pictures(value, (*path, key))]
     return []
+
+
+def _crowded(data) -> list[tuple[list, int]]:
+    """Questions that show more pictures than one may, however their addresses are written."""
+    found = []
+    quizzes = data.get("quizzes") if isinstance(data, dict) else None
+    for q, quiz in enumerate(quizzes if isinstance(quizzes, list) else []):
+        questions = quiz.get("questions") if isinstance(quiz, dict) else None
+        for n, question in enumerate(questions if isinstance(questions, list) else []):
+            count = json.dumps(question).count("/images/")
+            if count > MOST_PICTURES:
+                found.append((["quizzes", q, "questions", n], count))
+    return found
 
 
 def _placeholders(data, path=()) -> list[list]:

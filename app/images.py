@@ -6,6 +6,7 @@ the address lets a page reserve the picture's room before it loads."""
 import hashlib
 import io
 import re
+import warnings
 
 from flask import Blueprint, Response, abort
 from sqlalchemy.orm import undefer
@@ -35,24 +36,31 @@ class NotAPicture(ValueError):
 def read(data: bytes) -> tuple[str, int, int]:
     """The kind and size of a picture's bytes; NotAPicture when they are not one we show."""
     from PIL import Image as Pillow  # on upload only: a worker serving students never needs it
-    from PIL import UnidentifiedImageError
 
     if len(data) > MOST_BYTES:
         raise NotAPicture(f"The picture is over {MOST_BYTES:,} bytes: make it smaller.")
     if data.lstrip()[:5] in (b"<?xml", b"<svg ") or b"<svg" in data[:1024]:
         raise NotAPicture("SVG pictures are not taken (they can hold scripts): use PNG instead.")
     try:
-        with Pillow.open(io.BytesIO(data)) as picture:
-            kind, (width, height) = KINDS.get(picture.format or ""), picture.size
-            picture.verify()  # the whole file decodes: not a header on something else
-    except (UnidentifiedImageError, OSError, SyntaxError, ValueError) as error:
+        with warnings.catch_warnings():
+            # A header claiming millions of pixels is refused, not decoded.
+            warnings.simplefilter("error", Pillow.DecompressionBombWarning)
+            with Pillow.open(io.BytesIO(data)) as picture:
+                kind, (width, height) = KINDS.get(picture.format or ""), picture.size
+                if max(width, height) > MOST_PIXELS:
+                    raise NotAPicture(f"The picture is {width}×{height} pixels; make its longest "
+                                      f"side at most {MOST_PIXELS}.")  # fmt: skip
+                picture.verify()  # what the format lets Pillow check without decoding it all
+    except NotAPicture:
+        raise
+    except (Pillow.DecompressionBombWarning, Pillow.DecompressionBombError) as error:
+        too_large = f"The picture is too large: at most {MOST_PIXELS} pixels a side."
+        raise NotAPicture(too_large) from error
+    # A damaged file fails in Pillow's parsers in many ways (struct, index, zlib): all say so.
+    except Exception as error:
         raise NotAPicture("This file is not a picture: upload a PNG, JPEG, GIF or WebP.") from error
     if kind is None:
         raise NotAPicture("Upload a PNG, JPEG, GIF or WebP picture.")
-    if max(width, height) > MOST_PIXELS:
-        raise NotAPicture(
-            f"The picture is {width}×{height} pixels; make its longest side at most {MOST_PIXELS}."
-        )
     return kind, width, height
 
 
@@ -80,7 +88,10 @@ def picture(name):
     if found is None:
         abort(404)
     image = db.session.get(Image, found["digest"], options=[undefer(Image.data)])
-    if image is None or image.kind != found["kind"]:
+    # One address a picture: its own kind and size, as the text that shows it names them.
+    if image is None or (image.kind, image.width, image.height) != (
+        found["kind"], int(found["width"]), int(found["height"])
+    ):
         abort(404)
     response = Response(image.data, mimetype=f"image/{image.kind}")
     response.headers["Cache-Control"] = f"public, max-age={YEAR}, immutable"

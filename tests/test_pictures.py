@@ -143,7 +143,8 @@ def test_an_export_writes_each_picture_as_its_words_and_says_so(app):
 
     address = f"/images/{'0' * 64}-10x20.png"
     quiz = build_quiz({"slug": "p", "title": "P", "description": "D", "questions": [{
-        "id": "q1", "prompt": f"Which cell? ![A \\] red cell]({address})", "explanation": "E",
+        "id": "q1", "prompt": f"Which cell? ![A \\] red cell]({address})",
+        "explanation": f'E ![a nucleus](<{address}> "its title")',
         "references": [{"title": "T", "url": "https://example.org"}],
         "choices": [{"id": "a", "text": "A", "correct": True, "explanation": "x"},
                     {"id": "b", "text": "B", "correct": False, "explanation": "y"}]}]})  # fmt: skip
@@ -151,6 +152,63 @@ def test_an_export_writes_each_picture_as_its_words_and_says_so(app):
         written = formats.export_quiz(quiz, name)
         if name not in ("qti", "qti3"):  # the packages are zipped
             assert b"/images/" not in written and b"A ] red cell" in written, name
+            assert name == "aiken" or b"a nucleus" in written, name  # Aiken has no feedback
         assert formats.PICTURES in formats.dropped(name)
     back = formats.FORMATS["qti3"].parse(formats.export_quiz(quiz, "qti3"), "p.zip")
     assert back.questions[0].prompt == "Which cell? A ] red cell"
+
+
+def png_claiming(width: int, height: int) -> bytes:
+    """A tiny PNG whose header claims a size it does not hold (attacker review)."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(
+            ">I", zlib.crc32(kind + body) & 0xFFFFFFFF)  # fmt: skip
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    pixels = zlib.compress(b"\x00" + b"\x00" * 3)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(
+        b"IEND", b"")  # fmt: skip
+
+
+@pytest.mark.parametrize("size", [(20000, 20000), (5000, 10)])
+def test_a_picture_claiming_a_huge_size_is_refused_not_a_500(size):
+    """Pillow raised DecompressionBombError, which nothing caught: a 500 on the editor."""
+    with pytest.raises(images.NotAPicture, match="pixels"):
+        images.read(png_claiming(*size))
+
+
+def test_the_limits_hold_however_a_picture_is_written(app, lecturer):
+    """Attacker review: thirty pictures with their addresses in <>, and words that are only a
+    zero-width space, once saved; the bank counts every address and wants real words."""
+    address = f"/images/{'0' * 64}-1x1.png"
+    many = {"id": "q1", "prompt": "Which? " + f"![x](<{address}>)" * 11, "explanation": "E",
+            "references": [{"title": "T", "url": "https://example.org"}],
+            "choices": [{"id": "a", "text": "A", "correct": True, "explanation": "x"},
+                        {"id": "b", "text": "B", "correct": False, "explanation": "y"}],
+            }  # fmt: skip
+    quiz = {"slug": "p", "title": "P", "description": "D", "questions": [many]}
+    assert problems({"quizzes": [quiz]}) == [
+        'quiz "p", question "q1": shows 11 pictures; a question shows at most 10'
+    ]
+    for nothing in ("\u200b", "&nbsp;", " \t"):
+        quiz["questions"] = [{**many, "prompt": f"Which? ![{nothing}]({address})"}]
+        said_nothing = f'quiz "p", question "q1", field "prompt": {UNSAID}'
+        assert problems({"quizzes": [quiz]}) == [said_nothing]
+    token = write_quiz(lecturer, questions=())
+    refused = lecturer.post(NEW, data=with_picture(token, png(), alt="\u200b"),
+                            content_type="multipart/form-data")  # fmt: skip
+    assert refused.status_code == 400 and 'id="picture_alt-error">Say what' in said(refused)
+
+
+def test_one_address_a_picture(app, lecturer):
+    """The size in the address is the picture's own: another size is no address of it."""
+    token = write_quiz(lecturer, questions=())
+    assert lecturer.post(NEW, data=with_picture(token, png()),
+                         content_type="multipart/form-data").status_code == 303  # fmt: skip
+    address = re.search(r"\((/images/[^)]+)\)", draft_question(app)["prompt"])[1]
+    client = app.test_client()
+    assert client.get(address).status_code == 200
+    assert client.get(address.replace("-300x200.", "-1x9999.")).status_code == 404

@@ -23,7 +23,7 @@ from wtforms.validators import DataRequired, Length, Optional, Regexp, Validatio
 
 from .. import images
 from ..auth import find_instructor
-from ..bank import MOST_CHARACTERS, MOST_CHOICES
+from ..bank import MOST_CHARACTERS, MOST_CHOICES, MOST_PICTURES, says_nothing
 from ..formats import slugify
 from ..names import tidy
 from ..question_types import TYPES
@@ -114,8 +114,6 @@ SAID_ABOVE = (
     "Another answer above says the same: the first one marks every reply it matches, so this "
     "one never would."
 )
-MOST_PICTURES = 10
-"""The pictures one question may show: a phone loads the page in time."""
 PICTURE_TYPES = "image/png,image/jpeg,image/gif,image/webp"
 SPARE_ANSWERS = 2
 """Empty accepted-answer rows the editor offers after the written ones."""
@@ -307,13 +305,13 @@ class QuestionForm(FlaskForm):
             images.read(self.picture_bytes)
         except images.NotAPicture as refused:
             raise ValidationError(str(refused)) from None
-        shown = str(self.data).count("](/images/")  # in every text of the form
+        shown = str(self.data).count("/images/")  # in every text of the form, however written
         if shown >= MOST_PICTURES:
             raise ValidationError(f"A question shows at most {MOST_PICTURES} pictures.")
 
     def validate_picture_alt(self, field):
         upload = self.picture.data
-        if isinstance(upload, FileStorage) and upload.filename and not field.data:
+        if isinstance(upload, FileStorage) and upload.filename and says_nothing(field.data or ""):
             raise ValidationError(
                 "Say what the picture shows: a student who cannot see it reads or hears these "
                 "words."

@@ -348,7 +348,8 @@ def export_quiz(quiz: Quiz, format_name: str) -> bytes:
 
 PICTURES = "pictures (each is written as its words; the files stay in Quizwright for now)"
 """What no format's export carries yet."""
-_PICTURE = re.compile(r"!\[((?:\\.|[^\]\\])*)\]\(/images/[^)\s]+\)")
+_PICTURE = re.compile(r"!\[((?:\\.|[^\]\\])*)\]\(\s*<?/images/[^)]*\)")
+"""A picture as quiz text writes it: its words, then its address, bare or in <>, and a title."""
 
 
 def _in_words(quiz: Quiz) -> Quiz:
