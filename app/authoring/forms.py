@@ -27,7 +27,7 @@ from ..bank import MOST_CHARACTERS, MOST_CHOICES, MOST_PICTURES, says_nothing
 from ..formats import slugify
 from ..names import tidy
 from ..question_types import TYPES
-from ..question_types.numerical import number_text
+from ..question_types.numerical import as_written, number_text
 from .access import SHARE_ROLES
 
 SPARE_CHOICES = 2
@@ -181,7 +181,7 @@ def _number(text: str | None, low: float, high: float, wrong: str) -> float | No
         raise ValidationError(wrong) from None
     if not low <= value <= high or value != value:
         raise ValidationError(wrong)
-    return int(value) if value == int(value) else value
+    return as_written(value)
 
 
 class QuestionForm(FlaskForm):

@@ -22,7 +22,7 @@ from ..bank import Quiz
 from ..question_types import TYPES as TYPES_BY_NAME
 from ..question_types import Choice, Question
 from ..question_types.multiple_answers import WeightedChoice
-from ..question_types.numerical import NumericAnswer, number_text
+from ..question_types.numerical import NumericAnswer, number_text, numeric_answer
 from ..question_types.typed import MOST_TYPED, Accepted
 from .common import (
     LINKED,
@@ -363,11 +363,7 @@ def _number(where: str, index: int, body: str, fraction: float, said: str) -> Nu
         raise FormatError([f"{where}: answer {index + 1}, “{body}”, is not a number"]) from None
     if not (math.isfinite(number) and math.isfinite(margin)) or margin < 0:
         raise FormatError([f"{where}: answer {index + 1}, “{body}”, is not a number we can hold"])
-    return NumericAnswer(number_text(number), fraction, said, _plain(number), _plain(margin))
-
-
-def _plain(number: float) -> float:
-    return int(number) if number == int(number) else number
+    return numeric_answer(number, margin, fraction, said)
 
 
 def _numbers(where: str, body: str, markup: str) -> tuple[tuple, str]:

@@ -14,7 +14,7 @@ from ..bank import Quiz
 from ..question_types import TYPES as TYPES_BY_NAME
 from ..question_types import Choice, Question
 from ..question_types.multiple_answers import WeightedChoice
-from ..question_types.numerical import NumericAnswer, Unit, number_text
+from ..question_types.numerical import Unit, as_written, number_text, numeric_answer
 from ..question_types.typed import MOST_TYPED, Accepted
 from .common import (
     FormatError,
@@ -203,9 +203,8 @@ def _typed(where: str, element: Element, kind: str) -> dict:
             raise Unsupported(f"answer {number} earns {fraction * 100:g}%, not 0 to 100%")
         if kind == "numerical":
             value = _number(where, place, "answer", written)
-            margin = abs(_number(where, place, "tolerance", answer.findtext("{*}tolerance") or "0"))
-            text = number_text(value)
-            accepted.append(NumericAnswer(text, fraction, said, _whole(value), _whole(margin)))
+            margin = _number(where, place, "tolerance", answer.findtext("{*}tolerance") or "0")
+            accepted.append(numeric_answer(value, margin, fraction, said))
         elif not written or len(written) > MOST_TYPED:
             raise FormatError([f"{where}/{place}: no answer text, or more than {MOST_TYPED}"])
         else:
@@ -218,15 +217,11 @@ def _typed(where: str, element: Element, kind: str) -> dict:
     else:
         units = element.find("{*}units")
         own["units"] = tuple(
-            Unit((unit.findtext("{*}unit_name") or "").strip(), _whole(_number(
+            Unit((unit.findtext("{*}unit_name") or "").strip(), as_written(_number(
                 where, "units", "multiplier", unit.findtext("{*}multiplier") or "1")))
             for unit in ([] if units is None else _children(units, "unit"))
         )  # fmt: skip
     return own
-
-
-def _whole(number: float) -> float:
-    return int(number) if number == int(number) else number
 
 
 def _number(where: str, field: str, what: str, text: str) -> float:

@@ -21,7 +21,7 @@ from ..bank import Quiz
 from ..question_types import TYPES as TYPES_BY_NAME
 from ..question_types import Choice, Question, right_choice
 from ..question_types.multiple_answers import WeightedChoice, default_fractions
-from ..question_types.numerical import NumericAnswer, number_text
+from ..question_types.numerical import NumericAnswer, number_text, numeric_answer
 from ..question_types.typed import Accepted
 from .common import (
     MAX_BYTES,
@@ -371,8 +371,7 @@ def _numeric(where: str, conditionvar: Element, fraction: float, said: str) -> N
         raise Unsupported("a numerical answer that is neither a number nor a range")
     if not (math.isfinite(value) and math.isfinite(margin)):
         raise Unsupported("a numerical answer past the numbers the bank holds")
-    whole = [int(n) if n == int(n) else n for n in (value, round(margin, 12))]
-    return NumericAnswer(number_text(value), fraction, said, *whole)
+    return numeric_answer(value, round(margin, 12), fraction, said)
 
 
 def _score(where: str, written: str) -> float:

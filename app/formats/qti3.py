@@ -27,7 +27,7 @@ from ..bank import Quiz
 from ..question_types import TYPES as TYPES_BY_NAME
 from ..question_types import Choice, Question, Reference
 from ..question_types.multiple_answers import WeightedChoice, default_fractions
-from ..question_types.numerical import NumericAnswer, number_text
+from ..question_types.numerical import number_text, numeric_answer
 from ..question_types.typed import MOST_TYPED, Accepted
 from .common import (
     FormatError,
@@ -754,6 +754,4 @@ def _accepted(where: str, text: str, fraction: float, said: str, margin: float, 
         if not text or len(text) > MOST_TYPED:
             raise FormatError([f"{where}: an accepted answer is empty or over {MOST_TYPED}"])
         return Accepted(text, fraction, said)
-    value = _number(text, f"{where}: an accepted number")
-    whole = [int(n) if n == int(n) else n for n in (value, abs(margin))]
-    return NumericAnswer(number_text(value), fraction, said, *whole)
+    return numeric_answer(_number(text, f"{where}: an accepted number"), margin, fraction, said)

@@ -34,6 +34,18 @@ class NumericalQuestion(TypedQuestion):
     """The first is the base unit, assumed when a student types none."""
 
 
+def as_written(number: float) -> float:
+    """A whole number as people write one in a bank: 46, not 46.0."""
+    return int(number) if number == int(number) else number
+
+
+def numeric_answer(value: float, tolerance: float = 0, fraction: float = 1, feedback: str = ""):
+    """An accepted number as every reader makes one, whatever notation its file had."""
+    return NumericAnswer(
+        number_text(value), fraction, feedback, as_written(value), as_written(abs(tolerance))
+    )
+
+
 def number_text(value: float) -> str:
     """A number as short as it reads back exactly: 3.5, 150, 0.001, 1e-07."""
     text = repr(float(value))
@@ -51,16 +63,15 @@ def _local_number(text: str, language: str) -> float | None:
         locale = Locale.parse(language.replace("-", "_"))
     except (UnknownLocaleError, ValueError, TypeError):
         return None
-    try:
-        # Strict: "1,000" in English is a thousand, never one; a grouping out of place is refused.
-        # French groups with a narrow no-break space, which students type as a plain one.
-        return float(parse_decimal(text.replace(" ", "\u202f"), locale=locale, strict=True))
-    except (NumberFormatError, ValueError, DecimalException):
+    # French groups with a narrow no-break space, which students type as a plain one.
+    for spelled in (text.replace(" ", "\u202f"), text):
         try:
-            return float(parse_decimal(text, locale=locale, strict=True))
-        # Decimal's own errors too: "1,0E1000" overflows the context Babel parses it in.
+            # Strict: "1,000" in English is a thousand, never one; a grouping out of place is
+            # refused. Decimal's own errors too: "1,0E1000" overflows Babel's context.
+            return float(parse_decimal(spelled, locale=locale, strict=True))
         except (NumberFormatError, ValueError, DecimalException):
-            return None
+            continue
+    return None
 
 
 def split_unit(question: NumericalQuestion, typed: str) -> tuple[str, Unit | None]:
@@ -77,10 +88,10 @@ class Numerical(TypedType):
     empty = "Type a number."
 
     def accepted(self, data: dict) -> NumericAnswer:
-        value, tolerance = data["value"], data.get("tolerance", 0)
-        return NumericAnswer(
-            number_text(value), data.get("fraction", 1), data.get("feedback", ""), value, tolerance
-        )
+        return numeric_answer(
+            data["value"], data.get("tolerance", 0), data.get("fraction", 1),
+            data.get("feedback", ""),
+        )  # fmt: skip
 
     def accepted_data(self, accepted: NumericAnswer) -> dict:
         written: dict = {"value": accepted.value}
