@@ -194,9 +194,9 @@ def question(token, number):
     # Only an answer sent needs checking: a question read gets its token from csrf_token().
     kind = type_of(question)
     posted = answer is None and request.method == "POST"
-    # The browser's first language says how it writes a number typed (3,5 in German).
-    language = request.accept_languages.best or "en"
-    form = kind.answer_form(question, choices, language) if posted else None
+    form = None
+    if posted:  # the browser's first language says how it writes a number (3,5 in German)
+        form = kind.answer_form(question, choices, request.accept_languages.best or "en")
     if form and form.validate_on_submit():
         if not record_answer(attempt, kind.grade(question, form.response)):
             return _over(attempt, standing(attempt_or_404(token), quiz))

@@ -3,6 +3,7 @@ with its fraction and feedback, tried in the author's order, and feedback for an
 The answer is what was typed, tidied as its type reads it."""
 
 import re
+from abc import abstractmethod
 from collections import Counter
 from dataclasses import dataclass
 from random import Random
@@ -94,8 +95,9 @@ class TypedType(QuestionType):
         ValidationError when it cannot be an answer at all."""
         return typed
 
+    @abstractmethod
     def matches(self, question: TypedQuestion, accepted: Accepted, response: str) -> bool:
-        raise NotImplementedError
+        """Whether a stored answer is this accepted one."""
 
     def accepted(self, data: dict) -> Accepted:
         """One accepted answer from its entry in a bank."""
@@ -143,8 +145,7 @@ class TypedType(QuestionType):
             return None
         # As Moodle: the first accepted answer that matches, in the author's order.
         matched = next((a for a in question.answers if self.matches(question, a, response)), None)
-        mark = max(matched.fraction, 0.0) if matched else 0.0
-        return TypedFeedback(question, response, mark, matched)
+        return TypedFeedback(question, response, matched.fraction if matched else 0.0, matched)
 
     def describe(self, question: Question, response: str) -> str:
         return response
