@@ -269,6 +269,8 @@ def test_the_class_page_lists_what_was_typed_and_names_a_popular_wrong_answer(tm
     assert login(teacher, "teacher", "correct horse").status_code == 303
     page = teacher.get(f"/teach/classes/{class_id}?quiz={SLUG}").get_data(as_text=True)
     assert "⚑ Most students answered “Lyon”" in page
+    # A mark that may be partial is an average, not a count of the right (lecturer review).
+    assert "% of the points on average</strong>" in page and "% right</strong>" in page
     assert '<th scope="col">Answer</th><th scope="col" class="num">Given</th>' in page
     assert "&lt;b&gt;Paris&lt;/b&gt;" in page and "<b>Paris</b>" not in page
     responses = teacher.get(f"/teach/classes/{class_id}/responses.csv?quiz={SLUG}")
