@@ -179,6 +179,12 @@ class ItemRow:
         return type_of(self.question).tally(self.question, self.counts)
 
     @property
+    def facility_words(self) -> str:
+        """What facility counts, after its percent: the right answers, or the mean mark where
+        an answer may earn part of the points (Moodle's facility)."""
+        return "of the points on average" if type_of(self.question).partial_marks else "right"
+
+    @property
     def not_answered(self) -> int:
         """Counted attempts that were asked the question and left it unanswered."""
         return self.n - sum(self.counts.values())

@@ -4,6 +4,7 @@ the pages and the statistics say of it, and that held feedback keeps their keys.
 import csv
 import io
 import json
+import re
 from collections import Counter
 
 import factories
@@ -271,6 +272,7 @@ def test_the_class_page_lists_what_was_typed_and_names_a_popular_wrong_answer(tm
     assert "⚑ Most students answered “Lyon”" in page
     # A mark that may be partial is an average, not a count of the right (lecturer review).
     assert "% of the points on average</strong>" in page and "% right</strong>" in page
+    assert re.search(r"Question 2</a>: \d+% of the points on average", page)  # at a glance
     assert '<th scope="col">Answer</th><th scope="col" class="num">Given</th>' in page
     assert "&lt;b&gt;Paris&lt;/b&gt;" in page and "<b>Paris</b>" not in page
     responses = teacher.get(f"/teach/classes/{class_id}/responses.csv?quiz={SLUG}")

@@ -138,6 +138,8 @@ class QuestionType(ABC):
     """The frozen question it builds, which a format's reader makes too."""
     verb: ClassVar[str] = "chose"
     """What a student did, as a sentence about their answer says it."""
+    partial_marks: ClassVar[bool] = False
+    """Whether an answer may earn part of the points, so that facility is an average mark."""
 
     @abstractmethod
     def build(self, data: dict) -> Question:

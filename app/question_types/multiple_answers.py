@@ -102,6 +102,7 @@ class AnswerForm(FlaskForm):
 class MultipleAnswers(QuestionType):
     name = "multiple_answers"
     question_class = SeveralAnswers
+    partial_marks = True
 
     def build(self, data: dict) -> SeveralAnswers:
         choices = data["choices"]

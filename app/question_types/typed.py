@@ -88,6 +88,7 @@ class TypedType(QuestionType):
 
     question_class = TypedQuestion
     verb = "answered"
+    partial_marks = True
     empty: str = "Type your answer."
 
     def read(self, question: TypedQuestion, typed: str, language: str = "en") -> str:
