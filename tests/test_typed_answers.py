@@ -193,7 +193,9 @@ def test_a_student_types_answers_and_a_bad_number_stores_nothing(tmp_path):
     assert student.post(student.question_url(1), typed=" 150  cm ").status_code == 303
     feedback = text(student.client.get(student.question_url(1)))
     assert "Correct.</strong> You answered “150 cm”." in feedback
-    assert "Your answer: “150 cm”" in feedback and "Yes: one and a half metres." in feedback
+    # In its own span, out of the tag's capitals: "cm" is not "CM".
+    assert 'Your answer: <span class="as-typed">“150 cm”</span>' in feedback
+    assert "Yes: one and a half metres." in feedback
     assert "1.5 m, give or take 0.1" in feedback
 
     too_long = student.post(student.question_url(2), typed="x" * 201)
