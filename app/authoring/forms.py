@@ -254,14 +254,14 @@ class QuestionForm(FlaskForm):
     def validate_answers(self, field):
         if self.kind.data not in TYPED:
             return
-        numerical, found, full = self.kind.data == "numerical", [], False
+        numerical, wrong, full = self.kind.data == "numerical", False, False
         seen: set = set()
         for row in self.answers:
             entry = row.form
             if not entry.text.data:
                 if entry.tolerance.data or entry.weight.data or entry.feedback.data:
                     entry.text.errors.append("Write the answer this is for, or clear the row.")
-                    found.append("An answer row has no answer.")
+                    wrong = True
                 continue
             checks = [(entry.weight, 0, 100, "Give a percent from 0 to 100.")]
             if numerical:
@@ -269,13 +269,13 @@ class QuestionForm(FlaskForm):
                            (entry.tolerance, 0, 1e300, "Give a number from 0 up.")]  # fmt: skip
             elif entry.tolerance.data:
                 entry.tolerance.errors.append("Only a number has a tolerance.")
-                found.append("A tolerance is given for a text answer.")
+                wrong = True
             for box, low, high, words in checks:
                 try:
                     _number(box.data, low, high, words)
                 except ValidationError as error:
                     box.errors.append(str(error))
-                    found.append(str(error))
+                    wrong = True
             weight = _number(entry.weight.data, 0, 100, "") if not entry.weight.errors else 0
             full = full or weight is None or weight == 100
             if entry.text.errors:
@@ -285,9 +285,9 @@ class QuestionForm(FlaskForm):
                 entry.text.data if self.case_sensitive.data else entry.text.data.casefold())
             if same in seen:
                 entry.text.errors.append(SAID_ABOVE)
-                found.append("Two answers say the same.")
+                wrong = True
             seen.add(same)
-        if found:
+        if wrong:  # each problem stands beside its field
             raise ValidationError("Mend the answers marked below.")
         if not any(row.form.text.data for row in self.answers):
             raise ValidationError("Write at least one accepted answer.")
