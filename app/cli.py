@@ -126,7 +126,7 @@ def import_command(source, format_name, slug, title, description, bank_path, all
         click.echo(str(skip), err=True)
     for gap in imported.gaps:
         click.echo(f"{gap}: a placeholder to write", err=True)
-    for note in imported.unmeasured:
+    for note in imported.unmeasured + imported.unshown:
         click.echo(note, err=True)
     for note in imported.noted:
         click.echo(f"{source}: {note}", err=True)
@@ -167,7 +167,7 @@ def export_command(slug, format_name, target, bank_path):
     except BankError as error:
         _refuse(error)
     target.write(data)
-    if dropped := formats.dropped(format_name, bank.quizzes[slug]):
+    if dropped := formats.dropped(format_name, bank.quizzes[slug], files=False):
         click.echo(f"{format_name} has no room for {', '.join(dropped)}: they are not in "
                    f"{target.name}.", err=True)  # fmt: skip
     click.echo(f"Wrote {slug} as {format_name} to {target.name}.", err=True)

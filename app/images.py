@@ -26,6 +26,11 @@ KINDS = {"PNG": "png", "JPEG": "jpeg", "GIF": "gif", "WEBP": "webp"}
 ADDRESS = re.compile(r"/images/(?P<digest>[0-9a-f]{64})-(?P<width>\d{1,4})x(?P<height>\d{1,4})"
                      r"\.(?P<kind>png|jpeg|gif|webp)")  # fmt: skip
 """A picture's address as quiz text names it; nothing else may be an image's source."""
+WIDEST = 1408
+"""The widest a picture is kept: a page's column (44rem) on a screen of two pixels a point;
+a wider one is scaled down when it is kept, so a phone never loads pixels it cannot show."""
+ENCODING = {"png": {"optimize": True}, "jpeg": {"quality": 85}, "webp": {"quality": 85}}
+"""How a scaled picture is written again, in its own kind."""
 YEAR = 365 * 24 * 3600
 
 
@@ -64,36 +69,57 @@ def read(data: bytes) -> tuple[str, int, int]:
     return kind, width, height
 
 
-def store(data: bytes) -> Image:
-    """Keep a picture (once, however often it is uploaded); NotAPicture for any other file."""
+def prepared(data: bytes) -> tuple[str, bytes]:
+    """A picture as it is kept, no wider than a page shows it, and the address it is shown
+    from; NotAPicture when the bytes are not a picture we show."""
     kind, width, height = read(data)
-    digest = hashlib.sha256(data).hexdigest()
-    found = insert_or_get(
-        Image(digest=digest, kind=kind, width=width, height=height, data=data),
-        lambda: db.session.get(Image, digest),
-    )
-    return found
+    if width > WIDEST and kind != "gif":  # scaling an animated GIF would stop it
+        from PIL import Image as Pillow
+
+        with Pillow.open(io.BytesIO(data)) as picture:
+            width, height = WIDEST, max(1, round(height * WIDEST / width))
+            scaled = picture.resize((width, height), Pillow.Resampling.LANCZOS)
+            written = io.BytesIO()
+            scaled.save(written, picture.format, **ENCODING[kind])
+            data = written.getvalue()
+    return f"/images/{hashlib.sha256(data).hexdigest()}-{width}x{height}.{kind}", data
 
 
-def markdown(image: Image, alt: str) -> str:
+def store(data: bytes) -> str:
+    """Keep a picture (once, however often it is uploaded) and give its address; NotAPicture
+    for any other file."""
+    address, data = prepared(data)
+    named = ADDRESS.fullmatch(address)
+    insert_or_get(Image(digest=named["digest"], kind=named["kind"], width=int(named["width"]),
+                        height=int(named["height"]), data=data))  # fmt: skip
+    return address
+
+
+def markdown(address: str, alt: str) -> str:
     """The Markdown that shows a picture with what it shows said in words."""
     words = alt.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
-    return f"![{words}](/images/{image.digest}-{image.width}x{image.height}.{image.kind})"
+    return f"![{words}]({address})"
+
+
+def kept(address: str) -> bytes | None:
+    """The bytes of the picture kept at this address, or None."""
+    found = ADDRESS.fullmatch(address)
+    image = found and db.session.get(Image, found["digest"], options=[undefer(Image.data)])
+    # One address a picture: its own kind and size, as the text that shows it names them.
+    if not image or (image.kind, image.width, image.height) != (
+        found["kind"], int(found["width"]), int(found["height"])
+    ):
+        return None
+    return image.data
 
 
 @bp.get("/images/<name>")
 def picture(name):
     """A picture quiz text shows, cached for a year: its address changes with its bytes."""
-    found = ADDRESS.fullmatch(f"/images/{name}")
-    if found is None:
+    data = kept(f"/images/{name}")
+    if data is None:
         abort(404)
-    image = db.session.get(Image, found["digest"], options=[undefer(Image.data)])
-    # One address a picture: its own kind and size, as the text that shows it names them.
-    if image is None or (image.kind, image.width, image.height) != (
-        found["kind"], int(found["width"]), int(found["height"])
-    ):
-        abort(404)
-    response = Response(image.data, mimetype=f"image/{image.kind}")
+    response = Response(data, mimetype=f"image/{name.rsplit('.', 1)[1]}")
     response.headers["Cache-Control"] = f"public, max-age={YEAR}, immutable"
     return response
 

@@ -206,12 +206,16 @@ class _ToMarkdown(MarkdownConverter):
         return f"\n\n**{text.strip()}**\n\n" if text.strip() else ""
 
     def convert_img(self, el, text, parent_tags):
-        return ""  # media are listed by the importer, which says what it cannot show
+        # The importer decides: the picture at its address here, or its words (app/formats).
+        return self.options["picture"](el.get("src", ""), el.get("alt", ""))
 
 
-def from_html(markup: str) -> str:
-    """An imported piece of HTML as Markdown in the subset, its line breaks as new lines."""
-    converted = _ToMarkdown(autolinks=True, bullets="-", escape_misc=False).convert(markup)
+def from_html(markup: str, picture=lambda src, alt: from_plain(" ".join(alt.split()))) -> str:
+    """An imported piece of HTML as Markdown in the subset, its line breaks as new lines; each
+    picture as `picture(src, alt)` writes it, by default its words."""
+    converted = _ToMarkdown(
+        autolinks=True, bullets="-", escape_misc=False, picture=picture
+    ).convert(markup)
     # A no-break space reads as a space; Markdown would keep it as a mark of its own.
     lines = [line.rstrip() for line in converted.replace("\xa0", " ").split("\n")]
     return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()

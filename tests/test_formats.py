@@ -1,6 +1,7 @@
 """Quiz formats: hand-written files in each format read as their authors meant, and the seed quiz
 comes back from every export as it went in."""
 
+import base64
 import dataclasses
 import io
 import json
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from app import formats
+from app import formats, images
 from app.bank import UNFILLED, BankError, build_quiz, load_bank, problems
 from app.config import PROJECT_ROOT
 from app.formats import aiken, gift, moodle_xml, qti, qti3
@@ -29,7 +30,7 @@ def canvas_package() -> bytes:
     folder = FIXTURES / "canvas-qti"
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as package:
-        for path in sorted(folder.rglob("*.xml")):
+        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
             package.write(path, path.relative_to(folder).as_posix())
     return buffer.getvalue()
 
@@ -57,6 +58,8 @@ def summary(source: formats.Source) -> list[tuple]:
     ]
 
 
+CELL = images.prepared((FIXTURES / "canvas-qti" / "web_resources" / "cell.png").read_bytes())[0]
+"""The address here of the picture in the Canvas package."""
 MITOCHONDRION = ("Mitochondrion", "https://en.wikipedia.org/wiki/Mitochondrion")
 
 
@@ -133,10 +136,11 @@ def test_moodle_xml_reads_cdata_html_plain_text_and_feedback():
         "Cells", "Questions about **cells**.", True,
     )  # fmt: skip
     assert [q.id for q in source.questions] == [
-        "Mitochondria", "Unicode, plain text", "Several answers allowed", "Sun", "Powerhouse",
+        "Mitochondria", "Unicode, plain text", "Several answers allowed", "With an image", "Sun",
+        "Powerhouse",
     ]  # fmt: skip
     assert [q.type for q in source.questions[2:]] == [
-        "multiple_answers", "true_false", "short_answer",
+        "multiple_answers", "single_choice", "true_false", "short_answer",
     ]  # fmt: skip
     assert [c.fraction for c in source.questions[2].choices] == [0.5, 0.5, -1]
     assert summary(source) == [
@@ -151,6 +155,8 @@ def test_moodle_xml_reads_cdata_html_plain_text_and_feedback():
           ("日本語", False, "Not Greek.\n\nNot quite.")],
          "π is pi; μ is mu.", []),
         ("Which are even?", [("2", True, ""), ("4", True, ""), ("3", False, "")], "", []),
+        # A damaged picture is left out, its words in its place.
+        ("Which cell is this? a cell", [("Plant", True, ""), ("Animal", False, "")], "", []),
         # True first, whatever order the file gives.
         ("The sun is a star.",
          [("True", True, "Yes: a yellow dwarf."),
@@ -161,13 +167,15 @@ def test_moodle_xml_reads_cdata_html_plain_text_and_feedback():
     ]  # fmt: skip
     assert source.places == (
         "features.xml: /quiz/question[2]", "features.xml: /quiz/question[3]",
-        "features.xml: /quiz/question[4]", "features.xml: /quiz/question[7]",
-        "features.xml: /quiz/question[8]",
+        "features.xml: /quiz/question[4]", "features.xml: /quiz/question[6]",
+        "features.xml: /quiz/question[7]", "features.xml: /quiz/question[8]",
     )  # fmt: skip
+    assert source.unshown == (
+        'features.xml: /quiz/question[6]: the picture "cell.png" is left out (this file is not '
+        'a picture: upload a PNG, JPEG, GIF or WebP); its words "a cell" stand in its place',
+    )
     assert [str(skip) for skip in source.skipped] == [
         "features.xml: /quiz/question[5]: skipped, partial credit (33.3333%) on answer 2",
-        "features.xml: /quiz/question[6]: skipped, its text shows media (img, file), which "
-        "Quizwright cannot show yet",
         "features.xml: /quiz/question[9]: skipped, of type essay, not multiple choice, "
         "true/false, numerical or short answer",
         "features.xml: /quiz/question[10]: skipped, of type description, not multiple choice, "
@@ -185,10 +193,10 @@ def test_qti_reads_a_canvas_package_with_item_feedback():
         "Cells & Energy (Canvas)", "A quiz exported from **Canvas**.", True,
     )  # fmt: skip
     assert [[c.id for c in q.choices] for q in source.questions] == [
-        ["6158", "2473", "9931"], ["true", "false"], ["1", "2", "3"],
+        ["6158", "2473", "9931"], ["true", "false"], ["1", "2", "3"], ["a", "b"],
     ]  # fmt: skip
     assert [q.type for q in source.questions] == [
-        "single_choice", "true_false", "multiple_answers",
+        "single_choice", "true_false", "multiple_answers", "single_choice",
     ]  # fmt: skip
     assert summary(source) == [
         ("Which organelle makes most of a cell's **ATP**?",
@@ -204,7 +212,11 @@ def test_qti_reads_a_canvas_package_with_item_feedback():
          [("Sun", "https://en.wikipedia.org/wiki/Sun")]),
         # Canvas scores every right choice ticked and no other: those are the right ones.
         ("Which are even?", [("2", True, ""), ("4", True, ""), ("3", False, "")], "", []),
+        # Its picture comes from the package's web_resources, where Canvas keeps course files.
+        (f"Which cell is this? ![a cell]({CELL})", [("Plant", True, ""), ("Animal", False, "")],
+         "", []),
     ]  # fmt: skip
+    assert list(source.pictures) == [CELL] and source.unshown == ()
     where = "canvas.zip/g1a2b3c/g1a2b3c.xml: item"
     other = (
         "not multiple_choice_question, true_false_question, multiple_answers_question, "
@@ -213,8 +225,6 @@ def test_qti_reads_a_canvas_package_with_item_feedback():
     assert [str(skip) for skip in source.skipped] == [
         f"{where}[4] ident='i0004': skipped, of type essay_question, {other}",
         f"{where}[5] ident='i0005': skipped, partial credit (50 of 100) on an answer",
-        f"{where}[6] ident='i0006': skipped, its text shows media (img), which Quizwright "
-        "cannot show yet",
     ]
 
 
@@ -241,7 +251,14 @@ def test_qti_reads_a_bare_assessment_file_too():
     data = (FIXTURES / "canvas-qti" / "g1a2b3c" / "g1a2b3c.xml").read_bytes()
     source = qti.parse(data, "g1a2b3c.xml")
     assert source.title == "Cells & Energy (Canvas)"
-    assert summary(source) == summary(qti.parse(canvas_package(), "canvas.zip"))
+    packaged = summary(qti.parse(canvas_package(), "canvas.zip"))
+    assert summary(source)[:-1] == packaged[:-1]
+    # Without its package, the picture is not there: its words stand in, and the report says so.
+    assert summary(source)[-1][0] == "Which cell is this? a cell"
+    assert source.unshown == (
+        "g1a2b3c.xml: item[6] ident='i0006': the picture \"cell.png\" is not in the file; its "
+        'words "a cell" stand in its place',
+    )
 
 
 def test_qti3_reads_a_package_with_every_kind_of_feedback():
@@ -255,7 +272,7 @@ def test_qti3_reads_a_package_with_every_kind_of_feedback():
     )  # fmt: skip
     assert [(q.id, q.type) for q in source.questions] == [
         ("mitochondria", "single_choice"), ("sun", "true_false"), ("unicode", "single_choice"),
-        ("membrane", "single_choice"), ("even", "multiple_answers"),
+        ("membrane", "single_choice"), ("even", "multiple_answers"), ("picture", "single_choice"),
     ]  # fmt: skip
     assert [[c.id for c in q.choices] for q in source.questions][0] == ["ribo", "mito", "nucleus"]
     assert summary(source) == [
@@ -275,7 +292,11 @@ def test_qti3_reads_a_package_with_every_kind_of_feedback():
           ("The wall", False, "Animal cells have none.")], "", []),
         # Several values in the correct response, and no mapping: each right one an equal share.
         ("Which are even?", [("2", True, ""), ("4", True, ""), ("3", False, "")], "", []),
+        # The picture beside the item, named relative to it.
+        (f"Which cell is this? ![A cell]({CELL})", [("Plant", True, ""), ("Animal", False, "")],
+         "", []),
     ]  # fmt: skip
+    assert list(source.pictures) == [CELL]
     assert [c.fraction for c in source.questions[4].choices] == [0.5, 0.5, -0.5]
     where = "cells.zip/items/{}.xml: qti-assessment-item identifier={!r}"
     assert source.places[1] == where.format("sun", "sun")
@@ -283,8 +304,6 @@ def test_qti3_reads_a_package_with_every_kind_of_feedback():
         f"{where.format('partial', 'pi')}: skipped, partial credit (0.5 of 1) on an answer",
         f"{where.format('essay', 'osmosis')}: skipped, it has qti-extended-text-interaction, not "
         "one choice or text entry interaction",
-        f"{where.format('picture', 'picture')}: skipped, its text shows media (img), which "
-        "Quizwright cannot show yet",
     ]
 
 
@@ -485,8 +504,8 @@ def test_gift_in_moodles_own_format_is_read_as_the_html_moodle_shows():
 
 
 def test_gift_html_in_moodles_format_shows_what_moodle_shows_and_no_more():
-    """Character references decode, embedded media is skipped as media, a script's or style's
-    text is dropped; an export from before [plain] reads its [moodle] text as written; a
+    """Character references decode, embedded media is left out and reported, a script's or
+    style's text is dropped; an export from before [plain] reads its [moodle] text as written; a
     category of Moodle's roots only titles nothing."""
     data = (
         "$CATEGORY: $course$/top\n\n"
@@ -498,12 +517,14 @@ def test_gift_html_in_moodles_format_shows_what_moodle_shows_and_no_more():
         "{=Yes #Right ~No #Wrong\n####See https://example.org/c}\n"
     )
     source = gift.parse(data.encode(), "t.gift")
-    a, c = source.questions
+    a, b, c = source.questions
     assert a.prompt == "Caf\u00e9 menu \u2014 is List<String> & more?"
-    assert c.prompt == "**Hi**?"
-    assert [str(skip) for skip in source.skipped] == [
-        "t.gift:6: skipped, it shows media (iframe), which Quizwright cannot show yet"
-    ]
+    assert (b.prompt, c.prompt) == ("Watch now?", "**Hi**?")
+    assert source.skipped == ()
+    assert source.unshown == (
+        't.gift:6: an embedded page ("v") is left out: Quizwright shows pictures, not sound, '
+        "video or embedded pages",
+    )
     assert source.title is None
     mixed = b"Q? {=a #Yes ~b #No\n####Order is <i>transitive</i>.<br>Source\\: <https\\://example.org/t>}\n"
     [linked] = gift.parse(mixed, "t.gift").questions
@@ -551,11 +572,24 @@ def test_a_true_false_answer_moodle_cannot_read_is_located():
     ]
 
 
-def test_true_false_with_media_in_its_feedback_is_skipped():
-    source = gift.parse(b'[html]Sun? {T#<img src="x.png">#yes}\n\nok {=a ~b}', "m.gift")
-    assert [str(skip) for skip in source.skipped] == [
-        "m.gift:1: skipped, an answer shows media, which Quizwright cannot show yet"
-    ]
+def test_a_gift_picture_written_as_a_data_address_comes_with_the_question():
+    """GIFT carries no files, but HTML may hold a picture as a data: address: it comes along.
+    One the file only names is reported, its words in its place; one without words is left
+    out, as the bank shows no picture unsaid."""
+    png = (FIXTURES / "canvas-qti" / "web_resources" / "cell.png").read_bytes()
+    data = base64.b64encode(png).decode().replace("=", "\\=")
+    text = (f'[html]Which cell? <img src\\="data:image/png;base64,{data}" alt\\="A cell"> '
+            '{=Plant #<img src\\="plant.png" alt\\="a leaf">Yes ~Animal #<img src\\="x.png">No}')
+    source = gift.parse(text.encode(), "m.gift")
+    [question] = source.questions
+    assert question.prompt == f"Which cell? ![A cell]({CELL})"
+    assert [c.explanation for c in question.choices] == ["a leafYes", "No"]
+    assert list(source.pictures) == [CELL]
+    assert source.unshown == (
+        'm.gift:1: the picture "plant.png" is not in the file; its words "a leaf" stand in its '
+        "place",
+        'm.gift:1: the picture "x.png" is not in the file',
+    )
 
 
 def test_every_malformed_question_is_reported_at_once():
@@ -718,12 +752,12 @@ def test_rich_text_survives_a_round_trip(format_name):
 def test_html_links_in_feedback_become_sources():
     """An LMS's general feedback that links https pages gives the question its sources; an
     http link is not one the bank accepts."""
-    text, references, media = formats.common.html_sources(
+    text, references = formats.common.html_sources(
         '<p>See <a href="https://a.example/x">the paper</a> and <a href="http://b.example">b</a>.</p>'
     )
-    assert (text, references, media) == (
+    assert (text, references) == (
         "See [the paper](https://a.example/x) and [b](http://b.example).",
-        (Reference("the paper", "https://a.example/x"),), (),
+        (Reference("the paper", "https://a.example/x"),),
     )  # fmt: skip
 
 
@@ -937,9 +971,7 @@ def test_gift_general_feedback_is_html_whose_links_moodle_shows():
         html = gift._unescape(line.removeprefix("####[html]"))
         for reference in question.references:
             assert f'<a href="{reference.url.replace("&", "&amp;")}">' in html
-        assert formats.common.html_sources(html) == (
-            question.explanation, question.references, (),
-        )  # fmt: skip
+        assert formats.common.html_sources(html) == (question.explanation, question.references)
 
 
 def test_a_quiz_comes_back_from_moodle_with_its_slug_evidence_and_sources():

@@ -113,18 +113,20 @@ def test_import_without_allow_gaps_lists_the_gaps_and_writes_nothing(bank):
     source = FIXTURES / "features.xml"
     assert result.stderr.splitlines() == [
         f"{source}: /quiz/question[5]: skipped, partial credit (33.3333%) on answer 2",
-        f"{source}: /quiz/question[6]: skipped, its text shows media (img, file), which "
-        "Quizwright cannot show yet",
         f"{source}: /quiz/question[9]: skipped, of type essay, not multiple choice, true/false, "
         "numerical or short answer",
         f"{source}: /quiz/question[10]: skipped, of type description, not multiple choice, "
         "true/false, numerical or short answer",
+        f'{source}: /quiz/question[6]: the picture "cell.png" is left out (this file is not a '
+        'picture: upload a PNG, JPEG, GIF or WebP); its words "a cell" stand in its place',
         f'{source}: /quiz/question[2]: question "mitochondria" lacks feedback on choice 3',
         f'{source}: /quiz/question[3]: question "unicode-plain-text" lacks a source (an https:// '
         "link in the general feedback)",
         f'{source}: /quiz/question[4]: question "several-answers-allowed" lacks feedback on '
         "choices 1, 2, 3; general feedback (the explanation); a source (an https:// link in the "
         "general feedback)",
+        f'{source}: /quiz/question[6]: question "with-an-image" lacks feedback on choices 1, 2; '
+        "general feedback (the explanation); a source (an https:// link in the general feedback)",
         f'{source}: /quiz/question[8]: question "powerhouse" lacks general feedback (the '
         "explanation); a source (an https:// link in the general feedback)",
         f"{source}: the bank needs these; write them in the source, or import with --allow-gaps "
@@ -235,9 +237,12 @@ def test_dry_run_prints_the_quiz_and_writes_nothing(bank, tmp_path):
     assert quiz["slug"] == "cells-energy-canvas"
     assert [c["id"] for c in quiz["questions"][0]["choices"]] == ["6158", "2473", "9931"]
     assert result.stderr.splitlines()[-1] == (
-        'Dry run: 3 questions would be quiz "cells-energy-canvas", 3 questions skipped; nothing '
+        'Dry run: 4 questions would be quiz "cells-energy-canvas", 2 questions skipped; nothing '
         "was written."
     )
+    # The bank file holds text only: the package's picture is written as its words.
+    assert quiz["questions"][3]["prompt"] == "Which cell is this? a cell"
+    assert f"{package}: its picture is written as its words" in result.stderr
     assert bank.read_bytes() == before
 
 
@@ -258,7 +263,7 @@ def test_a_dry_run_reports_gaps_too_and_says_what_importing_needs(bank):
     assert lines[-2:] == [
         "Importing it needs the gaps above written in the source, or --allow-gaps for "
         "placeholders to write in the bank.",
-        'Dry run: 5 questions would be quiz "cells", 4 questions skipped; nothing was written.',
+        'Dry run: 6 questions would be quiz "cells", 3 questions skipped; nothing was written.',
     ]
     taken = quiz_command("import", source, "--into", bank, "--slug", SLUG)
     assert taken.stderr.splitlines() == [

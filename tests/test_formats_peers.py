@@ -141,7 +141,7 @@ def test_pygiftparser_reads_our_gift_export_as_we_wrote_it():
             for a in read.answers.answers
         ] == [(c.text, c.correct, c.explanation) for c in question.choices]
         general = transformSpecials(read.generalFeedback)
-        assert html_sources(general) == (question.explanation, question.references, ())
+        assert html_sources(general) == (question.explanation, question.references)
 
 
 def test_pygiftparser_reads_true_false_feedback_the_way_we_do():

@@ -135,9 +135,10 @@ def test_an_address_that_names_no_kept_picture_is_not_found(app):
         assert client.get(f"/images/{name}").status_code == 404
 
 
-def test_an_export_writes_each_picture_as_its_words_and_says_so(app):
-    """Another system cannot load this app's picture addresses: every format writes the words
-    instead, and lists the pictures among what it leaves out."""
+def test_an_export_without_the_files_writes_each_picture_as_its_words_and_says_so(app):
+    """Another system cannot load this app's picture addresses: without the pictures' files (a
+    bank file, exported on the command line), every format writes the words instead, and lists
+    the pictures among what it leaves out."""
     from app import formats
     from app.bank import build_quiz
 
@@ -153,7 +154,11 @@ def test_an_export_writes_each_picture_as_its_words_and_says_so(app):
         if name not in ("qti", "qti3"):  # the packages are zipped
             assert b"/images/" not in written and b"A ] red cell" in written, name
             assert name == "aiken" or b"a nucleus" in written, name  # Aiken has no feedback
-        assert formats.PICTURES in formats.dropped(name)
+        assert formats.PICTURES in formats.dropped(name, quiz, files=False)
+    # GIFT and Aiken carry no files at all: the browser's download says so too.
+    assert [name for name in formats.FORMATS if formats.PICTURES in formats.dropped(name)] == [
+        "gift", "aiken"
+    ]
     back = formats.FORMATS["qti3"].parse(formats.export_quiz(quiz, "qti3"), "p.zip")
     assert back.questions[0].prompt == "Which cell? A ] red cell"
 
@@ -212,3 +217,53 @@ def test_one_address_a_picture(app, lecturer):
     client = app.test_client()
     assert client.get(address).status_code == 200
     assert client.get(address.replace("-300x200.", "-1x9999.")).status_code == 404
+
+
+@pytest.mark.parametrize("format_name", ["moodle-xml", "qti", "qti3"])
+def test_a_download_carries_its_pictures_and_comes_back_with_them(app, format_name):
+    """Moodle XML writes each picture's file into the field that shows it, the QTI packages
+    put it beside the items; importing the download gives back the same text, pictures and
+    all, and the picture's bytes."""
+    from app import formats
+    from app.bank import build_quiz
+
+    with app.app_context():
+        leaf, cell = images.store(png(30, 20, "green")), images.store(png(8, 6, "blue"))
+    missing = f"/images/{'0' * 64}-10x20.png"
+    quiz = build_quiz({"slug": "p", "title": "P", "description": "D", "questions": [{
+        "id": "q1", "prompt": f"Which leaf? ![A green leaf]({leaf})",
+        "explanation": f"See ![a blue cell]({cell}) and ![gone]({missing})",
+        "references": [{"title": "T", "url": "https://example.org"}],
+        "choices": [{"id": "a", "text": f"This ![a blue cell]({cell})", "correct": True,
+                     "explanation": "x"},
+                    {"id": "b", "text": "B", "correct": False, "explanation": "y"}]}]})  # fmt: skip
+    with app.app_context():
+        written = formats.export_quiz(quiz, format_name, images.kept)
+    assert formats.PICTURES not in formats.dropped(format_name, quiz)
+    back = formats.FORMATS[format_name].parse(written, f"p.{format_name}")
+    [question] = back.questions
+    # What the download could not find is written as its words.
+    assert (question.prompt, question.explanation) == (
+        f"Which leaf? ![A green leaf]({leaf})", f"See ![a blue cell]({cell}) and gone",
+    )  # fmt: skip
+    assert question.choices[0].text == f"This ![a blue cell]({cell})"
+    assert back.pictures == {leaf: png(30, 20, "green"), cell: png(8, 6, "blue")}
+    assert back.unshown == ()
+
+
+def test_a_picture_wider_than_a_page_is_kept_at_the_width_a_page_shows(app, lecturer):
+    """A 3000-pixel photo is scaled to the widest a page shows (two pixels a point), in its
+    own kind; an animated GIF is kept as it is, as scaling would stop it."""
+    wide = png(3000, 300, "navy")
+    address, kept = images.prepared(wide)
+    assert re.fullmatch(rf"/images/[0-9a-f]{{64}}-{images.WIDEST}x141\.png", address)
+    assert Pillow.open(io.BytesIO(kept)).size == (images.WIDEST, 141) and len(kept) < len(wide)
+    token = write_quiz(lecturer, questions=())
+    saved = lecturer.post(NEW, data=with_picture(token, wide), content_type="multipart/form-data")
+    assert saved.status_code == 303, said(saved)
+    assert f"]({address})" in draft_question(app)["prompt"]
+    assert app.test_client().get(address).get_data() == kept
+    frames = io.BytesIO()
+    first, second = Pillow.new("P", (2000, 10)), Pillow.new("P", (2000, 10), 1)
+    first.save(frames, "GIF", save_all=True, append_images=[second])
+    assert images.prepared(frames.getvalue())[1] == frames.getvalue()

@@ -119,7 +119,7 @@ def test_imported_html_keeps_the_subset_and_drops_the_rest():
     )
     assert markdown == (
         "**Head**\n\nSee [the **paper**](https://example.org/a) and *this*, `a*b`.\nNext line."
-        "\n\n- one\n- two\n\njsred 2\\*3\\*4 kg"
+        "\n\n- one\n- two\n\njsyred 2\\*3\\*4 kg"
     )
     assert "2*3*4 kg" in plain(markdown)
 

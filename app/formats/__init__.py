@@ -11,6 +11,7 @@ import os
 import re
 import tempfile
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -63,6 +64,10 @@ class Imported:
     measurements this install does not have."""
     noted: list[str] = field(default_factory=list)
     """What the import chose that the author may want otherwise, with how to choose."""
+    pictures: dict[str, bytes] = field(default_factory=dict)
+    """The pictures the quiz shows, by their address here (app/images.py), to store with it."""
+    unshown: list[str] = field(default_factory=list)
+    """The media the questions showed that the import left out, each located, and why."""
 
 
 def guess_format(data: bytes) -> str:
@@ -111,7 +116,7 @@ def to_quiz(source: Source, slug: str, title: str | None, description: str | Non
     gaps: list[Gap] = []
     questions = []
     noted = []
-    skipped = list(source.skipped)
+    skipped, beyond = list(source.skipped), set()
     if not title and source.title and source.title_from:
         noted.append(f'the title "{source.title}" is {source.title_from}; give --title for another')
     title = title or source.title or slug
@@ -155,8 +160,9 @@ def to_quiz(source: Source, slug: str, title: str | None, description: str | Non
             question, id=qid, choices=tuple(choices), explanation=explanation, references=references
         )
         entry = type_of(whole).data(whole)
-        if beyond := _beyond_the_bank(entry):
-            skipped.append(Skip(where, beyond))
+        if why := _beyond_the_bank(entry):
+            skipped.append(Skip(where, why))
+            beyond.add(where)
             continue
         if missing:
             gaps.append(Gap(where, f'question "{qid}" lacks {"; ".join(missing)}'))
@@ -168,12 +174,16 @@ def to_quiz(source: Source, slug: str, title: str | None, description: str | Non
         "shuffle_choices": source.shuffle_choices,
         "questions": questions,
     }
+    shown = json.dumps(questions)
+    kept = tuple(f"{place}: " for place in source.places if place not in beyond)
     return Imported(
         quiz=quiz,
         skipped=skipped,
         gaps=gaps,
         unmeasured=list(source.lost),
         noted=noted,
+        pictures={at: data for at, data in source.pictures.items() if at in shown},
+        unshown=[note for note in source.unshown if note.startswith(kept)],
     )
 
 
@@ -217,9 +227,19 @@ def import_quiz(
         raise FormatError(
             [f"{path}: no question could be imported"] + [str(skip) for skip in imported.skipped]
         )
+    if imported.pictures:  # a bank file holds text only: the database keeps pictures
+        imported.quiz["questions"] = _said(imported.quiz["questions"])
+        count = len(imported.pictures)
+        imported.noted.append(
+            ("its picture is written as its words" if count == 1 else
+             f"its {count} pictures are written as their words")
+            + ", since a bank file holds no pictures: import it in the browser to keep them"
+        )  # fmt: skip
+        imported.pictures = {}
     if imported.gaps and not allow_gaps:
         raise FormatError(
             [str(skip) for skip in imported.skipped]
+            + imported.unshown
             + [f"{gap}" for gap in imported.gaps]
             + [
                 f"{path}: the bank needs these; write them in the source, or import with "
@@ -335,48 +355,72 @@ def write_bank(bank_path: Path, bank: dict) -> None:
         raise
 
 
-def export_quiz(quiz: Quiz, format_name: str) -> bytes:
-    """The quiz in a format another system imports; FormatError names each question of a type
-    the format cannot hold."""
+def export_quiz(
+    quiz: Quiz, format_name: str, pictures: Callable[[str], bytes | None] | None = None
+) -> bytes:
+    """The quiz in a format another system imports, each picture's file inside it where the
+    format carries files and `pictures` gives them (by address), else written as its words;
+    FormatError names each question of a type the format cannot hold."""
     module = FORMATS[format_name]
     if unwritable := [q for q in quiz.questions if q.type not in module.TYPES]:
         raise FormatError(
             [f'question "{q.id}" is {q.type}, which {format_name} cannot hold' for q in unwritable]
         )
-    return module.write(_in_words(quiz))
+    if pictures is None or not module.CARRIES_FILES:
+        return module.write(_in_words(quiz, {}))
+    shown = {
+        address: data
+        for address in dict.fromkeys(found[2] for found in _PICTURE.finditer(_text_of(quiz)))
+        if (data := pictures(address)) is not None
+    }
+    return module.write(_in_words(quiz, shown), shown)
 
 
-PICTURES = "pictures (each is written as its words; the files stay in Quizwright for now)"
-"""What no format's export carries yet."""
-_PICTURE = re.compile(r"!\[((?:\\.|[^\]\\])*)\]\(\s*<?/images/[^)]*\)")
+PICTURES = "pictures (each is written as its words: the format carries no files)"
+"""What an export leaves out where it cannot carry a picture's file."""
+_PICTURE = re.compile(
+    r"!\[((?:\\.|[^\]\\])*)\]\(\s*<?(/images/[0-9a-f]{64}-\d+x\d+\.\w+)[^)]*\)"
+)
 """A picture as quiz text writes it: its words, then its address, bare or in <>, and a title."""
 
 
-def _in_words(quiz: Quiz) -> Quiz:
-    """The quiz with each picture written as its words: its address is this app's own, which
-    another system would show as a broken picture."""
+def _text_of(quiz: Quiz) -> str:
+    """Every text of the quiz, as JSON: where its pictures are named."""
+    return json.dumps([type_of(q).data(q) for q in quiz.questions], ensure_ascii=False)
 
-    def said(value):
-        if isinstance(value, str):
-            return _PICTURE.sub(lambda found: found[1].replace("\\]", "]"), value)
-        if isinstance(value, dict):
-            return {key: said(item) for key, item in value.items()}
-        return [said(item) for item in value] if isinstance(value, list) else value
+
+def _said(value, kept: dict | None = None):
+    """Quiz text (or the bank's JSON of it) with each picture written as its words, but those
+    `kept`."""
+
+    def words(found: re.Match) -> str:
+        return found[0] if kept and found[2] in kept else found[1].replace("\\]", "]")
+
+    if isinstance(value, str):
+        return _PICTURE.sub(words, value)
+    if isinstance(value, dict):
+        return {key: _said(item, kept) for key, item in value.items()}
+    return [_said(item, kept) for item in value] if isinstance(value, list) else value
+
+
+def _in_words(quiz: Quiz, kept: dict) -> Quiz:
+    """The quiz with each picture but those `kept` written as its words: its address is this
+    app's own, which another system would show as a broken picture."""
 
     def in_words(question: Question) -> Question:
         entry = type_of(question).data(question)
         pictured = "](/images/" in json.dumps(entry)
-        return type_of(question).build(said(entry)) if pictured else question
+        return type_of(question).build(_said(entry, kept)) if pictured else question
 
     return replace(quiz, questions=tuple(in_words(q) for q in quiz.questions))
 
 
-def dropped(format_name: str, quiz: Quiz | None = None) -> tuple[str, ...]:
-    """What an export in this format cannot carry (of this quiz, where it is given)."""
-    shows = quiz is None or any(
-        _PICTURE.search(json.dumps(type_of(q).data(q), ensure_ascii=False)) for q in quiz.questions
-    )
-    return (*FORMATS[format_name].DROPS, *([PICTURES] if shows else []))
+def dropped(format_name: str, quiz: Quiz | None = None, files: bool = True) -> tuple[str, ...]:
+    """What an export in this format cannot carry (of this quiz, where it is given; without
+    pictures' files, where `files` is false, as a bank file has none)."""
+    module = FORMATS[format_name]
+    shows = quiz is None or bool(_PICTURE.search(_text_of(quiz)))
+    return (*module.DROPS, *([PICTURES] if shows and not (files and module.CARRIES_FILES) else []))
 
 
 def skeleton(slug: str, bank_name: str) -> dict:

@@ -20,6 +20,8 @@ DROPS = (
     "evidence links",
     "the quiz's slug",
 )
+CARRIES_FILES = False
+"""Whether an export carries the files of the pictures its text shows."""
 TYPES = frozenset({"single_choice"})
 """The question types (app/question_types/) this format reads and writes."""
 CHOICE = re.compile(r"^([A-Z])[.)]\s+(.*\S)\s*$")

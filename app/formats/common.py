@@ -1,19 +1,24 @@
 """What every format shares: the parsed source, located problems, safe reading of untrusted
 files (size, UTF-8, hardened XML) and the HTML that LMS formats keep text in."""
 
+import base64
+import binascii
 import html
 import math
+import posixpath
 import re
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from html.parser import HTMLParser
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 from xml.etree.ElementTree import Element, ParseError
 
 import defusedxml.ElementTree
 from defusedxml import DefusedXmlException
 
+from .. import images
 from .. import text as quiz_text
 from ..bank import BankError
 from ..question_types import Choice, Question, Reference
@@ -54,6 +59,10 @@ class Source:
     """What of a Quizwright export's marks the file shows was lost on the way, each located."""
     title_from: str | None = None
     """Where the title was found, when the author may not expect it there (GIFT's category)."""
+    pictures: dict[str, bytes] = field(default_factory=dict)
+    """The pictures the questions show, by their address here (app/images.py)."""
+    unshown: tuple[str, ...] = ()
+    """What of the questions' media was left out, and why, each located."""
 
 
 class Unsupported(Exception):
@@ -61,18 +70,126 @@ class Unsupported(Exception):
 
 
 @dataclass
+class Media:
+    """What one question's text shows besides words, while it is read: the pictures the file
+    carries, by their address here, with their bytes, and what is left out, said for the
+    report. `find` gives the bytes of a file the text names (by its src), or None."""
+
+    find: Callable[[str], bytes | None] = lambda src: None
+    pictures: dict[str, bytes] = field(default_factory=dict)
+    unshown: list[str] = field(default_factory=list)
+
+    def picture(self, src: str, alt: str) -> str:
+        """A picture of the text as Markdown at its address here, or else its words."""
+        words = " ".join(alt.split())
+        name = "written into the text" if src.startswith("data:") else f'"{_file_name(src)}"'
+        instead = f'; its words "{words}" stand in its place' if words else ""
+        data = _data_url(src) if src.startswith("data:") else self.find(src)
+        if data is None:
+            self.unshown.append(f"the picture {name} is not in the file{instead}")
+            return quiz_text.from_plain(words)
+        if not words:
+            self.unshown.append(f"the picture {name} is left out: it has no words for what it "
+                                "shows; upload it in the editor with them")  # fmt: skip
+            return ""
+        try:
+            address, data = images.prepared(data)
+        except images.NotAPicture as refused:
+            why = str(refused).rstrip(".")
+            why = why[0].lower() + why[1:]
+            self.unshown.append(f"the picture {name} is left out ({why}){instead}")
+            return quiz_text.from_plain(words)
+        self.pictures[address] = data
+        return images.markdown(address, words)
+
+
+_MEDIA: ContextVar[Media | None] = ContextVar("media", default=None)
+"""The question being read: its text's pictures go there (Found.read), not through every
+parser's functions."""
+
+
+def picture(src: str, alt: str) -> str:
+    """A picture a format names outside HTML (QTI's matimage), as html's <img> is read."""
+    media = _MEDIA.get()
+    return media.picture(src, alt) if media is not None else quiz_text.from_plain(alt.strip())
+
+
+def in_package(files: dict[str, bytes], within: str) -> Callable[[str], bytes | None]:
+    """The file a package's text names: relative to the file naming it (`within`), to the
+    package's root, or under $IMS-CC-FILEBASE$, Canvas's folder of a course's files."""
+    folder = within.rsplit("/", 1)[0] + "/" if "/" in within else ""
+
+    def find(src: str) -> bytes | None:
+        path = unquote(src.split("?", 1)[0])
+        if path.startswith(CANVAS_FILES):
+            rest = path.removeprefix(CANVAS_FILES).lstrip("/")
+            names = [f"web_resources/{rest}", rest]
+        else:
+            names = [posixpath.normpath(folder + path), path.lstrip("/")]
+        return next((files[name] for name in names if name in files), None)
+
+    return find
+
+
+CANVAS_FILES = "$IMS-CC-FILEBASE$"
+
+
+def packed(written: bytes, pictures: dict[str, bytes], folder: str) -> tuple[bytes, dict]:
+    """A package's file with each picture of `pictures` it shows named by `folder` and its file
+    name instead of its address here, and the files to pack beside it, by that name."""
+    text, files = written.decode(), {}
+    for address in {found[0] for found in images.ADDRESS.finditer(text)} & set(pictures):
+        name = address.rsplit("/", 1)[1]
+        text = text.replace(f'src="{address}"', f'src="{folder}/{name}"')
+        files[name] = pictures[address]
+    return text.encode(), files
+
+
+def _file_name(src: str) -> str:
+    return unquote(urlsplit(src).path.rsplit("/", 1)[-1]) or src[:60]
+
+
+def _opens(href: str) -> bool:
+    """Whether a link is one students can follow from a page here: to another site, by mail,
+    or within the page."""
+    return href.startswith("#") or href.split(":", 1)[0].lower() in quiz_text.SCHEMES
+
+
+def _data_url(src: str) -> bytes | None:
+    """The bytes a base64 data: address holds, or None."""
+    head, _, body = src.partition(",")
+    if not head.endswith(";base64"):
+        return None
+    try:
+        return base64.b64decode(unquote(body), validate=False)
+    except (binascii.Error, ValueError):
+        return None
+
+
+@dataclass
 class Found:
     """A parser's tally: the questions read so far with their places, those skipped as
-    Unsupported and every located error, so that one file reports all of its problems."""
+    Unsupported and every located error, so that one file reports all of its problems; the
+    pictures its questions show and the media they leave out."""
 
     questions: list[Question] = field(default_factory=list)
     places: list[str] = field(default_factory=list)
     skipped: list[Skip] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    pictures: dict[str, bytes] = field(default_factory=dict)
+    unshown: list[str] = field(default_factory=list)
 
-    def read(self, where: str, parse: Callable[..., Question], *details) -> bool:
+    def read(
+        self,
+        where: str,
+        parse: Callable[..., Question],
+        *details,
+        find: Callable[[str], bytes | None] = lambda src: None,
+    ) -> bool:
         """Read one question with parse(where, *details), keeping it, its skip or its errors;
-        whether it was kept."""
+        whether it was kept. `find` gives the files its text names."""
+        media = Media(find)
+        token = _MEDIA.set(media)
         try:
             self.questions.append(parse(where, *details))
         except Unsupported as why:
@@ -81,14 +198,19 @@ class Found:
         except FormatError as error:
             self.errors += error.errors
             return False
+        finally:
+            _MEDIA.reset(token)
         self.places.append(where)
+        self.pictures.update(media.pictures)
+        self.unshown += [f"{where}: {note}" for note in media.unshown]
         return True
 
     def source(self, **details) -> Source:
         """What the file held, unless any of it was malformed."""
         if self.errors:
             raise FormatError(self.errors)
-        return Source(tuple(self.questions), tuple(self.places), tuple(self.skipped), **details)
+        return Source(tuple(self.questions), tuple(self.places), tuple(self.skipped),
+                      pictures=self.pictures, unshown=tuple(self.unshown), **details)  # fmt: skip
 
 
 MARK = "quizwright"
@@ -235,14 +357,18 @@ def local(tag: str) -> str:
 
 
 class _Text(HTMLParser):
-    """The words of an LMS's HTML, paragraphs and line breaks kept, and the media it shows."""
+    """The words of an LMS's HTML, paragraphs and line breaks kept, and the media it shows
+    that no page here can: players, frames, drawings and links to the file's own files."""
 
     BLOCKS = {"p", "div", "li", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "tr"}
+    UNSHOWN = {"video": "a video", "audio": "a sound", "object": "an embedded object",
+               "embed": "an embedded object", "iframe": "an embedded page",
+               "svg": "a drawing (SVG)", "math": "a formula (MathML)"}  # fmt: skip
 
     def __init__(self):
         super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
-        self.media: list[str] = []
+        self.unshown: list[str] = []
         self._hidden = 0  # inside <script> or <style>, whose text no reader sees
 
     def handle_starttag(self, tag, attrs):
@@ -252,8 +378,14 @@ class _Text(HTMLParser):
             self.parts.append("\n")
         elif tag in self.BLOCKS:
             self.parts.append("\n\n")
-        elif tag in ("img", "video", "audio", "object", "embed", "iframe", "svg", "math"):
-            self.media.append(tag)
+        elif tag in self.UNSHOWN:
+            named = dict(attrs).get("src") or dict(attrs).get("data")
+            called = f' ("{_file_name(named)}")' if named else ""
+            self.unshown.append(f"{self.UNSHOWN[tag]}{called} is left out: Quizwright shows "
+                                "pictures, not sound, video or embedded pages")  # fmt: skip
+        elif tag == "a" and not _opens(href := dict(attrs).get("href") or "#"):
+            self.unshown.append(f'the link to "{_file_name(href)}" is left out, its words '
+                                "kept: it names no page students can open")  # fmt: skip
 
     def handle_endtag(self, tag):
         if tag in ("script", "style"):
@@ -267,19 +399,12 @@ class _Text(HTMLParser):
 
     @property
     def text(self) -> str:
-        lines = [line.strip() for line in "".join(self.parts).split("\n")]
+        lines = [re.sub(" {2,}", " ", line).strip() for line in "".join(self.parts).split("\n")]
         return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
 
 
-FORMATTED = re.compile(r"<(?:a|b|strong|i|em|code|pre|ul|ol|li|h[1-6]|tt|kbd|samp)[\s>/]", re.I)
+FORMATTED = re.compile(r"<(?:a|b|strong|i|em|code|pre|ul|ol|li|h[1-6]|tt|kbd|samp|img)[\s>/]", re.I)
 """An element the Markdown subset keeps (app/text.py); HTML with none is only words."""
-
-
-@dataclass(frozen=True)
-class Html:
-    text: str
-    """As Markdown in the subset app/text.py shows."""
-    media: tuple[str, ...]
 
 
 def _tamed(markup: str) -> str:
@@ -314,21 +439,26 @@ def _tamed(markup: str) -> str:
     return "".join(out)
 
 
-def from_html(markup: str) -> Html:
-    """The text a student would read in a piece of HTML, as Markdown, and any media in it."""
+def from_html(markup: str) -> str:
+    """The text a student would read in a piece of HTML, as Markdown: its pictures at their
+    address here, when the question being read (Found.read) carries them, else their words."""
     tamed = _tamed(markup)
     parser = _Text()
     parser.feed(tamed)
     parser.close()
-    media = tuple(parser.media)
+    media = _MEDIA.get()
+    if media is not None:
+        media.unshown += parser.unshown
     # Most LMS HTML is paragraphs of words: read in one pass, as the converter takes five times
     # as long.
     if not FORMATTED.search(tamed):
-        return Html(quiz_text.from_plain(parser.text), media)
+        return quiz_text.from_plain(parser.text)
     try:
-        return Html(quiz_text.from_html(tamed), media)
+        if media is None:
+            return quiz_text.from_html(tamed)
+        return quiz_text.from_html(tamed, media.picture)
     except RecursionError:  # nested deeper than the converter follows (unclosed <p>, <b>...)
-        return Html(quiz_text.from_plain(parser.text), media)
+        return quiz_text.from_plain(parser.text)
 
 
 def to_html(source: str) -> str:
@@ -474,11 +604,10 @@ def split_sources(text: str) -> tuple[str, tuple[Reference, ...]]:
     return listed if listed is not None else plain_links(text.strip())
 
 
-def html_sources(markup: str) -> tuple[str, tuple[Reference, ...], tuple[str, ...]]:
-    """HTML general feedback as explanation (Markdown), references (its https links, as anchors
-    or as plain text) and media found."""
-    found = from_html(markup)
-    return *split_sources(found.text), found.media
+def html_sources(markup: str) -> tuple[str, tuple[Reference, ...]]:
+    """HTML general feedback as explanation (Markdown) and references (its https links, as
+    anchors or as plain text)."""
+    return split_sources(from_html(markup))
 
 
 def sources_html(references: tuple[Reference, ...]) -> str:

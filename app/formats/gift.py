@@ -50,6 +50,8 @@ DROPS = (
     "a numerical question's units (its answers stay in the base unit)",
     "whether a short answer's capitals must match",
 )
+CARRIES_FILES = False
+"""Whether an export carries the files of the pictures its text shows."""
 TYPES = frozenset({"single_choice", "true_false", "multiple_answers", "numerical", "short_answer"})
 """The question types (app/question_types/) this format reads and writes."""
 SPECIAL = "~=#{}:"
@@ -202,21 +204,20 @@ def _as_html(text: str, markup: str) -> str | None:
     return None
 
 
-def _text(raw: str, markup: str) -> tuple[str, tuple[str, ...]]:
-    """Source text as the bank's Markdown, and the media it shows (which Quizwright cannot
-    show yet)."""
+def _text(raw: str, markup: str) -> str:
+    """Source text as the bank's Markdown: a picture it shows from a data: address, at its
+    address here."""
     text = _unescape(raw.strip())
     if found := FORMAT.match(text):  # an answer or its feedback may name its own format
         markup, text = found.group(1).lower(), text[found.end() :].lstrip()
     if (markup_html := _as_html(text, markup)) is not None:
-        found = from_html(markup_html)
-        return found.text, found.media
+        return from_html(markup_html)
     first, _, rest = text.partition("\n")
     if markup == "markdown":
         # Indentation is Markdown's own (a code block, a nested list), beyond the file's layout.
         rest = textwrap.dedent(rest)
-        return "\n".join(line.rstrip() for line in [first, *rest.split("\n")]).strip(), ()
-    return quiz_text.from_plain("\n".join(line.strip() for line in text.split("\n"))), ()
+        return "\n".join(line.rstrip() for line in [first, *rest.split("\n")]).strip()
+    return quiz_text.from_plain("\n".join(line.strip() for line in text.split("\n")))
 
 
 def _question(where: str, raw: str, exported: bool = False) -> Question:
@@ -245,14 +246,9 @@ def _question(where: str, raw: str, exported: bool = False) -> Question:
     after = raw[closing + 1 :]
     if _find(after, "{") >= 0 or _find(after, "}") >= 0:
         raise FormatError([f"{where}: more than one answer block, or an unescaped brace after it"])
-    before_text, media = _text(raw[:opening], markup)
-    after_text, after_media = _text(after, markup)
+    before_text, after_text = _text(raw[:opening], markup), _text(after, markup)
     prompt = f"{before_text} _____ {after_text}".strip() if after_text else before_text
     block = raw[opening + 1 : closing].strip()
-    if media or after_media:
-        raise Unsupported(
-            f"it shows media ({', '.join(media + after_media)}), which Quizwright cannot show yet"
-        )
     general_at = _find(block, "####")
     general = ""
     if general_at >= 0:
@@ -287,19 +283,17 @@ def _question(where: str, raw: str, exported: bool = False) -> Question:
         feedback = body[hash_at + 1 :] if hash_at >= 0 else ""
         text = _text(body[:hash_at] if hash_at >= 0 else body, markup)
         why = _text(feedback, markup)
-        if text[1] or why[1]:
-            raise Unsupported("an answer shows media, which Quizwright cannot show yet")
         if not several and weight not in (0.0, 100.0):
             raise Unsupported(f"partial credit ({weight:g}%) on an answer of a one-answer question")
         if not -100 <= weight <= 100:
             raise FormatError([f"{where}: answer {index + 1} weighs {weight:g}%, past 100%"])
-        if not text[0]:
+        if not text:
             raise FormatError([f"{where}: answer {index + 1} has no text{_escape_hint(answers)}"])
         choices.append(
-            WeightedChoice(id="", text=text[0], correct=weight > 0, explanation=why[0],
+            WeightedChoice(id="", text=text, correct=weight > 0, explanation=why,
                            fraction=weight / 100)
             if several
-            else Choice(id="", text=text[0], correct=weight == 100.0, explanation=why[0])
+            else Choice(id="", text=text, correct=weight == 100.0, explanation=why)
         )  # fmt: skip
     right = sum(choice.correct for choice in choices)
     if right > 1 and not several:
@@ -327,10 +321,8 @@ def _typed(where: str, answers: list[str], markup: str, read) -> tuple[tuple, st
         if found := WEIGHT.match(body):
             weight, body = float(found.group(1)), body[found.end() :].strip()
         hash_at = _find(body, "#")
-        said, media = _text(body[hash_at + 1 :], markup) if hash_at >= 0 else ("", ())
+        said = _text(body[hash_at + 1 :], markup) if hash_at >= 0 else ""
         body = body[:hash_at].strip() if hash_at >= 0 else body
-        if media:
-            raise Unsupported("an answer's feedback shows media, which Quizwright cannot show yet")
         if body == "*" and weight == 0:
             otherwise = said
             continue
@@ -373,7 +365,7 @@ def _numbers(where: str, body: str, markup: str) -> tuple[tuple, str]:
     if (wrong_at := _find(body, "~")) >= 0:
         body, wrong = body[:wrong_at], body[wrong_at + 1 :]
         hash_at = _find(wrong, "#")
-        otherwise = _text(wrong[hash_at + 1 :], markup)[0] if hash_at >= 0 else ""
+        otherwise = _text(wrong[hash_at + 1 :], markup) if hash_at >= 0 else ""
     body = body.strip()
     answers = _split_answers(body if body.startswith("=") else "=" + body)
     accepted, star = _typed(where, answers, markup, _number)
@@ -386,10 +378,7 @@ def _true_false(true: bool, feedback: str, markup: str) -> tuple[Choice, ...]:
     wrong, right = feedback, ""
     if (second := _find(feedback, "#")) >= 0:
         wrong, right = feedback[:second], feedback[second + 1 :]
-    wrong_text, wrong_media = _text(wrong, markup)
-    right_text, right_media = _text(right, markup)
-    if wrong_media or right_media:
-        raise Unsupported("an answer shows media, which Quizwright cannot show yet")
+    wrong_text, right_text = _text(wrong, markup), _text(right, markup)
     return (
         Choice(id="true", text="True", correct=true,
                explanation=right_text if true else wrong_text),
@@ -418,11 +407,9 @@ def _finish(
     if found := FORMAT.match(general):
         markup, general = found.group(1).lower(), general[found.end() :]
     if (general_html := _as_html(_unescape(general.strip()), markup)) is not None:
-        explanation, references, media = html_sources(general_html)
-        if media:
-            raise Unsupported("its general feedback shows media, which Quizwright cannot show yet")
+        explanation, references = html_sources(general_html)
     else:
-        explanation, references = split_sources(_text(general, markup)[0])
+        explanation, references = split_sources(_text(general, markup))
     typed = {"answers": answers, "otherwise": otherwise} if answers else {}
     return TYPES_BY_NAME[kind].question_class(
         id=title,

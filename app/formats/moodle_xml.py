@@ -6,9 +6,14 @@ Quizwright's exports carry the quiz's slug as the category's `<idnumber>` and ea
 evidence key as a tag (`quizwright-slug: ...`, `quizwright-evidence: ...`), both of which Moodle
 keeps."""
 
+import base64
+import binascii
+import functools
 from dataclasses import replace
+from urllib.parse import unquote
 from xml.etree.ElementTree import Element
 
+from .. import images
 from .. import text as quiz_text
 from ..bank import Quiz
 from ..question_types import TYPES as TYPES_BY_NAME
@@ -34,6 +39,8 @@ from .common import (
 )
 
 DROPS = ("all-or-nothing scoring, written as partial credit",)
+CARRIES_FILES = True
+"""Whether an export carries the files of the pictures its text shows."""
 TYPES = frozenset({"single_choice", "true_false", "multiple_answers", "numerical", "short_answer"})
 MOODLE_KINDS = {
     "multichoice": "single_choice",
@@ -47,6 +54,8 @@ WRITTEN_AS = {"true_false": "truefalse", "numerical": "numerical", "short_answer
 """The Moodle type a bank type is written as; the choice types are multichoice."""
 """The question types (app/question_types/) this format reads and writes."""
 TRUE = {"true", "1"}
+PLUGINFILE = "@@PLUGINFILE@@"
+"""How a Moodle field's text names a file the field carries."""
 STANDARD_FEEDBACK = ("Your answer is correct.", "Your answer is incorrect.")
 """What Moodle writes in correctfeedback and incorrectfeedback unless the author changes it."""
 TRUTHS = {"true": "True", "false": "False"}
@@ -61,13 +70,12 @@ def _children(element: Element, name: str) -> list[Element]:
     return [child for child in element if local(child.tag) == name]
 
 
-def _raw(element: Element | None) -> tuple[str, str, bool]:
-    """A text field's markup, its format, and whether it carries files (images)."""
+def _raw(element: Element | None) -> tuple[str, str]:
+    """A text field's markup and its format."""
     if element is None:
-        return "", "html", False
+        return "", "html"
     text = _child(element, "text")
-    has_files = bool(_children(element, "file"))
-    return (text.text or "") if text is not None else "", element.get("format", "html"), has_files
+    return (text.text or "") if text is not None else "", element.get("format", "html")
 
 
 def _markdown(markup: str, form: str) -> str:
@@ -76,23 +84,38 @@ def _markdown(markup: str, form: str) -> str:
     return markup.strip() if form == "markdown" else quiz_text.from_plain(markup.strip())
 
 
-def _plain(element: Element | None) -> tuple[str, tuple[str, ...]]:
-    """A text field as Markdown, and the media it shows."""
-    markup, form, has_files = _raw(element)
-    files = ("file",) if has_files else ()
-    if form == "html":
-        found = from_html(markup)
-        return found.text, found.media + files
-    return _markdown(markup, form), files
+def _plain(element: Element | None) -> str:
+    """A text field as Markdown."""
+    markup, form = _raw(element)
+    return from_html(markup) if form == "html" else _markdown(markup, form)
+
+
+def _files(question: Element):
+    """The files a question's fields carry (`<file name path encoding="base64">`), found by
+    the address its text gives them: `@@PLUGINFILE@@/` and the path and name, URL-encoded."""
+    carried = {
+        (file.get("path") or "/").rstrip("/") + "/" + (file.get("name") or ""): file.text or ""
+        for file in question.iter()
+        if local(file.tag) == "file" and file.get("encoding", "base64") == "base64"
+    }
+
+    def find(src: str) -> bytes | None:
+        text = carried.get(unquote(src.removeprefix(PLUGINFILE)))
+        if not src.startswith(PLUGINFILE) or text is None:
+            return None
+        try:
+            return base64.b64decode("".join(text.split()), validate=True)
+        except (binascii.Error, ValueError):
+            return None
+
+    return find
 
 
 def _with_outcome_feedback(element: Element, choice: Choice) -> Choice:
     """A choice with the question's feedback for any right (or wrong) answer after its own,
     unless it is Moodle's standard sentence, which says only what the student already sees."""
     name = "correctfeedback" if choice.correct else "incorrectfeedback"
-    text, media = _plain(_child(element, name))
-    if media:
-        raise Unsupported(f"its {name} shows media, which Quizwright cannot show yet")
+    text = _plain(_child(element, name))
     if not text or text in STANDARD_FEEDBACK:
         return choice
     explanation = f"{choice.explanation}\n\n{text}" if choice.explanation else text
@@ -113,24 +136,18 @@ def _question(where: str, element: Element) -> Question:
         and (single.text or "").strip().lower() not in TRUE
     )
     kind = "multiple_answers" if several else MOODLE_KINDS[moodle_kind]
-    prompt, media = _plain(_child(element, "questiontext"))
-    if media:
-        raise Unsupported(
-            f"its text shows media ({', '.join(media)}), which Quizwright cannot show yet"
-        )
+    prompt = _plain(_child(element, "questiontext"))
     if not prompt:
         raise FormatError([f"{where}/questiontext: no question text"])
     if kind in ("numerical", "short_answer"):
         own, choices = _typed(where, element, kind), []
     else:
         own, choices = {}, _choices(where, element, kind, several)
-    markup, form, _ = _raw(_child(element, "generalfeedback"))
+    markup, form = _raw(_child(element, "generalfeedback"))
     if form == "html":
-        explanation, references, media = html_sources(markup)
+        explanation, references = html_sources(markup)
     else:
-        explanation, references, media = html_sources(to_html(_markdown(markup, form)))
-    if media:
-        raise Unsupported("its general feedback shows media, which Quizwright cannot show yet")
+        explanation, references = html_sources(to_html(_markdown(markup, form)))
     name = _child(element, "name")
     title = (name.findtext("{*}text") or "") if name is not None else ""
     tags = _child(element, "tags")
@@ -155,10 +172,7 @@ def _choices(where: str, element: Element, kind: str, several: bool) -> list[Cho
             raise Unsupported(f"partial credit ({fraction:g}%) on answer {number}")
         if not -100 <= fraction <= 100:
             raise FormatError([f"{where}/answer[{number}]: fraction {fraction:g} is past 100%"])
-        text, media = _plain(answer)
-        why, why_media = _plain(_child(answer, "feedback"))
-        if media or why_media:
-            raise Unsupported(f"answer {number} shows media, which Quizwright cannot show yet")
+        text, why = _plain(answer), _plain(_child(answer, "feedback"))
         if not text:
             raise FormatError([f"{where}/answer[{number}]: no answer text"])
         if kind == "true_false":
@@ -191,9 +205,7 @@ def _typed(where: str, element: Element, kind: str) -> dict:
         place = f"answer[{number}]"
         fraction = _number(where, place, "fraction", answer.get("fraction", "0")) / 100
         written = (answer.findtext("{*}text") or "").strip()
-        said, media = _plain(_child(answer, "feedback"))
-        if media:
-            raise Unsupported(f"answer {number} shows media, which Quizwright cannot show yet")
+        said = _plain(_child(answer, "feedback"))
         if written == "*" and fraction == 0:  # Moodle's "any other answer"
             otherwise = otherwise or said
             continue
@@ -247,10 +259,10 @@ def parse(data: bytes, source: str) -> Source:
         if element.get("type") == "category":
             path = element.findtext("{*}category/{*}text") or ""
             title = title or path.rstrip("/").rsplit("/", 1)[-1].strip() or None
-            description = description or _plain(_child(element, "info"))[0] or None
+            description = description or _plain(_child(element, "info")) or None
             slug = slug or carried(element.findtext("{*}idnumber"), "slug")
             continue
-        if found.read(where, _question, element):
+        if found.read(where, _question, element, find=_files(element)):
             shuffle = _child(element, "shuffleanswers")
             shuffles.append(shuffle is None or (shuffle.text or "").strip().lower() in TRUE)
     return found.source(title=title, description=description,
@@ -268,13 +280,25 @@ def _attribute(text: str) -> str:
     )
 
 
-def _field(name: str, markup: str, indent: str = "    ", **extra: str) -> str:
+def _field(name: str, markup: str, indent: str = "    ", pictures=None, **extra: str) -> str:
+    """A text field in HTML, with the files of the pictures it shows (of `pictures`, by their
+    address here), as Moodle writes them."""
     attributes = "".join(f' {key}="{_attribute(value)}"' for key, value in extra.items())
-    return f'{indent}<{name} format="html"{attributes}><text>{_cdata(markup)}</text>'
+    files = []
+    for address in dict.fromkeys(found[0] for found in images.ADDRESS.finditer(markup)):
+        if address in (pictures or {}):
+            file_name = address.rsplit("/", 1)[1]
+            markup = markup.replace(f'src="{address}"', f'src="{PLUGINFILE}/{file_name}"')
+            data = base64.b64encode(pictures[address]).decode()
+            files.append(f'<file name="{file_name}" path="/" encoding="base64">{data}</file>')
+    text = f"<text>{_cdata(markup)}</text>{''.join(files)}"
+    return f'{indent}<{name} format="html"{attributes}>{text}'
 
 
-def write(quiz: Quiz) -> bytes:
-    """The quiz as Moodle XML: a category named after it, then one multichoice per question."""
+def write(quiz: Quiz, pictures: dict[str, bytes] | None = None) -> bytes:
+    """The quiz as Moodle XML: a category named after it, then one question each, its fields
+    carrying the files of `pictures` they show."""
+    field = functools.partial(_field, pictures=pictures)
     shuffle = "true" if quiz.shuffle_choices else "false"
     out = [
         '<?xml version="1.0" encoding="UTF-8"?>',
@@ -282,7 +306,7 @@ def write(quiz: Quiz) -> bytes:
         '  <question type="category">',
         f"    <category><text>{_cdata('$course$/top/' + quiz.title.replace('/', '-'))}"
         "</text></category>",
-        _field("info", to_html(quiz.description)) + "</info>",
+        field("info", to_html(quiz.description)) + "</info>",
         f"    <idnumber>{_cdata(marked('slug', quiz.slug))}</idnumber>",
         "  </question>",
     ]
@@ -293,15 +317,15 @@ def write(quiz: Quiz) -> bytes:
         out += [
             f'  <question type="{moodle_kind}">',
             f"    <name><text>{_cdata(question.id)}</text></name>",
-            _field("questiontext", quiz_text.prompt_html(question.prompt)) + "</questiontext>",
-            _field("generalfeedback", general) + "</generalfeedback>",
+            field("questiontext", quiz_text.prompt_html(question.prompt)) + "</questiontext>",
+            field("generalfeedback", general) + "</generalfeedback>",
             f"    <defaultgrade>{question.points:g}</defaultgrade>",
             "    <penalty>0</penalty>",
             "    <hidden>0</hidden>",
             f"    <idnumber>{_cdata(question.id)}</idnumber>",
         ]
         if question.type in ("numerical", "short_answer"):
-            out += _typed_lines(question)
+            out += _typed_lines(question, field)
         else:
             out += [
                 f"    <single>{single}</single>",
@@ -320,8 +344,8 @@ def write(quiz: Quiz) -> bytes:
             # Moodle reads a true/false answer by its words "true" and "false".
             words = choice.text.lower() if question.type == "true_false" else choice.text
             out += [
-                _field("answer", str(quiz_text.phrase(words)), fraction=fraction),
-                _field("feedback", to_html(choice.explanation), indent="      ") + "</feedback>",
+                field("answer", str(quiz_text.phrase(words)), fraction=fraction),
+                field("feedback", to_html(choice.explanation), indent="      ") + "</feedback>",
                 "    </answer>",
             ]
         out.append("  </question>")
@@ -329,7 +353,7 @@ def write(quiz: Quiz) -> bytes:
     return "\n".join(out).encode()
 
 
-def _typed_lines(question) -> list[str]:
+def _typed_lines(question, field) -> list[str]:
     """A numerical or short-answer question's answers, a `*` answer for what any other is told,
     and its units (optional, typed after the number) or whether capitals count."""
     numerical = question.type == "numerical"
@@ -344,7 +368,7 @@ def _typed_lines(question) -> list[str]:
         out += [
             f'    <answer fraction="{share}" format="moodle_auto_format">'
             f"<text>{_cdata(text)}</text>",
-            _field("feedback", to_html(feedback), indent="      ") + "</feedback>",
+            field("feedback", to_html(feedback), indent="      ") + "</feedback>",
         ]
         if numerical:
             out.append(f"      <tolerance>{number_text(tolerance)}</tolerance>")

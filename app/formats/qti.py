@@ -24,6 +24,7 @@ from ..question_types.multiple_answers import WeightedChoice, default_fractions
 from ..question_types.numerical import NumericAnswer, number_text, numeric_answer
 from ..question_types.typed import Accepted
 from .common import (
+    CANVAS_FILES,
     MAX_BYTES,
     FormatError,
     Found,
@@ -35,8 +36,11 @@ from .common import (
     fits,
     from_html,
     html_sources,
+    in_package,
     local,
+    packed,
     parse_xml,
+    picture,
     sources_html,
     to_html,
     true_first,
@@ -49,6 +53,10 @@ DROPS = (
     "whether a short answer's capitals must match (Canvas ignores them)",
     "a short answer's * wildcards (Canvas compares whole answers: the star goes as a star)",
 )
+PICTURES = "quizwright-pictures"
+"""The folder of a course's files, in Canvas, where an export puts its pictures."""
+CARRIES_FILES = True
+"""Whether an export carries the files of the pictures its text shows."""
 TYPES = frozenset({"single_choice", "true_false", "multiple_answers", "numerical", "short_answer"})
 """The question types (app/question_types/) this format reads and writes."""
 MAX_ENTRIES = 10_000
@@ -152,7 +160,8 @@ def _package(data: bytes, source: str) -> list[tuple[str, bytes, bytes | None]]:
     found = []
     for name in names:
         meta = name.rsplit("/", 1)[0] + "/assessment_meta.xml" if "/" in name else None
-        found.append((f"{source}/{name}", files[name], files.get(meta) if meta else None))
+        settings = files.get(meta) if meta else None
+        found.append((f"{source}/{name}", files[name], settings, in_package(files, name)))
     return found
 
 
@@ -164,21 +173,21 @@ def _all(element: Element, name: str) -> list[Element]:
     return [e for e in element.iter() if local(e.tag) == name]
 
 
-def _mattext(element: Element | None) -> tuple[str, tuple[str, ...]]:
-    """The text of every mattext in an element, as Markdown, and the media it shows."""
+def _mattext(element: Element | None) -> str:
+    """The text of every mattext and matimage in an element, as Markdown."""
     if element is None:
-        return "", ()
-    parts, media = [], []
-    for material in _all(element, "mattext"):
-        markup = material.text or ""
-        if material.get("texttype", "text/plain") == "text/html":
-            found = from_html(markup)
-            parts.append(found.text)
-            media += found.media
+        return ""
+    parts = []
+    for material in element.iter():
+        if local(material.tag) == "matimage":
+            parts.append(picture(material.get("uri", ""), material.get("label", "")))
+        elif local(material.tag) != "mattext":
+            continue
+        elif material.get("texttype", "text/plain") == "text/html":
+            parts.append(from_html(material.text or ""))
         else:
-            parts.append(quiz_text.from_plain(markup.strip()))
-    media += [local(e.tag) for e in element.iter() if local(e.tag) in ("matimage", "mataudio")]
-    return "\n\n".join(part for part in parts if part), tuple(media)
+            parts.append(quiz_text.from_plain((material.text or "").strip()))
+    return "\n\n".join(part for part in parts if part)
 
 
 def _metadata(item: Element) -> dict[str, str]:
@@ -245,16 +254,13 @@ def _question(where: str, item: Element) -> Question:
     choices = []
     for number, label in enumerate(labels, 1):
         ident = label.get("ident", "")
-        text, shown = _mattext(label)
+        text = _mattext(label)
         correct = ident in rights or scores.get(ident, 0) >= (1e-9 if several else top)
         # Canvas shows its comment for any right (or wrong) answer beside the answer's own.
-        whys = [texts.get(feedback.get(ident), ("", ())), texts.get(OUTCOME_FEEDBACK[correct])]
-        whys = [why for why in whys if why and (why[0] or why[1])]
-        if shown or any(why[1] for why in whys):
-            raise Unsupported(f"answer {number} shows media, which Quizwright cannot show yet")
+        whys = [texts.get(feedback.get(ident), ""), texts.get(OUTCOME_FEEDBACK[correct])]
         if not text:
             raise FormatError([f"{where}/response_label[{number}]: no answer text"])
-        explanation = "\n\n".join(why[0] for why in whys)
+        explanation = "\n\n".join(why for why in whys if why)
         choices.append(Choice(id=ident, text=text, correct=correct, explanation=explanation))
     right = sum(choice.correct for choice in choices)
     if right == 0 or (right != 1 and not several):
@@ -269,9 +275,7 @@ def _question(where: str, item: Element) -> Question:
             WeightedChoice(**vars(choice), fraction=share)
             for choice, share in zip(choices, shares, strict=True)
         ]
-    explanation, references, general_media = _general(item, general) if general else ("", (), ())
-    if general_media:
-        raise Unsupported("its general feedback shows media, which Quizwright cannot show yet")
+    explanation, references = _general(item, general) if general else ("", ())
     title = item.get("title", "")
     return TYPES_BY_NAME[kind].question_class(
         id="" if title.strip().lower() in ("", "question") else title,
@@ -282,25 +286,21 @@ def _question(where: str, item: Element) -> Question:
 
 
 def _prompt(where: str, presentation: Element) -> str:
-    """The question's text: its presentation's materials, without media."""
-    prompt, media = "", []
+    """The question's text: its presentation's materials."""
+    prompt = ""
     for part in presentation:
-        text, shown = _mattext(part) if local(part.tag) == "material" else ("", ())
-        prompt, media = (prompt + "\n\n" + text).strip(), media + list(shown)
-    if media:
-        raise Unsupported(
-            f"its text shows media ({', '.join(media)}), which Quizwright cannot show yet"
-        )
+        text = _mattext(part) if local(part.tag) == "material" else ""
+        prompt = (prompt + "\n\n" + text).strip()
     if not prompt:
         raise FormatError([f"{where}/presentation: no question text"])
     return prompt
 
 
-def _general(item: Element, ident: str = "general_fb") -> tuple[str, tuple, tuple]:
-    """An item feedback as explanation, sources and media (general_fb: the general feedback)."""
+def _general(item: Element, ident: str = "general_fb") -> tuple[str, tuple]:
+    """An item feedback as explanation and sources (general_fb: the general feedback)."""
     found = next((e for e in _all(item, "itemfeedback") if e.get("ident") == ident), None)
     if found is None:
-        return "", (), ()
+        return "", ()
     markup = "".join(
         (m.text or "") if m.get("texttype") == "text/html"
         else to_html(quiz_text.from_plain(m.text or ""))
@@ -326,9 +326,7 @@ def _typed(where: str, item: Element, metadata: dict, presentation: Element, can
             raise Unsupported("an answer is accepted for what was not typed")
         scored = sum(_score(where, s.text or "0") for s in _all(condition, "setvar"))
         links = [e.get("linkrefid") for e in _all(condition, "displayfeedback")]
-        said, media = next((texts[link] for link in links if link in texts), ("", ()))
-        if media:
-            raise Unsupported("an answer's feedback shows media, which Quizwright cannot show yet")
+        said = next((texts[link] for link in links if link in texts), "")
         fraction = min(max(scored / top, 0.0), 1.0) if top else 0.0
         if kind == "numerical":
             accepted.append(_numeric(where, conditionvar, fraction, said))
@@ -340,10 +338,8 @@ def _typed(where: str, item: Element, metadata: dict, presentation: Element, can
             ]
     if not any(answer.fraction == 1 for answer in accepted):
         raise Unsupported("no answer earns full marks")
-    otherwise, other_media = texts.get(OUTCOME_FEEDBACK[False], ("", ()))
-    explanation, references, general_media = _general(item)
-    if other_media or general_media:
-        raise Unsupported("its feedback shows media, which Quizwright cannot show yet")
+    otherwise = texts.get(OUTCOME_FEEDBACK[False], "")
+    explanation, references = _general(item)
     title = item.get("title", "")
     return TYPES_BY_NAME[kind].question_class(
         id="" if title.strip().lower() in ("", "question") else title,
@@ -406,7 +402,7 @@ def _assessment(name: str, data: bytes, meta: bytes | None):
     if meta is not None:
         settings = parse_xml(meta, name.rsplit("/", 1)[0] + "/assessment_meta.xml")
         title = settings.findtext("{*}title") or title
-        description = from_html(settings.findtext("{*}description") or "").text or None
+        description = from_html(settings.findtext("{*}description") or "") or None
         shuffle = (settings.findtext("{*}shuffle_answers") or "").strip() == "true"
     return root, title, description, shuffle, slug
 
@@ -415,17 +411,18 @@ def parse(data: bytes, source: str) -> Source:
     """The multiple-choice items of a QTI package or assessment file; FormatError lists every
     malformed one."""
     check_size(data, source)
-    files = _package(data, source) if data.startswith(b"PK") else [(source, data, None)]
+    alone = [(source, data, None, lambda src: None)]
+    files = _package(data, source) if data.startswith(b"PK") else alone
     found = Found()
     title = description = slug = None
     shuffle = False
-    for name, xml, meta in files:
+    for name, xml, meta, find in files:
         root, title_here, description_here, shuffle, slug_here = _assessment(name, xml, meta)
         title, description = title or title_here, description or description_here
         slug = slug or slug_here
         for number, item in enumerate(_all(root, "item"), 1):
             where = f"{name}: item[{number}] ident={item.get('ident', '?')!r}"
-            found.read(where, _question, item)
+            found.read(where, _question, item, find=find)
     return found.source(title=title, description=description, shuffle_choices=shuffle, slug=slug)
 
 
@@ -545,8 +542,9 @@ def _xml(root: Element) -> bytes:
     return ElementTree.tostring(root, encoding="utf-8", xml_declaration=True)
 
 
-def write(quiz: Quiz) -> bytes:
-    """The quiz as a QTI 1.2 package (zip) that Canvas imports with every choice's feedback."""
+def write(quiz: Quiz, pictures: dict[str, bytes] | None = None) -> bytes:
+    """The quiz as a QTI 1.2 package (zip) that Canvas imports with every choice's feedback,
+    and the files of `pictures` its text shows, where Canvas keeps a course's files."""
     ident = f"quizwright-{quiz.slug}"
     root = Element("questestinterop", xmlns=QTI)
     assessment = _sub(root, "assessment", ident=ident, title=quiz.title)
@@ -579,14 +577,21 @@ def write(quiz: Quiz) -> bytes:
         href=f"{ident}/assessment_meta.xml",
     )  # fmt: skip
     _sub(meta_resource, "file", href=f"{ident}/assessment_meta.xml")
+    assessment_xml, files = packed(_xml(root), pictures or {}, f"{CANVAS_FILES}/{PICTURES}")
+    for name in sorted(files):
+        _sub(_sub(resources, "resource", identifier=f"picture-{name.split('-')[0][:16]}",
+                  type="webcontent", href=f"web_resources/{PICTURES}/{name}"),
+             "file", href=f"web_resources/{PICTURES}/{name}")  # fmt: skip
+    written = [
+        ("imsmanifest.xml", _xml(manifest)),
+        (f"{ident}/{ident}.xml", assessment_xml),
+        (f"{ident}/assessment_meta.xml", _xml(meta)),
+        *((f"web_resources/{PICTURES}/{name}", files[name]) for name in sorted(files)),
+    ]
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as package:
-        for name, element in (
-            ("imsmanifest.xml", manifest),
-            (f"{ident}/{ident}.xml", root),
-            (f"{ident}/assessment_meta.xml", meta),
-        ):
+        for name, data in written:
             info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
             info.compress_type = zipfile.ZIP_DEFLATED
-            package.writestr(info, _xml(element))
+            package.writestr(info, data)
     return buffer.getvalue()

@@ -40,8 +40,10 @@ from .common import (
     exported_slug,
     from_html,
     html_sources,
+    in_package,
     local,
     marked,
+    packed,
     parse_xml,
     true_first,
 )
@@ -51,6 +53,8 @@ DROPS = (
     "all-or-nothing scoring, written as partial credit",
     "a numerical question's units (its answers stay in the base unit)",
 )
+CARRIES_FILES = True
+"""Whether an export carries the files of the pictures its text shows."""
 TYPES = frozenset({"single_choice", "true_false", "multiple_answers", "numerical", "short_answer"})
 """The question types (app/question_types/) this format reads and writes."""
 NAMESPACE = "http://www.imsglobal.org/xsd/imsqtiasi_v3p0"
@@ -102,21 +106,16 @@ def _html(element: Element, interaction: Element | None = None) -> str:
             kept = "".join(
                 f' {local(key)}="{escape(value)}"'
                 for key, value in child.attrib.items()
-                if local(key) in ("href", "src")
+                if local(key) in ("href", "src", "alt", "data")
             )
             parts.append(f"<{tag}{kept}>{_html(child, interaction)}</{tag}>")
         parts.append(escape(child.tail or "", quote=False))
     return "".join(parts)
 
 
-def _text(element: Element, where: str, interaction: Element | None = None) -> str:
-    """An element's text as a student reads it; Unsupported if it shows media."""
-    found = from_html(_html(element, interaction))
-    if found.media:
-        raise Unsupported(
-            f"{where} shows media ({', '.join(found.media)}), which Quizwright cannot show yet"
-        )
-    return found.text
+def _text(element: Element, interaction: Element | None = None) -> str:
+    """An element's text as a student reads it."""
+    return from_html(_html(element, interaction))
 
 
 def _number(text: str | None, where: str) -> float:
@@ -274,26 +273,18 @@ def _question(where: str, item: Element) -> Question:
     if missing := [key for key in right if key not in ids]:
         raise FormatError([f"{where}: the correct response {missing[0]!r} is none of the choices"])
     points = _points(item, where)
-    prompt = _text(body, "its text", interaction)
+    prompt = _text(body, interaction)
     if not prompt:
         raise FormatError([f"{where}: no question text"])
     per_choice, general = _feedback(item, body, choices, response, right)
     bank_choices = []
     for number, (choice, ident) in enumerate(zip(choices, ids, strict=True), 1):
-        text = _text(choice, f"answer {number}")
+        text = _text(choice)
         if not text:
             raise FormatError([f"{where}/qti-simple-choice[{number}]: no answer text"])
         why = from_html("<br><br>".join(per_choice[ident]))
-        if why.media:
-            raise Unsupported(
-                f"the feedback on answer {number} shows media, which Quizwright cannot show yet"
-            )
-        bank_choices.append(
-            Choice(id=ident, text=text, correct=ident in right, explanation=why.text)
-        )
-    explanation, references, media = html_sources("".join(f"<div>{g}</div>" for g in general))
-    if media:
-        raise Unsupported("its general feedback shows media, which Quizwright cannot show yet")
+        bank_choices.append(Choice(id=ident, text=text, correct=ident in right, explanation=why))
+    explanation, references = html_sources("".join(f"<div>{g}</div>" for g in general))
     kind = "single_choice"
     if several:
         kind, bank_choices = "multiple_answers", _weighted(bank_choices, scores, points)
@@ -337,10 +328,11 @@ def _weighted(choices: list[Choice], scores: dict[str, float], points: float) ->
     ]
 
 
-def _items(data: bytes, source: str) -> tuple[list[tuple[str, bytes]], list[tuple[str, bytes]]]:
-    """The item files and the test files of a package or a bare XML file, by name."""
+def _items(data: bytes, source: str) -> tuple[list[tuple], list[tuple[str, bytes]]]:
+    """The item files, each with how to find the files it names, and the test files of a
+    package or a bare XML file, by name."""
     if not data.startswith(b"PK"):
-        return [(source, data)], []
+        return [(source, data, lambda src: None)], []
     files = package_files(data, source)
     if "imsmanifest.xml" in files:
         items = manifest_files(files, source, ITEM_TYPE)
@@ -352,7 +344,7 @@ def _items(data: bytes, source: str) -> tuple[list[tuple[str, bytes]], list[tupl
     if not items:
         raise FormatError([f"{source}: no QTI 3.0 item ({ITEM_TYPE}) in the package"])
     return (
-        [(f"{source}/{name}", files[name]) for name in items],
+        [(f"{source}/{name}", files[name], in_package(files, name)) for name in items],
         [(f"{source}/{name}", files[name]) for name in tests],
     )
 
@@ -368,16 +360,16 @@ def parse(data: bytes, source: str) -> Source:
         title = title or test.get("title") or None
         slug = slug or exported_slug(test.get("identifier"))
         for rubric in _all(test, "qti-rubric-block"):
-            description = description or _text(rubric, "the test's description") or None
+            description = description or _text(rubric) or None
     found, shuffles = Found(), []
-    for name, xml in items:
+    for name, xml, find in items:
         root = parse_xml(xml, name)
         if local(root.tag) != "qti-assessment-item":
             found.errors.append(f"{name}: /{local(root.tag)}: a QTI 3.0 item's root is "
                                 "<qti-assessment-item>")  # fmt: skip
             continue
         where = f"{name}: qti-assessment-item identifier={root.get('identifier', '?')!r}"
-        if found.read(where, _question, root):
+        if found.read(where, _question, root, find=find):
             shuffles += [e.get("shuffle") == "true" for e in _all(root, "qti-choice-interaction")]
     return found.source(title=title, description=description,
                         shuffle_choices=bool(shuffles) and all(shuffles), slug=slug)  # fmt: skip
@@ -391,8 +383,10 @@ def _sub(parent: Element, tag: str, text: str | None = None, **attributes: str) 
 
 def _content(parent: Element, markup: str) -> None:
     """Cleaned HTML (app/text.py) as XHTML content at the end of parent, as QTI 3 keeps text."""
-    # br is the subset's one void element, and &nbsp; the one reference XML does not define.
-    xhtml = markup.replace("<br>", "<br/>").replace("&nbsp;", "&#160;")
+    # br and img are the subset's void elements (QTI's img has no lazy loading), and &nbsp; the
+    # one reference XML does not define.
+    xhtml = re.sub(r'<img ([^<>]*?)(?: loading="lazy")?>', r"<img \1/>", markup)
+    xhtml = xhtml.replace("<br>", "<br/>").replace("&nbsp;", "&#160;")
     fragment = ElementTree.fromstring(f"<div>{xhtml}</div>")
     if len(parent):
         parent[-1].tail = (parent[-1].tail or "") + (fragment.text or "")
@@ -500,9 +494,10 @@ def _xml(root: Element) -> bytes:
     return ElementTree.tostring(root, encoding="utf-8", xml_declaration=True)
 
 
-def write(quiz: Quiz) -> bytes:
+def write(quiz: Quiz, pictures: dict[str, bytes] | None = None) -> bytes:
     """The quiz as a QTI 3.0 package: one item per question, and a test with its title, its
-    description as a rubric block for candidates, and its items in order."""
+    description as a rubric block for candidates, and its items in order; the files of
+    `pictures` an item shows in images/, listed as the item's own."""
     ident = f"quizwright-{quiz.slug}"
     test = Element("qti-assessment-test", xmlns=NAMESPACE, identifier=ident, title=quiz.title)
     part = _sub(test, "qti-test-part", identifier="part", **{"navigation-mode": "linear",
@@ -524,17 +519,23 @@ def write(quiz: Quiz) -> bytes:
         resource = _sub(resources, "resource", identifier=f"item-{number:03d}", type=ITEM_TYPE,
                         href=name)  # fmt: skip
         _sub(resource, "file", href=name)
-        files.append((name, _item(question, quiz.shuffle_choices)))
+        item, shown = packed(_xml(_item(question, quiz.shuffle_choices)), pictures or {},
+                             "../images")  # fmt: skip
+        files.append((name, item))
+        for picture_name, data in sorted(shown.items()):
+            _sub(resource, "file", href=f"images/{picture_name}")
+            files.append((f"images/{picture_name}", data))
     test_resource = _sub(resources, "resource", identifier=ident, type=TEST_TYPE, href="test.xml")
     _sub(test_resource, "file", href="test.xml")
     for number in range(1, len(quiz.questions) + 1):
         _sub(test_resource, "dependency", identifierref=f"item-{number:03d}")
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as package:
-        for name, element in [("imsmanifest.xml", manifest), ("test.xml", test), *files]:
+        written = [("imsmanifest.xml", _xml(manifest)), ("test.xml", _xml(test)), *files]
+        for name, data in dict(written).items():  # a picture two items show, packed once
             info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
             info.compress_type = zipfile.ZIP_DEFLATED
-            package.writestr(info, _xml(element))
+            package.writestr(info, data)
     return buffer.getvalue()
 
 
@@ -696,7 +697,7 @@ def _typed_question(where: str, item: Element, body: Element, interaction: Eleme
     kind = "numerical" if numerical else "short_answer"
     points = _points(item, where)
     # A gap alone after the question, as exports write the field, marks no place in it.
-    prompt = _text(body, "its text", interaction).removesuffix("\n\n_____")
+    prompt = _text(body, interaction).removesuffix("\n\n_____")
     if not prompt:
         raise FormatError([f"{where}: no question text"])
     blocks = {e.get("identifier", ""): e for e in body.iter() if local(e.tag) in FEEDBACK[:2]}
@@ -707,7 +708,7 @@ def _typed_question(where: str, item: Element, body: Element, interaction: Eleme
                 raise Unsupported("an answer's branch tests nothing")
             sets = {s.get("identifier"): (s.findtext("{*}qti-base-value") or "").strip()
                     for s in _children(branch, "qti-set-outcome-value")}  # fmt: skip
-            said = _text(blocks[sets["FEEDBACK"]], "feedback") if sets.get(
+            said = _text(blocks[sets["FEEDBACK"]]) if sets.get(
                 "FEEDBACK") in blocks else ""  # fmt: skip
             if local(branch.tag) == "qti-response-else":
                 otherwise = said
@@ -737,9 +738,7 @@ def _typed_question(where: str, item: Element, body: Element, interaction: Eleme
         raise Unsupported("some answers count capitals and others do not")
     general = [_html(e) for e in _children(item, "qti-modal-feedback")
                if e.get("outcome-identifier") == "GENERAL"]  # fmt: skip
-    explanation, references, media = html_sources("".join(f"<div>{g}</div>" for g in general))
-    if media:
-        raise Unsupported("its general feedback shows media, which Quizwright cannot show yet")
+    explanation, references = html_sources("".join(f"<div>{g}</div>" for g in general))
     own = {} if numerical else {"case_sensitive": True in cases}
     return TYPES_BY_NAME[kind].question_class(
         id=item.get("identifier", ""), prompt=prompt, choices=(), explanation=explanation,

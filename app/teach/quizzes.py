@@ -3,7 +3,7 @@ and downloads in the formats other systems import (app/formats)."""
 
 from flask import Response, abort, render_template
 
-from .. import formats
+from .. import formats, images
 from ..audit import audit
 from ..authoring import record_or_404
 from ..bank import Quiz
@@ -53,7 +53,7 @@ def download(slug, format_name):
     audit(f"quiz {quiz.slug} exported as {format_name}")
     name = f"{quiz.slug}.{formats.EXTENSIONS[format_name]}"
     try:
-        exported = formats.export_quiz(quiz, format_name)
+        exported = formats.export_quiz(quiz, format_name, images.kept)
     except formats.FormatError as error:
         abort(409, description=" ".join(error.errors))
     return Response(
