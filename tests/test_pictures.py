@@ -10,9 +10,11 @@ from test_authoring import (
     EDITOR,
     QUIZ,
     draft_question,
+    import_file,
     publish,
     question_fields,
     said,
+    token_of,
     write_quiz,
 )
 
@@ -267,3 +269,37 @@ def test_a_picture_wider_than_a_page_is_kept_at_the_width_a_page_shows(app, lect
     first, second = Pillow.new("P", (2000, 10)), Pillow.new("P", (2000, 10), 1)
     first.save(frames, "GIF", save_all=True, append_images=[second])
     assert images.prepared(frames.getvalue())[1] == frames.getvalue()
+
+
+def test_a_moodle_file_imported_in_the_browser_brings_its_pictures(app, lecturer, tmp_path):
+    """The report counts the pictures that come and says, at its place, what is left out; the
+    draft shows each picture from this app's own address, whose bytes are the file's."""
+    import base64
+    import html
+
+    leaf = png(40, 30, "green")
+    encoded = base64.b64encode(leaf).decode()
+    moodle = tmp_path / "leaf.xml"
+    moodle.write_text(
+        '<quiz><question type="truefalse"><name><text>Leaf</text></name>'
+        '<questiontext format="html"><text><![CDATA[<p>Is this leaf green? '
+        '<img src="@@PLUGINFILE@@/leaf%20one.png" alt="A leaf"> '
+        '<a href="@@PLUGINFILE@@/rustle.mp3">Listen</a></p>]]></text>'
+        f'<file name="leaf one.png" path="/" encoding="base64">{encoded}</file></questiontext>'
+        '<answer fraction="100"><text>true</text></answer>'
+        '<answer fraction="0"><text>false</text></answer></question></quiz>'
+    )
+    report = import_file(lecturer, moodle)
+    assert report.status_code == 200, said(report)
+    words = said(report)
+    assert "with 1 picture. No question is stored yet." in words
+    assert 'leaf.xml: /quiz/question[1]: the link to "rustle.mp3" is left out, its words kept' in words
+    address = images.prepared(leaf)[0]
+    assert app.test_client().get(address).get_data() == leaf
+    parsed = re.search(r'name="parsed" type="hidden" value="([^"]*)"', report.get_data(as_text=True))
+    made = lecturer.post("/teach/quizzes/import/confirm", data={
+        "csrf_token": token_of(lecturer), "parsed": html.unescape(parsed[1]), "into": "",
+        "title": "Leaves"})  # fmt: skip
+    assert made.status_code == 303
+    editor = lecturer.get("/teach/quizzes/leaves/questions/leaf").get_data(as_text=True)
+    assert f"![A leaf]({address})" in html.unescape(editor)
