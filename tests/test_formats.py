@@ -1345,6 +1345,36 @@ def test_moodles_own_xml_numerical_and_short_answer_come_across():
     assert marked == [1, 0, 0]
 
 
+def test_moodles_own_xml_choice_and_true_false_come_across_with_their_pictures():
+    """Moodle's own fixtures for pictures: every picture its fields carry (`@@PLUGINFILE@@` and
+    a base64 `<file>`) comes, in the prompt, a choice and the feedback, with its words; the
+    recording a link plays is left out and said, and the question kept."""
+    truth = moodle_xml.parse((FIXTURES / "moodle" / "truefalse.xml").read_bytes(), "tf.xml")
+    greeting = moodle_xml.parse((FIXTURES / "moodle" / "multichoice.xml").read_bytes(), "mc.xml")
+    assert truth.skipped == greeting.skipped == () and truth.unshown == ()
+    false, true = truth.questions
+    logo, thumb_up = re.findall(r"\((/images/\S+)\)", false.prompt + false.choices[1].explanation)
+    assert (false.prompt, true.prompt.endswith("Learning Environment.")) == (
+        f"Moodle ![Moodle logo]({logo}) is an acronym for Modular Object-Oriented Dynamic "
+        "Learning Education.", True,
+    )  # fmt: skip
+    assert false.choices[1].explanation == f"![Thumb up]({thumb_up}) Your answer is correct."
+    assert false.explanation.startswith("![Informations](/images/")
+    assert re.search(r"-48x48\.jpeg$", logo) and re.search(r"-24x24\.jpeg$", thumb_up)
+    [question] = greeting.questions
+    assert [re.sub(r"\(/images/[^)]+\)", "(...)", c.text) for c in question.choices] == [
+        "![British Flag](...) English", "![French flag](...) French",
+        "![German flag](...) German", "![Denmark flag](...) Danish",
+    ]  # fmt: skip
+    assert greeting.unshown == (
+        'mc.xml: /quiz/question[2]: the link to "bonjour.mp3" is left out, its words kept: it '
+        "names no page students can open",
+    )
+    assert len(truth.pictures) == len(greeting.pictures) == 4
+    for data in [*truth.pictures.values(), *greeting.pictures.values()]:
+        assert images.read(data)[0] == "jpeg"
+
+
 def moodle_question(body: str, kind: str = "multichoice") -> bytes:
     return (
         f'<quiz><question type="{kind}"><name><text>q</text></name>'
