@@ -1088,7 +1088,7 @@ def test_forged_posts_are_refused_and_change_nothing(scene, tally, rule):
     if rule == "/teach/quizzes/import":  # its first step reports and stores nothing
         upload = (io.BytesIO(b"::q::Which? {=this ~that}"), "q.gift")
         response = client.post(url, data={**fields, "csrf_token": own, "upload": upload})
-        assert response.status_code == 200 and "Nothing is stored yet." in text(response)
+        assert response.status_code == 200 and "No question is stored yet." in text(response)
         return
     response = client.post(url, data={**fields, "csrf_token": own})
     assert response.status_code == 303, text(response)
