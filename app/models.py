@@ -199,12 +199,52 @@ class Assignment(db.Model):
     feedback: Mapped[str] = mapped_column(String(16), default=FeedbackWhen.EACH_ANSWER.value)
     # Set by "Release feedback"; held feedback is also released once the quiz closes.
     feedback_released_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # When the last attempt under an exception (a later close, more time) can no longer be
+    # answered; None without exceptions. Kept with them (teach/exceptions.py), so that asking
+    # whether the assignment still holds its quiz's key costs no query more.
+    exceptions_end_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     # "Remove" keeps the row, so that its attempts keep their feedback rule and seats; a removed
     # assignment offers nothing and limits no new start, and assigning the quiz again revives it.
     removed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
 
     class_: Mapped[Class] = relationship(back_populates="assignments")
+
+
+class Accommodation(db.Model):
+    """An exception to an assignment's rules for one student: another time limit (or a share
+    more of it), more attempts, a later close or an earlier open. Unset, a rule is the
+    assignment's."""
+
+    __tablename__ = "accommodations"
+    __table_args__ = (
+        UniqueConstraint("assignment_id", "student_key"),
+        CheckConstraint("time_limit_minutes IS NULL OR time_limit_minutes BETWEEN 1 AND 14400",
+                        name="exception_time_within_ten_days"),
+        CheckConstraint("time_factor IS NULL OR time_factor BETWEEN 1 AND 10",
+                        name="exception_factor_1_to_10"),
+        CheckConstraint("time_limit_minutes IS NULL OR time_factor IS NULL",
+                        name="exception_time_said_once"),
+        CheckConstraint("attempts_allowed IS NULL OR attempts_allowed BETWEEN 1 AND 100",
+                        name="exception_attempts_1_to_100"),
+    )  # fmt: skip
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    assignment_id: Mapped[int] = mapped_column(
+        ForeignKey("assignments.id", ondelete="CASCADE"), index=True
+    )
+    # Whose exception: their attempts' student key, and the name the class shows them by.
+    student_key: Mapped[str] = mapped_column(String(240))
+    student_name: Mapped[str] = mapped_column(String(80))
+    time_limit_minutes: Mapped[int | None]
+    # The assignment's time limit times this (1.5: half as long again), however it changes.
+    time_factor: Mapped[float | None] = mapped_column(Float)
+    attempts_allowed: Mapped[int | None]
+    opens_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    closes_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+
+    assignment: Mapped[Assignment] = relationship()
 
 
 def _key_of_roster_name(context) -> str:
@@ -331,6 +371,13 @@ class Attempt(db.Model):
     assignment: Mapped["Assignment | None"] = relationship()
     roster_student: Mapped["RosterStudent | None"] = relationship()
     voided_by: Mapped[Instructor | None] = relationship()
+    # The exception to its assignment's rules its student has, if any.
+    accommodation: Mapped["Accommodation | None"] = relationship(
+        primaryjoin="and_(foreign(Attempt.assignment_id) == Accommodation.assignment_id, "
+        "foreign(Attempt.student_key) == Accommodation.student_key)",
+        viewonly=True,
+        uselist=False,
+    )
     answers: Mapped[list["Answer"]] = relationship(
         back_populates="attempt", order_by="Answer.answered_at"
     )

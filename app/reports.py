@@ -10,7 +10,7 @@ from functools import cached_property
 from itertools import chain
 from typing import NamedTuple
 
-from sqlalchemy import ColumnElement, case
+from sqlalchemy import ColumnElement, case, func
 from sqlalchemy.orm import undefer
 
 from . import stats, zones
@@ -19,6 +19,7 @@ from .bank import Quiz, quiz_from_snapshot
 from .extensions import db
 from .grading import Score, percent
 from .models import (
+    Accommodation,
     Answer,
     Assignment,
     Attempt,
@@ -380,7 +381,7 @@ def _in_scope(versions: dict[int, Quiz], class_id: int | None) -> ColumnElement[
 
 
 _FINISHED = Attempt.finished_at.is_not(None)
-_OUTLINE = (
+_OUTLINE = policy.with_exception(
     db.select(
         Attempt.id,
         Attempt.student_key,
@@ -392,11 +393,11 @@ _OUTLINE = (
         # What ends an attempt nobody finished: its time limit, or its quiz's close. Only for
         # those: reading a moment costs a parse on SQLite, and 12,500 of them a tenth of the page.
         case((~_FINISHED, Attempt.ends_at)),
-        case((~_FINISHED, Assignment.closes_at)),
+        # The student's own close, when an exception gives them a later one.
+        case((~_FINISHED, func.coalesce(Accommodation.closes_at, Assignment.closes_at))),
     )
     .outerjoin(Attempt.assignment)
-    .order_by(Attempt.started_at, Attempt.id)
-)
+).order_by(Attempt.started_at, Attempt.id)
 _FULL = db.select(
     Attempt.id,
     Attempt.token,

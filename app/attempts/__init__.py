@@ -11,6 +11,7 @@ Rosters, LTI and the instructor pages use starts, service, policy and lookup, ne
 from flask import Flask
 
 from .policy import Shows, rules_for
+from .service import rules_of_attempt
 from .views import bp
 
 
@@ -19,4 +20,5 @@ def init_app(app: Flask) -> None:
     every sentence about feedback is chosen by the one answer (Shows) the rules give."""
     app.register_blueprint(bp)
     app.add_template_global(rules_for)
+    app.add_template_global(rules_of_attempt)
     app.add_template_global(Shows, "Shows")

@@ -1,12 +1,13 @@
 """The student side's rules, as pure functions over plain values: no Flask and no database, so
 that views and storage ask them, never re-implement them, and tests check them without an app."""
 
+import math
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 
-from ..models import Assignment, FeedbackWhen
+from ..models import Accommodation, Assignment, Attempt, FeedbackWhen
 from ..zones import utc
 
 # --- An assignment: its window, the attempts allowed, the quizzes a class offers ------------
@@ -259,13 +260,18 @@ class Rules:
     attempts_allowed: int | None = None
     released_at: datetime | None = None
     """When the instructor released held feedback; None until then."""
+    exceptions_end_at: datetime | None = None
+    """When the last attempt under any student's exception can no longer be answered."""
 
     @property
     def last_answer_possible(self) -> datetime | None:
-        """When no attempt under these rules can still be answered after the close: the one
-        moment feedback that waits for the close opens and a key held back is let go. None
-        without a close."""
-        return key_hold_ends(self.closes_at, self.time_limit_minutes)
+        """When no attempt under the assignment can still be answered after the close, any
+        student's exception included: the one moment feedback that waits for the close opens
+        and a key held back is let go, for every student alike. None without a close."""
+        own = key_hold_ends(self.closes_at, self.time_limit_minutes)
+        if own is None or self.exceptions_end_at is None:
+            return own
+        return max(own, utc(self.exceptions_end_at))
 
     @property
     def feedback_opens_at(self) -> datetime | None:
@@ -311,19 +317,77 @@ RULE_COLUMNS = (
     Assignment.time_limit_minutes,
     Assignment.attempts_allowed,
     Assignment.feedback_released_at,
+    Assignment.exceptions_end_at,
 )
 """What rules_for reads, for a query that selects rows rather than assignments."""
+EXCEPTION_COLUMNS = (
+    Accommodation.time_limit_minutes.label("exception_time_limit_minutes"),
+    Accommodation.time_factor.label("exception_time_factor"),
+    Accommodation.attempts_allowed.label("exception_attempts_allowed"),
+    Accommodation.opens_at.label("exception_opens_at"),
+    Accommodation.closes_at.label("exception_closes_at"),
+)
+"""What rules_for reads of a student's exception, for a query of attempts that outer-joins
+it (with_exception)."""
 
 
-def rules_for(assignment) -> Rules:
-    """The rules an assignment (or a row of RULE_COLUMNS) sets; UNASSIGNED for None."""
+def with_exception(query):
+    """A query of attempts and their assignments, with each attempt's student's exception."""
+    return query.outerjoin(
+        Accommodation,
+        (Accommodation.assignment_id == Assignment.id)
+        & (Accommodation.student_key == Attempt.student_key),
+    )
+
+
+def rules_for(assignment, exception=None) -> Rules:
+    """The rules an assignment (or a row of RULE_COLUMNS) sets, as a student's exception (an
+    Accommodation, or a row with EXCEPTION_COLUMNS) changes them; UNASSIGNED for None."""
     if assignment is None or assignment.feedback is None:  # an outer join that found none
         return UNASSIGNED
+    if exception is None and hasattr(assignment, "exception_closes_at"):
+        exception = _Exception(*(getattr(assignment, column.name) for column in EXCEPTION_COLUMNS))
+    limit = assignment.time_limit_minutes
+    closes_at, opens_at, allowed = assignment.closes_at, assignment.opens_at, None
+    if exception is not None:
+        if exception.time_limit_minutes:
+            limit = exception.time_limit_minutes
+        elif exception.time_factor and limit:
+            limit = extended(limit, exception.time_factor)
+        closes_at = exception.closes_at or closes_at
+        opens_at = exception.opens_at or opens_at
+        allowed = exception.attempts_allowed
     return Rules(
         feedback=FeedbackWhen(assignment.feedback),
-        opens_at=utc(assignment.opens_at),
-        closes_at=utc(assignment.closes_at),
-        time_limit_minutes=assignment.time_limit_minutes,
-        attempts_allowed=assignment.attempts_allowed,
+        opens_at=utc(opens_at),
+        closes_at=utc(closes_at),
+        time_limit_minutes=limit,
+        attempts_allowed=allowed or assignment.attempts_allowed,
         released_at=utc(assignment.feedback_released_at),
+        exceptions_end_at=utc(assignment.exceptions_end_at),
     )
+
+
+@dataclass(frozen=True)
+class _Exception:
+    """A student's exception as a row of EXCEPTION_COLUMNS holds it (all None: none)."""
+
+    time_limit_minutes: int | None
+    time_factor: float | None
+    attempts_allowed: int | None
+    opens_at: datetime | None
+    closes_at: datetime | None
+
+
+def extended(minutes: int, factor: float) -> int:
+    """A time limit made longer by a factor (45 minutes × 1.5 is 68), rounded up to the
+    minute: extra time is never cut short."""
+    return math.ceil(minutes * factor - 1e-9)
+
+
+def exceptions_end(assignment, exceptions) -> datetime | None:
+    """When the last attempt under any of these exceptions can no longer be answered; None
+    without exceptions, or when one has no close (only a release then lets the key go)."""
+    ruled = [rules_for(assignment, exception) for exception in exceptions]
+    ends = [key_hold_ends(rules.closes_at, rules.time_limit_minutes) for rules in ruled]
+    return None if not ends or None in ends else max(ends)

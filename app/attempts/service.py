@@ -15,6 +15,7 @@ from ..bank import Quiz, quiz_from_snapshot
 from ..extensions import db
 from ..grading import Score, earned, grade, score
 from ..models import (
+    Accommodation,
     Answer,
     Assignment,
     Attempt,
@@ -66,9 +67,10 @@ def new_attempt(
     *,
     assignment: Assignment | None = None,
     roster_student: RosterStudent | None = None,
+    time_limit: int | None = None,
 ) -> Attempt:
     """An attempt not yet stored, with the order its choices will be shown in and, under a time
-    limit, the moment it ends fixed."""
+    limit (the student's own, in minutes), the moment it ends fixed."""
     rng = random.SystemRandom()
     order = (
         {q.id: type_of(q).arrangement(q, rng) for q in quiz.questions}
@@ -76,7 +78,6 @@ def new_attempt(
         else None
     )
     started = now()
-    limit = policy.rules_for(assignment).time_limit_minutes
     return Attempt(
         quiz_version=version,
         student_name=roster_student.name if roster_student else student_name,
@@ -88,7 +89,7 @@ def new_attempt(
         roster_student=roster_student,
         choice_order=order,
         started_at=started,
-        ends_at=started + timedelta(minutes=limit) if limit else None,
+        ends_at=started + timedelta(minutes=time_limit) if time_limit else None,
     )
 
 
@@ -125,6 +126,7 @@ def start_attempt(
             class_id,
             assignment=assignment,
             roster_student=roster_student,
+            time_limit=rules.time_limit_minutes,
         )
         counts_as_merged(attempt)  # before its seats are looked up under its key
         return attempt
@@ -137,7 +139,9 @@ def start_attempt(
         else:
             signals.attempt_starting.send(attempt=attempt)
 
-    allowed = policy.rules_for(assignment).attempts_allowed
+    key = roster_student.student_key if roster_student else student_key(student_name)
+    rules = rules_of(assignment, key)
+    allowed = rules.attempts_allowed
     if allowed is None:
         attempt = fresh()
         add(attempt)
@@ -156,6 +160,40 @@ def start_attempt(
         return attempt
 
     return commit_first_free(seated, allowed + 1, "seat settled")
+
+
+def exception_of(assignment: Assignment | None, key: str) -> Accommodation | None:
+    """The exception to an assignment's rules its student (by key, merged or not) has."""
+    if assignment is None:
+        return None
+    return db.session.scalar(
+        db.select(Accommodation).where(
+            Accommodation.assignment_id == assignment.id,
+            Accommodation.student_key.in_([key, merged_key(assignment.class_id, key)]),
+        )
+    )
+
+
+def merged_key(class_id: int | None, key: str) -> str:
+    """The student a key counts as in a class: the one it was merged into, else itself."""
+    merged = db.session.get(MergedStudent, (class_id, key)) if class_id is not None else None
+    return merged.into_key if merged else key
+
+
+def exceptions_of_student(key: str, assignment_ids: list[int]) -> dict[int, Accommodation]:
+    """A student's exceptions under these assignments, by assignment, in one query."""
+    found = db.session.scalars(
+        db.select(Accommodation).where(
+            Accommodation.student_key == key, Accommodation.assignment_id.in_(assignment_ids)
+        )
+    )
+    return {exception.assignment_id: exception for exception in found}
+
+
+def rules_of(assignment: Assignment | None, key: str) -> policy.Rules:
+    """The rules in force for one student (by key) under an assignment, their exception's
+    included."""
+    return policy.rules_for(assignment, exception_of(assignment, key))
 
 
 def used_seats(assignment_id: int, key: str) -> tuple[set[int], int]:
@@ -185,7 +223,7 @@ def answers_held_back(slug: str, besides: int | None = None) -> bool:
 # so that the planner takes its index and reads a handful of rows, rather than starting from a
 # quiz version and reading every attempt at it; the version is matched in Python.
 # Plain rows, not attempts: the home page of a returning student is as busy as any page.
-_IN_PROGRESS = (
+_IN_PROGRESS = policy.with_exception(
     db.select(
         Attempt.token,
         Attempt.student_name,
@@ -193,13 +231,13 @@ _IN_PROGRESS = (
         Attempt.finished_at,
         Attempt.ends_at,
         *policy.RULE_COLUMNS,
+        *policy.EXCEPTION_COLUMNS,
         QuizVersion.slug,
         QuizVersion.digest,
     )
     .join(Attempt.quiz_version)
     .outerjoin(Attempt.assignment)
-    .order_by(Attempt.started_at.desc())
-)
+).order_by(Attempt.started_at.desc())
 _BY_BROWSER = _IN_PROGRESS.where(Attempt.browser == bindparam("browser"))
 # A voided attempt is out of the student's count: it is not theirs to carry on elsewhere.
 _BY_ROSTER_STUDENT = _IN_PROGRESS.where(
@@ -398,6 +436,7 @@ _BY_TOKEN = (
         # Its instructor's zone says the page's times to a browser that has not told its own.
         joinedload(Attempt.class_).joinedload(Class.instructor),
         joinedload(Attempt.roster_student),
+        joinedload(Attempt.accommodation),
     )
 )
 
@@ -475,7 +514,12 @@ def progress(attempt: Attempt, quiz: Quiz) -> Progress:
 
 def answer_deadline(attempt: Attempt) -> datetime | None:
     """The last moment this attempt takes an answer, under its assignment's rules."""
-    return policy.rules_for(attempt.assignment).answer_deadline(utc(attempt.ends_at))
+    return rules_of_attempt(attempt).answer_deadline(utc(attempt.ends_at))
+
+
+def rules_of_attempt(attempt: Attempt) -> policy.Rules:
+    """The rules an attempt is under: its assignment's, as its student's exception changes them."""
+    return policy.rules_for(attempt.assignment, attempt.accommodation)
 
 
 @dataclass(frozen=True)
@@ -511,7 +555,7 @@ def standing(attempt: Attempt, quiz: Quiz) -> Standing:
     """Ask the rules about this attempt now, from what attempt_or_404 loaded, and whether any
     other assignment of its quiz holds the key."""
     moment = now()
-    rules = policy.rules_for(attempt.assignment)
+    rules = rules_of_attempt(attempt)
     closes_at = rules.closes_at
     finished_at, ends_at = utc(attempt.finished_at), utc(attempt.ends_at)
     answered, questions = len(attempt.answers), len(quiz.questions)

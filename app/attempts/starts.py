@@ -10,11 +10,18 @@ from ..bank import Quiz
 from ..extensions import db, limiter
 from ..formatting import say_times_for
 from ..models import Assignment, Attempt, Class, RosterStudent, now
+from ..names import student_key
 from ..ratelimits import note_code
 from ..served import current_bank
 from . import policy
 from .browser import browser_id, sign_in_as, this_browser
-from .service import NoAttemptsLeft, attempts_of_student, start_attempt, unfinished_attempts
+from .service import (
+    NoAttemptsLeft,
+    attempts_of_student,
+    rules_of,
+    start_attempt,
+    unfinished_attempts,
+)
 
 # Each start adds a student to a class, so a script must not add hundreds. A browser starts a
 # few a minute at most; one address may be a whole lecture hall behind a school's NAT.
@@ -69,9 +76,12 @@ def opening_refusal(class_: Class, slug: str) -> str | None:
     return refusal if refusal in ("closed", "not yet open") else None
 
 
-def assignment_for(class_: Class | None, slug: str) -> tuple[Assignment | None, str | None]:
+def assignment_for(
+    class_: Class | None, slug: str, key: str | None = None
+) -> tuple[Assignment | None, str | None]:
     """The assignment a start at this quiz in this class follows, and why none may start now:
-    the class sets other quizzes, or the quiz is not open yet or closed."""
+    the class sets other quizzes, or the quiz is not open yet or closed (for the student with
+    this key, when it is known: their exception may open it sooner or close it later)."""
     if class_ is None:
         return None, None
     assigned = {assignment.quiz_slug: assignment for assignment in class_.current_assignments}
@@ -80,8 +90,14 @@ def assignment_for(class_: Class | None, slug: str) -> tuple[Assignment | None, 
     assignment = assigned.get(slug)
     if assignment is None:
         return None, None
-    window = policy.rules_for(assignment).window(now())
-    return assignment, None if window is policy.Window.OPEN else window.value
+    rules = policy.rules_for(assignment) if key is None else rules_of(assignment, key)
+    return assignment, closed_to_starts(rules)
+
+
+def closed_to_starts(rules: policy.Rules) -> str | None:
+    """ "closed" or "not yet open" when these rules take no start now; None when they do."""
+    window = rules.window(now())
+    return None if window is policy.Window.OPEN else window.value
 
 
 def refused_page(
@@ -96,12 +112,15 @@ def refused_page(
     offered = offered_quizzes(class_) if reason == NOT_ASSIGNED else []
     done = attempts_of_student(roster_student.id, [quiz])[1] if roster_student else []
     say_times_for(class_)
+    key = roster_student.student_key if roster_student else None
     page = render_template(
         "quiz/unavailable.html",
         reason=reason,
         quiz=quiz,
         class_=class_,
         assignment=assignment,
+        # Their own times and attempts, exception and all: nobody else's.
+        rules=policy.rules_for(assignment) if key is None else rules_of(assignment, key),
         offered=offered,
         unfinished=unfinished_in_browser([quiz]),
         done=done,
@@ -120,7 +139,8 @@ def start_in_class(
     page that says why none may start now; `with_rows` as start_attempt takes it."""
     if roster_student is not None:
         sign_in_as(roster_student)
-    assignment, refusal = assignment_for(class_, quiz.slug)
+    key = roster_student.student_key if roster_student else student_key(name)
+    assignment, refusal = assignment_for(class_, quiz.slug, key)
     if refusal:
         return refused_page(refusal, quiz, class_, assignment, roster_student)
     try:

@@ -28,6 +28,7 @@ from .service import (
     progress,
     quiz_of,
     record_answer,
+    rules_of,
     shown_choices,
     standing,
     used_seats,
@@ -37,6 +38,7 @@ from .starts import (
     NO_ATTEMPTS_LEFT,
     NOT_ASSIGNED,
     assignment_for,
+    closed_to_starts,
     find_class,
     limited_start,
     offered_quizzes,
@@ -351,8 +353,17 @@ def _sign_in_to_retake(class_: Class) -> str:
 def _retake_chance(attempt: Attempt) -> RetakeChance:
     if attempt.roster_student_id is None and attempt.class_ and attempt.class_.signs_in_by_code:
         return RetakeChance(SIGN_IN_WITH_CODE, None, None)
-    assignment, refusal = assignment_for(attempt.class_, attempt.quiz_version.slug)
-    allowed = policy.rules_for(assignment).attempts_allowed
+    slug, key = attempt.quiz_version.slug, attempt.student_key
+    assignment, refusal = assignment_for(attempt.class_, slug)
+    # The student's own rules: the exception loaded with the attempt, when it is the same
+    # assignment's (as it almost always is).
+    if assignment is not None and assignment.id == attempt.assignment_id:
+        rules = policy.rules_for(assignment, attempt.accommodation)
+    else:
+        rules = rules_of(assignment, key)
+    if assignment is not None:
+        refusal = closed_to_starts(rules)
+    allowed = rules.attempts_allowed
     if allowed is None:
         return RetakeChance(refusal, None, None)
     taken, unseated = used_seats(assignment.id, attempt.student_key)

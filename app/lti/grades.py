@@ -165,10 +165,11 @@ def finish_timed_out() -> int:
     """Finish the launched attempts whose time ran out with nobody coming back, at their
     deadline, so that their grades reach the outbox too; how many."""
     open_ = db.session.execute(
-        db.select(Attempt, *policy.RULE_COLUMNS)
-        .join(LtiAttempt, LtiAttempt.attempt_id == Attempt.id)
-        .join(Assignment, Assignment.id == Attempt.assignment_id)
-        .where(
+        policy.with_exception(
+            db.select(Attempt, *policy.RULE_COLUMNS, *policy.EXCEPTION_COLUMNS)
+            .join(LtiAttempt, LtiAttempt.attempt_id == Attempt.id)
+            .join(Assignment, Assignment.id == Attempt.assignment_id)
+        ).where(
             LtiAttempt.line_item_url.is_not(None),
             Attempt.finished_at.is_(None),
             Attempt.voided_at.is_(None),

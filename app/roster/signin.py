@@ -8,20 +8,25 @@ from wtforms.validators import InputRequired
 
 from ..attempts import policy
 from ..attempts.browser import sign_in_as, this_browser
-from ..attempts.service import attempts_of_student, move_to_browser, seats_by_assignment
+from ..attempts.policy import Window
+from ..attempts.service import (
+    attempts_of_student,
+    exceptions_of_student,
+    move_to_browser,
+    seats_by_assignment,
+)
 
 # The start form's own limits: starting by code is starting, and counts so.
 from ..attempts.starts import (
     find_class,
     limited_start,
     offered_quizzes,
-    opening_refusal,
     start_in_class,
     unfinished_in_browser,
 )
 from ..bank import Quiz
 from ..formatting import say_times_for
-from ..models import Class, RosterStudent
+from ..models import Class, RosterStudent, now
 from ..names import tidy
 from ..ratelimits import charges_code_lookups, note_code
 from .store import find_student
@@ -60,12 +65,20 @@ class ContinueForm(FlaskForm):
     submit = SubmitField("Continue your attempt")
 
 
-def _used_up(student: RosterStudent, quizzes: list[Quiz]) -> list[Quiz]:
-    """The quizzes at which the student has used every attempt their assignment allows."""
+def _own_rules(student: RosterStudent) -> dict[str, tuple[int, policy.Rules]]:
+    """Each assignment of the student's class by quiz, with the rules in force for them, their
+    exceptions included: one query for those."""
+    assignments = student.class_.assignments
+    exceptions = exceptions_of_student(student.student_key, [a.id for a in assignments])
+    return {a.quiz_slug: (a.id, policy.rules_for(a, exceptions.get(a.id))) for a in assignments}
+
+
+def _used_up(student: RosterStudent, quizzes: list[Quiz], rules: dict) -> list[Quiz]:
+    """The quizzes at which the student has used every attempt their rules allow."""
     limited = {
-        a.quiz_slug: (a.id, allowed)
-        for a in student.class_.assignments
-        if (allowed := policy.rules_for(a).attempts_allowed)
+        slug: (id_, allowed)
+        for slug, (id_, own) in rules.items()
+        if (allowed := own.attempts_allowed)
     }
     if not limited:
         return []
@@ -137,9 +150,16 @@ def personal(code):
             sign_in_as(student)
             return redirect(url_for("quiz.results", token=reading.attempt.data), 303)
         abort(404, description="This attempt is not one of yours. Reload the page.")
-    used_up = _used_up(student, quizzes)
+    rules = _own_rules(student)
+    used_up = _used_up(student, quizzes, rules)
     # Closed or not yet open: said before any "I am …", which could only lead to a refusal.
-    shut = {quiz.slug: why for quiz in quizzes if (why := opening_refusal(class_, quiz.slug))}
+    moment = now()
+    current = {a.quiz_slug for a in class_.current_assignments}
+    shut = {
+        quiz.slug: window.value
+        for quiz in quizzes
+        if quiz.slug in current and (window := rules[quiz.slug][1].window(moment)) != Window.OPEN
+    }
     startable = [quiz for quiz in quizzes if quiz not in used_up and quiz.slug not in shut]
     form = ConfirmForm(student.name, startable)
     closed = _closed(class_)
@@ -165,6 +185,7 @@ def personal(code):
         done=done,
         reading=ContinueForm(prefix="results"),
         shut=shut,
+        rules={slug: own for slug, (_, own) in rules.items()},
         unfinished=[row for row in unfinished_in_browser(quizzes) if row.token not in tokens],
     )
     return page, 400 if form.errors else 200

@@ -8,7 +8,7 @@ from sqlalchemy import func, update
 from sqlalchemy.exc import IntegrityError
 
 from ..attempts import policy
-from ..attempts.service import ROSTER_KEY_PREFIX, grade_changed, used_seats
+from ..attempts.service import ROSTER_KEY_PREFIX, grade_changed, rules_of_attempt, used_seats
 from ..extensions import db
 from ..models import Answer, Assignment, Attempt, Instructor, MergedStudent, RosterStudent, now
 
@@ -47,7 +47,7 @@ def void_attempt(attempt: Attempt, instructor: Instructor) -> None:
 def restore_attempt(attempt: Attempt) -> bool:
     """Count a voided attempt again; False, and nothing changed, when its student has used every
     attempt its assignment allows meanwhile."""
-    allowed = policy.rules_for(attempt.assignment).attempts_allowed
+    allowed = rules_of_attempt(attempt).attempts_allowed
     # A start racing for the same seat wins or loses at the unique constraint; then look again.
     for _ in range(allowed or 1):
         seat = None
