@@ -19,6 +19,8 @@ from sqlalchemy import (
     UniqueConstraint,
     exists,
     false,
+    func,
+    select,
     text,
     true,
 )
@@ -199,10 +201,6 @@ class Assignment(db.Model):
     feedback: Mapped[str] = mapped_column(String(16), default=FeedbackWhen.EACH_ANSWER.value)
     # Set by "Release feedback"; held feedback is also released once the quiz closes.
     feedback_released_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    # When the last attempt under an exception (a later close, more time) can no longer be
-    # answered; None without exceptions. Kept with them (teach/exceptions.py), so that asking
-    # whether the assignment still holds its quiz's key costs no query more.
-    exceptions_end_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     # "Remove" keeps the row, so that its attempts keep their feedback rule and seats; a removed
     # assignment offers nothing and limits no new start, and assigning the quiz again revives it.
     removed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
@@ -242,9 +240,23 @@ class Accommodation(db.Model):
     attempts_allowed: Mapped[int | None]
     opens_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     closes_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    # When an attempt under it can no longer be answered (its close, then its time limit):
+    # kept with it, and again when the assignment changes, so that the assignment knows when
+    # the last one ends in the query that loads it (Assignment.exceptions_end_at).
+    ends_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
 
     assignment: Mapped[Assignment] = relationship()
+
+
+# When the last attempt under any student's exception can no longer be answered: feedback held
+# until the close waits for it, for every student alike. None without exceptions.
+Assignment.exceptions_end_at = column_property(
+    select(func.max(Accommodation.ends_at))
+    .where(Accommodation.assignment_id == Assignment.id)
+    .correlate_except(Accommodation)
+    .scalar_subquery()
+)
 
 
 def _key_of_roster_name(context) -> str:

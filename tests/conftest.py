@@ -4,6 +4,7 @@ Which database runs a test is said by its marks; README.md beside this file says
 
 import os
 from collections import Counter
+from datetime import UTC, datetime, timedelta
 
 import factories
 import jwt.algorithms
@@ -223,3 +224,32 @@ def lecturer(app):
     client = app.test_client()
     assert login(client, "ada", "ada password").status_code == 303
     return client
+
+
+class Clock:
+    """The app's clock for attempts, moved on as waiting would move it."""
+
+    def __init__(self):
+        self.ahead = timedelta()
+
+    def now(self) -> datetime:
+        return datetime.now(UTC) + self.ahead
+
+    def wait(self, delta: timedelta) -> None:
+        self.ahead += delta
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    moved = Clock()
+    monkeypatch.setattr("app.attempts.service.now", moved.now)
+    monkeypatch.setattr("app.reports.now", moved.now)
+    return moved
+
+
+@pytest.fixture
+def course(app):
+    """An instructor's class, by id (the rules' tests)."""
+    with app.app_context():
+        teacher = factories.instructor("teacher")
+        return factories.class_(teacher, "Physics 101").id

@@ -13,6 +13,8 @@ from app.authoring import drafts
 from app.extensions import db
 from app.lti.keys import signing_key
 from app.models import (
+    Accommodation,
+    Assignment,
     Attempt,
     Class,
     FeedbackWhen,
@@ -21,11 +23,13 @@ from app.models import (
     Role,
     RosterStudent,
     now,
+    roster_key,
     student_key,
 )
 from app.question_types import right_choice
 from app.roster import add_students, read_text
 from app.served import current_bank
+from app.teach.exceptions import Said, save_exception
 
 from helpers import (
     SLUG,
@@ -99,6 +103,9 @@ ACCESS = {
     "teach.remove_assignment":               "L L N R D D D D",
     "teach.release_feedback":                "L L N R D D D D",
     "teach.confirm_release":                 "L L N R P P P P",
+    "teach.new_exception":                   "L L N R P P P P",
+    "teach.edit_exception":                  "L L N R P P P P",
+    "teach.remove_exception":                "L L N R D D D D",
     "teach.preview":                         "L L P P P R P P",
     "teach.download":                        "L L P P P R P P",
     "teach.preview of an instructor's quiz": "L L N P P R P P",
@@ -153,7 +160,7 @@ class Action:
     """How the walk sends a POST route's form, and where a visitor allowed to act lands."""
 
     lands: str | Callable[[dict], str]
-    """The Location, with {class_id}, {token} and {student_id} filled in; a function of the
+    """The Location, with {class_id}, {token}, {student_id} and {assignment_id} filled in; a function of the
     rule's defaults where its rules differ."""
     form: Callable[["World"], dict] = lambda world: {}
     prepare: Callable[["World", dict], None] | None = None
@@ -190,6 +197,7 @@ ACTIONS = {
     "teach.delete_class": Action("/teach", form=lambda world: {"confirm": OWNER_CLASS}),
     "teach.remove_assignment": Action(CLASS_PAGE + f"?quiz={SLUG}"),
     "teach.release_feedback": Action(CLASS_PAGE + f"?quiz={SLUG}"),
+    "teach.remove_exception": Action(CLASS_PAGE + f"?quiz={SLUG}#assignment-{{assignment_id}}"),
     "teach.new_sign_in_code": Action(ROSTER_STUDENT),
     "teach.remove_student": Action(ROSTER),
     "teach.restore_student": Action(
@@ -219,6 +227,7 @@ FILL: dict[str, Callable[["World", "Route"], object]] = {
     "class_id": lambda world, route: world.class_id,
     "token": lambda world, route: world.loose_token if route.without_a_class else world.class_token,
     "assignment_id": lambda world, route: world.assignment_id,
+    "exception_id": lambda world, route: world.exception_id,
     "student_id": lambda world, route: world.roster_student_id,
     "slug": lambda world, route: OWN_SLUG if route.of_own_quiz else SLUG,
     "question_id": lambda world, route: "q1",
@@ -308,6 +317,7 @@ class World:
     assignment_id: int
     roster_student_id: int
     publication_id: int
+    exception_id: int
     browsers: dict = field(default_factory=dict)
     """A logged-in browser per visitor, in the world the read-only cells share."""
 
@@ -399,6 +409,9 @@ def build_world(app, quiz):
         assert grace.answer(number, right).status_code == 303
     with app.app_context():  # added after Ada typed her name: a roster class takes codes only
         dana_id = add_students(class_id, read_text("Dana Diaz, 20231234"))[0].id
+        held = db.session.get(Assignment, assignment_id)
+        save_exception(held, {roster_key(dana_id): "Dana Diaz"}, Said(attempts_allowed=3))
+        exception_id = db.session.scalar(db.select(Accommodation.id))
     return World(
         app,
         class_id,
@@ -410,6 +423,7 @@ def build_world(app, quiz):
         assignment_id,
         dana_id,
         publication_id,
+        exception_id,
     )
 
 
@@ -496,7 +510,8 @@ def test_instructor_routes_by_visitor(request, route, role):
         lands = action.lands(defaults) if callable(action.lands) else action.lands
         token = world.loose_token if route.without_a_class else world.class_token
         student_id = world.roster_student_id
-        assert location == lands.format(class_id=world.class_id, token=token, student_id=student_id)
+        assert location == lands.format(class_id=world.class_id, token=token,
+                                        student_id=student_id, assignment_id=world.assignment_id)
     else:
         assert response.status_code == status[expected], text(response)
     assert (stored_rows(world.app) != before) == (expected == "done")

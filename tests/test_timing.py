@@ -26,35 +26,6 @@ pytestmark = pytest.mark.postgres
 BROWSER = "timed-browser-00000000"  # 22 characters, as the browser cookie holds
 
 
-class Clock:
-    """The app's clock for attempts, moved on as waiting would move it."""
-
-    def __init__(self):
-        self.ahead = timedelta()
-
-    def now(self) -> datetime:
-        return datetime.now(UTC) + self.ahead
-
-    def wait(self, delta: timedelta) -> None:
-        self.ahead += delta
-
-
-@pytest.fixture
-def clock(monkeypatch):
-    moved = Clock()
-    monkeypatch.setattr("app.attempts.service.now", moved.now)
-    monkeypatch.setattr("app.reports.now", moved.now)
-    return moved
-
-
-@pytest.fixture
-def course(app):
-    """An instructor's class, by id."""
-    with app.app_context():
-        teacher = factories.instructor("teacher")
-        return factories.class_(teacher, "Physics 101").id
-
-
 def assign(app, quiz, class_id, **settings) -> int:
     with app.app_context():
         return factories.assignment(db.session.get(Class, class_id), quiz, **settings).id

@@ -385,9 +385,8 @@ def extended(minutes: int, factor: float) -> int:
     return math.ceil(minutes * factor - 1e-9)
 
 
-def exceptions_end(assignment, exceptions) -> datetime | None:
-    """When the last attempt under any of these exceptions can no longer be answered; None
-    without exceptions, or when one has no close (only a release then lets the key go)."""
-    ruled = [rules_for(assignment, exception) for exception in exceptions]
-    ends = [key_hold_ends(rules.closes_at, rules.time_limit_minutes) for rules in ruled]
-    return None if not ends or None in ends else max(ends)
+def exception_ends(assignment, exception) -> datetime | None:
+    """When an attempt under a student's exception can no longer be answered after the close
+    (their close, then their time limit); None without a close."""
+    own = rules_for(assignment, exception)
+    return key_hold_ends(own.closes_at, own.time_limit_minutes)

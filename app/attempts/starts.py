@@ -106,13 +106,15 @@ def refused_page(
     class_: Class,
     assignment: Assignment | None,
     roster_student: RosterStudent | None = None,
+    key: str | None = None,
 ):
     """The page that says why no attempt starts, with a signed-in student's finished attempts:
-    403 for a refused start, 200 for a look."""
+    403 for a refused start, 200 for a look; in the student's own rules where their key is
+    known."""
     offered = offered_quizzes(class_) if reason == NOT_ASSIGNED else []
     done = attempts_of_student(roster_student.id, [quiz])[1] if roster_student else []
     say_times_for(class_)
-    key = roster_student.student_key if roster_student else None
+    key = roster_student.student_key if roster_student else key
     page = render_template(
         "quiz/unavailable.html",
         reason=reason,
@@ -142,7 +144,7 @@ def start_in_class(
     key = roster_student.student_key if roster_student else student_key(name)
     assignment, refusal = assignment_for(class_, quiz.slug, key)
     if refusal:
-        return refused_page(refusal, quiz, class_, assignment, roster_student)
+        return refused_page(refusal, quiz, class_, assignment, roster_student, key)
     try:
         attempt = start_attempt(
             quiz,
@@ -154,7 +156,7 @@ def start_in_class(
             with_rows=with_rows,
         )
     except NoAttemptsLeft:
-        return refused_page(NO_ATTEMPTS_LEFT, quiz, class_, assignment, roster_student)
+        return refused_page(NO_ATTEMPTS_LEFT, quiz, class_, assignment, roster_student, key)
     return redirect(url_for("quiz.question", token=attempt.token, number=1), 303)
 
 

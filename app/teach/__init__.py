@@ -4,10 +4,11 @@ quiz previews and downloads."""
 from flask import Flask
 
 # Each page module adds its routes to the blueprint as it is imported.
-from . import assignments, manage, quizzes, roster, views  # noqa: F401
+from . import assignments, exceptions, manage, quizzes, roster, views  # noqa: F401
 from .blueprint import bp
 
 
 def init_app(app: Flask) -> None:
-    """Add the instructor pages."""
+    """Add the instructor pages; the class page says each exception in words."""
     app.register_blueprint(bp)
+    app.add_template_global(exceptions.in_words, "exception_words")

@@ -27,7 +27,7 @@ from ..auth import class_or_404
 from ..authoring import usable_slugs
 from ..extensions import db
 from ..formatting import page_zone, zone_chosen
-from ..models import Assignment, Class, FeedbackWhen, Instructor, Role, now
+from ..models import Accommodation, Assignment, Class, FeedbackWhen, Instructor, Role, now
 from ..reports import Counting, class_roster
 from ..served import current_bank
 from .blueprint import bp
@@ -242,9 +242,11 @@ def save_assignment(
         )
         if revived.rowcount:
             db.session.commit()
-            return db.session.scalars(
+            kept = db.session.scalars(
                 db.select(Assignment).filter_by(class_id=class_.id, quiz_slug=slug)
             ).one()
+            refresh_ends(kept)
+            return kept
     assignment = editing or Assignment(class_id=class_.id, quiz_slug=slug)
     for name, value in values.items():
         setattr(assignment, name, value)
@@ -254,7 +256,15 @@ def save_assignment(
     except IntegrityError as error:
         db.session.rollback()
         raise AlreadyAssigned(slug) from error
+    refresh_ends(assignment)
     return assignment
+
+
+def refresh_ends(assignment: Assignment) -> None:
+    """When each exception to its rules ends, again, after its close or time limit changed."""
+    for row in db.session.scalars(db.select(Accommodation).filter_by(assignment_id=assignment.id)):
+        row.ends_at = policy.exception_ends(assignment, row)
+    db.session.commit()
 
 
 def _assignment_or_404(
@@ -299,6 +309,8 @@ class Listed:
     """Whether its feedback waits for the close or "Release feedback", and neither came yet."""
     feedback_opens_at: datetime | None
     """When feedback after the close opens for everyone: once the last attempt's time is up."""
+    exceptions: list[Accommodation]
+    """The students whose rules differ, by name."""
 
     @property
     def grade_from(self) -> str:
@@ -314,6 +326,14 @@ def listing(class_: Class) -> list[Listed]:
     ones only while they hold feedback back, so that it can still be released."""
     moment = now()
     found = []
+    granted: dict[int, list[Accommodation]] = {}
+    for exception in db.session.scalars(
+        db.select(Accommodation)
+        .join(Assignment)
+        .where(Assignment.class_id == class_.id)
+        .order_by(Accommodation.student_name)
+    ):
+        granted.setdefault(exception.assignment_id, []).append(exception)
     for assignment in class_.assignments:
         rules = policy.rules_for(assignment)
         window = rules.window(moment)
@@ -324,8 +344,9 @@ def listing(class_: Class) -> list[Listed]:
         # A removed one stays listed only while its attempts' feedback waits for a release.
         if assignment.removed_at is None or held:
             found.append(
-                Listed(assignment, quiz_title(assignment.quiz_slug), window, held, opens_at)
-            )
+                Listed(assignment, quiz_title(assignment.quiz_slug), window, held, opens_at,
+                       granted.get(assignment.id, []))
+            )  # fmt: skip
     return found
 
 
@@ -406,9 +427,17 @@ def confirm_release(class_id, assignment_id):
     class_, assignment = _assignment_or_404(class_id, assignment_id)
     quiz = current_bank().quizzes.get(assignment.quiz_slug)
     roster = class_roster(quiz, class_.id, Counting.FIRST) if quiz else None
-    window = policy.rules_for(assignment).window(now())
+    moment = now()
+    window = policy.rules_for(assignment).window(moment)
+    # Those an exception lets answer after the close, who a release would show the answers to.
+    answering = db.session.scalars(
+        db.select(Accommodation)
+        .where(Accommodation.assignment_id == assignment.id, Accommodation.ends_at > moment)
+        .order_by(Accommodation.student_name)
+    ).all()
     return render_template(
         "teach/release.html",
+        answering=answering,
         class_=class_,
         assignment=assignment,
         quiz_title=quiz_title(assignment.quiz_slug),

@@ -1,6 +1,6 @@
 """Exceptions to an assignment's rules for one student (extra time, attempts, a later close),
-and when the last of them ends, kept on the assignment. Only added, so the release before
-keeps serving (docs/deploy.md §7).
+each with when an attempt under it can no longer be answered. Only added, so the release
+before keeps serving (docs/deploy.md §7).
 
 Revision ID: 7c3f1b9d2e48
 Revises: 5d1a8c3e9f20
@@ -19,8 +19,6 @@ depends_on = None
 
 
 def upgrade():
-    with op.batch_alter_table("assignments") as table:
-        table.add_column(sa.Column("exceptions_end_at", sa.DateTime(timezone=True)))
     op.create_table(
         "accommodations",
         sa.Column("id", sa.Integer(), primary_key=True),
@@ -37,6 +35,7 @@ def upgrade():
         sa.Column("attempts_allowed", sa.Integer()),
         sa.Column("opens_at", sa.DateTime(timezone=True)),
         sa.Column("closes_at", sa.DateTime(timezone=True)),
+        sa.Column("ends_at", sa.DateTime(timezone=True)),
         sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
         sa.UniqueConstraint("assignment_id", "student_key"),
         sa.CheckConstraint(
@@ -60,5 +59,3 @@ def upgrade():
 def downgrade():
     op.drop_index("ix_accommodations_assignment_id", "accommodations")
     op.drop_table("accommodations")
-    with op.batch_alter_table("assignments") as table:
-        table.drop_column("exceptions_end_at")
