@@ -160,8 +160,8 @@ class Action:
     """How the walk sends a POST route's form, and where a visitor allowed to act lands."""
 
     lands: str | Callable[[dict], str]
-    """The Location, with {class_id}, {token}, {student_id} and {assignment_id} filled in; a function of the
-    rule's defaults where its rules differ."""
+    """The Location, with {class_id}, {token}, {student_id} and {assignment_id} filled in; a
+    function of the rule's defaults where its rules differ."""
     form: Callable[["World"], dict] = lambda world: {}
     prepare: Callable[["World", dict], None] | None = None
     """Sets the scene so that the action would show, given the rule's defaults."""
