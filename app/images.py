@@ -23,14 +23,18 @@ MOST_PIXELS = 4096
 """The longest side a picture may have: wider than any page shows it."""
 KINDS = {"PNG": "png", "JPEG": "jpeg", "GIF": "gif", "WEBP": "webp"}
 """What Pillow finds in the file, and the kind it is kept and served as."""
-ADDRESS = re.compile(r"/images/(?P<digest>[0-9a-f]{64})-(?P<width>\d{1,4})x(?P<height>\d{1,4})"
+ADDRESS = re.compile(r"/images/(?P<digest>[0-9a-f]{64})-(?P<width>[1-9][0-9]{0,3})x"
+                     r"(?P<height>[1-9][0-9]{0,3})"
                      r"\.(?P<kind>png|jpeg|gif|webp)")  # fmt: skip
 """A picture's address as quiz text names it; nothing else may be an image's source."""
 WIDEST = 1408
 """The widest a picture is kept: a page's column (44rem) on a screen of two pixels a point;
 a wider one is scaled down when it is kept, so a phone never loads pixels it cannot show."""
 ENCODING = {"png": {"optimize": True}, "jpeg": {"quality": 85}, "webp": {"quality": 85}}
-"""How a scaled picture is written again, in its own kind."""
+"""How a scaled or cleaned picture is written again, in its own kind."""
+CAMERA_NOTES = ("exif", "xmp", "XML:com.adobe.xmp", "comment")
+"""What a picture file may carry besides its pixels that students must not be handed: a
+phone photo's place and time, the author's software and name."""
 YEAR = 365 * 24 * 3600
 
 
@@ -44,7 +48,7 @@ def read(data: bytes) -> tuple[str, int, int]:
 
     if len(data) > MOST_BYTES:
         raise NotAPicture(f"The picture is over {MOST_BYTES:,} bytes: make it smaller.")
-    if data.lstrip()[:5] in (b"<?xml", b"<svg ") or b"<svg" in data[:1024]:
+    if b"<svg" in data[:1024]:
         raise NotAPicture("SVG pictures are not taken (they can hold scripts): use PNG instead.")
     try:
         with warnings.catch_warnings():
@@ -69,19 +73,43 @@ def read(data: bytes) -> tuple[str, int, int]:
     return kind, width, height
 
 
-def prepared(data: bytes) -> tuple[str, bytes]:
-    """A picture as it is kept, no wider than a page shows it, and the address it is shown
-    from; NotAPicture when the bytes are not a picture we show."""
-    kind, width, height = read(data)
-    if width > WIDEST and kind != "gif":  # scaling an animated GIF would stop it
-        from PIL import Image as Pillow
+def needs_rewriting(data: bytes) -> bool:
+    """Whether keeping a picture means decoding it: wider than a page shows it, or carrying
+    what a phone's camera writes in (where it was taken, which way up it was held)."""
+    from PIL import Image as Pillow
 
-        with Pillow.open(io.BytesIO(data)) as picture:
-            width, height = WIDEST, max(1, round(height * WIDEST / width))
-            scaled = picture.resize((width, height), Pillow.Resampling.LANCZOS)
-            written = io.BytesIO()
-            scaled.save(written, picture.format, **ENCODING[kind])
-            data = written.getvalue()
+    with Pillow.open(io.BytesIO(data)) as picture:
+        if picture.format == "GIF":  # scaling an animated GIF would stop it; GIF holds no EXIF
+            return False
+        return picture.width > WIDEST or any(key in picture.info for key in CAMERA_NOTES)
+
+
+def prepared(data: bytes) -> tuple[str, bytes]:
+    """A picture as it is kept, and the address it is shown from: turned the way its camera
+    said, without what the camera wrote in, and no wider than a page shows it; NotAPicture
+    when the bytes are not a picture we show."""
+    kind, width, height = read(data)
+    if needs_rewriting(data):
+        from PIL import Image as Pillow
+        from PIL import ImageOps
+
+        try:
+            with Pillow.open(io.BytesIO(data)) as picture:
+                upright = ImageOps.exif_transpose(picture)
+                if upright.width > WIDEST:
+                    high = max(1, round(upright.height * WIDEST / upright.width))
+                    upright = upright.resize((WIDEST, high), Pillow.Resampling.LANCZOS)
+                written = io.BytesIO()
+                colours = {"icc_profile": picture.info["icc_profile"]} if (
+                    "icc_profile" in picture.info) else {}  # fmt: skip
+                upright.save(written, picture.format, **ENCODING[kind], **colours)
+        # verify() read only the header: the pixels themselves may be damaged.
+        except Exception as error:
+            raise NotAPicture("This picture is damaged: save it again and upload that.") from error
+        if len(written.getvalue()) > MOST_BYTES:
+            raise NotAPicture(f"The picture is over {MOST_BYTES:,} bytes once scaled to "
+                              f"{WIDEST} pixels wide: make it smaller.")  # fmt: skip
+        data, (width, height) = written.getvalue(), upright.size
     return f"/images/{hashlib.sha256(data).hexdigest()}-{width}x{height}.{kind}", data
 
 
@@ -89,15 +117,20 @@ def store(data: bytes) -> str:
     """Keep a picture (once, however often it is uploaded) and give its address; NotAPicture
     for any other file."""
     address, data = prepared(data)
+    keep(address, data)
+    return address
+
+
+def keep(address: str, data: bytes) -> None:
+    """Keep a prepared picture at its address, once however often it comes."""
     named = ADDRESS.fullmatch(address)
     insert_or_get(Image(digest=named["digest"], kind=named["kind"], width=int(named["width"]),
                         height=int(named["height"]), data=data))  # fmt: skip
-    return address
 
 
 def markdown(address: str, alt: str) -> str:
     """The Markdown that shows a picture with what it shows said in words."""
-    words = alt.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+    words = re.sub(r"([\\`*_\[\]<&])", r"\\\1", alt)  # read as written, not as Markdown
     return f"![{words}]({address})"
 
 

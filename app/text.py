@@ -194,8 +194,9 @@ class _ToMarkdown(MarkdownConverter):
         return text if "_noformat" in parent_tags else from_plain(text)
 
     def convert_a(self, el, text, parent_tags):
-        # A link the page would not keep (javascript:, data:, this app's own paths) is its text.
-        if el.get("href", "").split(":", 1)[0].lower() not in SCHEMES:
+        # A link the page would not keep (javascript:, data:, this app's own paths) is its text;
+        # so is one around a picture (a logo linking home), which Markdown here cannot nest.
+        if el.get("href", "").split(":", 1)[0].lower() not in SCHEMES or "](/images/" in text:
             return text
         # What would end the address or the words early is escaped, so the link stays whole.
         el["href"] = re.sub(r"[\s()<>]", lambda found: f"%{ord(found[0]):02X}", el["href"])

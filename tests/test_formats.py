@@ -171,8 +171,8 @@ def test_moodle_xml_reads_cdata_html_plain_text_and_feedback():
         "features.xml: /quiz/question[7]", "features.xml: /quiz/question[8]",
     )  # fmt: skip
     assert source.unshown == (
-        'features.xml: /quiz/question[6]: the picture "cell.png" is left out (this file is not '
-        'a picture: upload a PNG, JPEG, GIF or WebP); its words "a cell" stand in its place',
+        'features.xml: /quiz/question[6]: the picture "cell.png" is left out; its words "a cell" '
+        "stand in its place. This file is not a picture: upload a PNG, JPEG, GIF or WebP.",
     )
     assert [str(skip) for skip in source.skipped] == [
         "features.xml: /quiz/question[5]: skipped, partial credit (33.3333%) on answer 2",
@@ -1367,8 +1367,8 @@ def test_moodles_own_xml_choice_and_true_false_come_across_with_their_pictures()
         "![German flag](...) German", "![Denmark flag](...) Danish",
     ]  # fmt: skip
     assert greeting.unshown == (
-        'mc.xml: /quiz/question[2]: the link to "bonjour.mp3" is left out, its words kept: it '
-        "names no page students can open",
+        'mc.xml: /quiz/question[2]: the link to "bonjour.mp3" (a sound) is left out, its words '
+        "kept: a page here links only to other sites",
     )
     assert len(truth.pictures) == len(greeting.pictures) == 4
     for data in [*truth.pictures.values(), *greeting.pictures.values()]:

@@ -117,8 +117,8 @@ def test_import_without_allow_gaps_lists_the_gaps_and_writes_nothing(bank):
         "numerical or short answer",
         f"{source}: /quiz/question[10]: skipped, of type description, not multiple choice, "
         "true/false, numerical or short answer",
-        f'{source}: /quiz/question[6]: the picture "cell.png" is left out (this file is not a '
-        'picture: upload a PNG, JPEG, GIF or WebP); its words "a cell" stand in its place',
+        f'{source}: /quiz/question[6]: the picture "cell.png" is left out; its words "a cell" '
+        "stand in its place. This file is not a picture: upload a PNG, JPEG, GIF or WebP.",
         f'{source}: /quiz/question[2]: question "mitochondria" lacks feedback on choice 3',
         f'{source}: /quiz/question[3]: question "unicode-plain-text" lacks a source (an https:// '
         "link in the general feedback)",
@@ -241,7 +241,7 @@ def test_dry_run_prints_the_quiz_and_writes_nothing(bank, tmp_path):
         "was written."
     )
     # The bank file holds text only: the package's picture is written as its words.
-    assert quiz["questions"][3]["prompt"] == "Which cell is this? a cell"
+    assert quiz["questions"][3]["prompt"] == "Which cell is this? (picture: a cell)"
     assert f"{package}: its picture is written as its words" in result.stderr
     assert bank.read_bytes() == before
 

@@ -162,7 +162,7 @@ def test_an_export_without_the_files_writes_each_picture_as_its_words_and_says_s
         "gift", "aiken"
     ]
     back = formats.FORMATS["qti3"].parse(formats.export_quiz(quiz, "qti3"), "p.zip")
-    assert back.questions[0].prompt == "Which cell? A ] red cell"
+    assert back.questions[0].prompt == "Which cell? (picture: A ] red cell)"
 
 
 def png_claiming(width: int, height: int) -> bytes:
@@ -246,7 +246,7 @@ def test_a_download_carries_its_pictures_and_comes_back_with_them(app, format_na
     [question] = back.questions
     # What the download could not find is written as its words.
     assert (question.prompt, question.explanation) == (
-        f"Which leaf? ![A green leaf]({leaf})", f"See ![a blue cell]({cell}) and gone",
+        f"Which leaf? ![A green leaf]({leaf})", f"See ![a blue cell]({cell}) and (picture: gone)",
     )  # fmt: skip
     assert question.choices[0].text == f"This ![a blue cell]({cell})"
     assert back.pictures == {leaf: png(30, 20, "green"), cell: png(8, 6, "blue")}
@@ -292,8 +292,8 @@ def test_a_moodle_file_imported_in_the_browser_brings_its_pictures(app, lecturer
     report = import_file(lecturer, moodle)
     assert report.status_code == 200, said(report)
     words = said(report)
-    assert "with 1 picture. No question is stored yet." in words
-    assert 'leaf.xml: /quiz/question[1]: the link to "rustle.mp3" is left out' in words
+    assert "showing 1 picture. No question is stored yet." in words
+    assert 'leaf.xml: /quiz/question[1]: the link to "rustle.mp3" (a sound) is left out' in words
     address = images.prepared(leaf)[0]
     assert app.test_client().get(address).get_data() == leaf
     page = report.get_data(as_text=True)
@@ -304,3 +304,104 @@ def test_a_moodle_file_imported_in_the_browser_brings_its_pictures(app, lecturer
     assert made.status_code == 303
     editor = lecturer.get("/teach/quizzes/leaves/questions/leaf").get_data(as_text=True)
     assert f"![A leaf]({address})" in html.unescape(editor)
+
+
+def moodle_file(body: str, files: dict[str, bytes]) -> bytes:
+    """A Moodle XML true/false question whose text is body, carrying these files."""
+    import base64
+
+    carried = "".join(
+        f'<file name="{name}" path="/" encoding="base64">{base64.b64encode(data).decode()}</file>'
+        for name, data in files.items()
+    )
+    return (
+        '<quiz><question type="truefalse"><name><text>q</text></name><questiontext format="html">'
+        f"<text><![CDATA[<p>Is it? {body}</p>]]></text>{carried}</questiontext>"
+        '<answer fraction="100"><text>true</text></answer>'
+        '<answer fraction="0"><text>false</text></answer></question></quiz>'
+    ).encode()
+
+
+def test_a_picture_named_many_times_is_decoded_once_and_a_file_decodes_a_bounded_share(
+    monkeypatch,
+):
+    """A small file naming one large picture thirty times costs one decoding; pictures past
+    the file's budget of pixels are left out and said, so no import holds a server for long."""
+    from app.formats import common, moodle_xml
+
+    big = png(3000, 10, "teal")
+    calls = []
+    real = images.prepared
+    monkeypatch.setattr(images, "prepared", lambda data: calls.append(1) or real(data))
+    source = moodle_xml.parse(moodle_file('<img src="@@PLUGINFILE@@/a.png" alt="A">' * 9,
+                                          {"a.png": big}), "many.xml")  # fmt: skip
+    assert len(calls) == 1 and source.questions[0].prompt.count("](/images/") == 9
+    monkeypatch.setattr(common, "PIXELS_PER_FILE", 3000 * 10 * 2)
+    three = {f"{n}.png": png(3000, 10, colour) for n, colour in enumerate(["red", "blue", "lime"])}
+    body = "".join(f'<img src="@@PLUGINFILE@@/{name}" alt="P{name[0]}">' for name in three)
+    source = moodle_xml.parse(moodle_file(body, three), "three.xml")
+    assert source.questions[0].prompt.count("](/images/") == 2
+    assert source.unshown == (
+        'three.xml: /quiz/question[1]: the picture "2.png" is left out; its words "P2" stand in '
+        "its place. The file's pictures hold over 0 million pixels in all: import the rest in a "
+        "smaller file.",
+    )
+
+
+def test_pictures_are_turned_upright_and_lose_what_the_camera_wrote():
+    """A phone photo held sideways shows upright, and where it was taken is not handed to
+    students; one too wide is scaled; a damaged one, or one that would grow past the limit
+    when scaled, is refused, not a server error."""
+    photo = Pillow.new("RGB", (400, 200), "orange")
+    camera = Pillow.Exif()
+    camera[0x0112] = 6  # held on its side
+    camera[0x8825] = {1: "N", 2: (52.0, 31.0, 0.0)}  # where it was taken
+    buffer = io.BytesIO()
+    photo.save(buffer, "JPEG", exif=camera.tobytes())
+    address, kept = images.prepared(buffer.getvalue())
+    shown = Pillow.open(io.BytesIO(kept))
+    assert address.endswith("-200x400.jpeg") and shown.size == (200, 400)
+    assert "exif" not in shown.info and not shown.getexif()
+    damaged = png_claiming(2000, 10)  # its header passes; its pixels are not there
+    with pytest.raises(images.NotAPicture, match="damaged"):
+        images.prepared(damaged)
+
+
+def test_a_picture_that_would_grow_past_the_limit_when_scaled_is_refused(monkeypatch):
+    import random
+
+    rng = random.Random(7)
+    tile = Pillow.frombytes("RGB", (61, 61), bytes(rng.randrange(256) for _ in range(61 * 61 * 3)))
+    striped = Pillow.new("RGB", (3050, 61))
+    for left in range(0, 3050, 61):
+        striped.paste(tile, (left, 0))
+    buffer = io.BytesIO()
+    striped.save(buffer, "PNG", optimize=True)
+    monkeypatch.setattr(images, "MOST_BYTES", len(buffer.getvalue()) + 1)
+    with pytest.raises(images.NotAPicture, match="once scaled to 1408 pixels wide"):
+        images.prepared(buffer.getvalue())
+
+
+def test_a_picture_has_one_address_in_plain_digits(app):
+    """Leading zeros or other scripts' digits name no picture: one address a picture."""
+    with app.app_context():
+        address = images.store(png(30, 20))
+    digest = address.split("/")[2].split("-")[0]
+    client = app.test_client()
+    assert client.get(address).status_code == 200
+    for other in (f"{digest}-030x20.png", f"{digest}-٣٠x٢٠.png"):
+        assert client.get(f"/images/{other}").status_code == 404
+
+
+def test_an_imported_link_around_a_picture_keeps_the_picture_and_no_control_characters():
+    from app.formats import moodle_xml
+
+    body = ('<a href="https://moodle.org"><img src="@@PLUGINFILE@@/logo.png" alt="Logo"></a> '
+            '<img src="@@PLUGINFILE@@/%1b%5b2J%1b%5dX%07.png" alt="gone">')  # fmt: skip
+    source = moodle_xml.parse(moodle_file(body, {"logo.png": png(20, 10)}), "link.xml")
+    assert re.fullmatch(r"Is it\? !\[Logo\]\(/images/\w+-20x10\.png\) gone",
+                        source.questions[0].prompt)  # fmt: skip
+    assert source.unshown == (
+        'link.xml: /quiz/question[1]: the picture "[2J]X.png" is not in the file; its words '
+        '"gone" stand in its place',
+    )

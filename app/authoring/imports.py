@@ -40,8 +40,9 @@ def import_targets() -> list[QuizRecord]:
 
 @bp.route("/import", methods=["GET", "POST"])
 def import_file():
-    """Read a quiz file and report, before storing anything, what it will import, every
-    question it skips and why, and what its questions lack."""
+    """Read a quiz file and report, before storing any question, what it will import, every
+    question it skips and why, and what its questions lack; the pictures it carries are kept
+    now, under addresses only its questions name."""
     form = ImportForm()
     if not form.validate_on_submit():
         return render_template("authoring/import.html", form=form), 400 if form.errors else 200
@@ -55,8 +56,8 @@ def import_file():
         return render_template("authoring/import.html", form=form), 400
     # Kept now, as an upload in the editor is: a picture's address is its content's digest,
     # so the confirmed questions find it, and a second import of the file stores nothing more.
-    for data in imported.pictures.values():
-        images.store(data)
+    for address, data in imported.pictures.items():
+        images.keep(address, data)
     confirm = ImportedForm(
         formdata=None,
         parsed=import_serializer().dumps(imported.quiz),

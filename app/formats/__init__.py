@@ -69,6 +69,11 @@ class Imported:
     unshown: list[str] = field(default_factory=list)
     """The media the questions showed that the import left out, each located, and why."""
 
+    @property
+    def pictures_shown(self) -> int:
+        """How many pictures the questions show, a file shown twice counted twice."""
+        return json.dumps(self.quiz["questions"]).count("](/images/")
+
 
 def guess_format(data: bytes) -> str:
     """The format a file is in, from its first bytes: --format says it when this guesses wrong."""
@@ -379,7 +384,7 @@ def export_quiz(
 PICTURES = "pictures (each is written as its words: the format carries no files)"
 """What an export leaves out where it cannot carry a picture's file."""
 _PICTURE = re.compile(
-    r"!\[((?:\\.|[^\]\\])*)\]\(\s*<?(/images/[0-9a-f]{64}-\d+x\d+\.\w+)[^)]*\)"
+    r"!\[((?:\\.|[^\]\\])*)\]\(\s*<?(/images/[0-9a-f]{64}-[0-9]+x[0-9]+\.[a-z]+)[^)]*\)"
 )
 """A picture as quiz text writes it: its words, then its address, bare or in <>, and a title."""
 
@@ -390,11 +395,13 @@ def _text_of(quiz: Quiz) -> str:
 
 
 def _said(value, kept: dict | None = None):
-    """Quiz text (or the bank's JSON of it) with each picture written as its words, but those
-    `kept`."""
+    """Quiz text (or the bank's JSON of it) with each picture written as its words, marked as
+    a picture's ("(picture: a red cell)"), but those `kept`."""
 
     def words(found: re.Match) -> str:
-        return found[0] if kept and found[2] in kept else found[1].replace("\\]", "]")
+        if kept and found[2] in kept:
+            return found[0]
+        return "(picture: " + found[1].replace("\\]", "]") + ")"
 
     if isinstance(value, str):
         return _PICTURE.sub(words, value)

@@ -3,6 +3,7 @@ files (size, UTF-8, hardened XML) and the HTML that LMS formats keep text in."""
 
 import base64
 import binascii
+import hashlib
 import html
 import math
 import posixpath
@@ -20,7 +21,7 @@ from defusedxml import DefusedXmlException
 
 from .. import images
 from .. import text as quiz_text
-from ..bank import BankError
+from ..bank import MOST_PICTURES, BankError
 from ..question_types import Choice, Question, Reference
 
 MAX_BYTES = 50 * 1000 * 1000
@@ -69,6 +70,41 @@ class Unsupported(Exception):
     """This question is not one the bank can hold; the message says why."""
 
 
+PIXELS_PER_FILE = 200_000_000
+"""The most pixels an import decodes to turn, clean or scale its pictures (a dozen photos of
+4096 pixels a side, some seconds of work): a small file naming many large pictures must not
+hold a server for minutes."""
+
+
+@dataclass
+class Shelf:
+    """One file's pictures as they are kept, each prepared once however often it is shown
+    (or why it is not kept), and the pixels the file may still have decoded."""
+
+    prepared: dict[str, tuple[str, bytes] | str] = field(default_factory=dict)
+    pixels_left: int = field(default_factory=lambda: PIXELS_PER_FILE)
+
+    def prepare(self, data: bytes) -> tuple[str, bytes] | str:
+        """A picture's address and bytes as kept, or why it is not kept."""
+        digest = hashlib.sha256(data).digest()
+        if digest not in self.prepared:
+            self.prepared[digest] = self._prepare(data)
+        return self.prepared[digest]
+
+    def _prepare(self, data: bytes) -> tuple[str, bytes] | str:
+        try:
+            kind, width, height = images.read(data)
+            if images.needs_rewriting(data):
+                if width * height > self.pixels_left:
+                    millions = PIXELS_PER_FILE // 1_000_000
+                    return f"The file's pictures hold over {millions} million pixels in all: " \
+                        "import the rest in a smaller file."  # fmt: skip
+                self.pixels_left -= width * height
+            return images.prepared(data)
+        except images.NotAPicture as refused:
+            return str(refused)
+
+
 @dataclass
 class Media:
     """What one question's text shows besides words, while it is read: the pictures the file
@@ -76,30 +112,39 @@ class Media:
     report. `find` gives the bytes of a file the text names (by its src), or None."""
 
     find: Callable[[str], bytes | None] = lambda src: None
+    shelf: Shelf = field(default_factory=Shelf)
     pictures: dict[str, bytes] = field(default_factory=dict)
     unshown: list[str] = field(default_factory=list)
+    shown: int = 0
 
     def picture(self, src: str, alt: str) -> str:
         """A picture of the text as Markdown at its address here, or else its words."""
         words = " ".join(alt.split())
         name = "written into the text" if src.startswith("data:") else f'"{_file_name(src)}"'
         instead = f'; its words "{words}" stand in its place' if words else ""
+        if urlsplit(src).scheme in ("http", "https"):
+            self.unshown.append(f"the picture {name} is on another site ({urlsplit(src).hostname}"
+                                f"), which a page here never loads{instead}")  # fmt: skip
+            return quiz_text.from_plain(words)
         data = _data_url(src) if src.startswith("data:") else self.find(src)
         if data is None:
             self.unshown.append(f"the picture {name} is not in the file{instead}")
+            return quiz_text.from_plain(words)
+        if self.shown >= MOST_PICTURES:
+            self.unshown.append(f"the picture {name} is left out, as a question shows at most "
+                                f"{MOST_PICTURES}{instead}")  # fmt: skip
             return quiz_text.from_plain(words)
         if not words:
             self.unshown.append(f"the picture {name} is left out: it has no words for what it "
                                 "shows; upload it in the editor with them")  # fmt: skip
             return ""
-        try:
-            address, data = images.prepared(data)
-        except images.NotAPicture as refused:
-            why = str(refused).rstrip(".")
-            why = why[0].lower() + why[1:]
-            self.unshown.append(f"the picture {name} is left out ({why}){instead}")
+        kept = self.shelf.prepare(data)
+        if isinstance(kept, str):
+            self.unshown.append(f"the picture {name} is left out{instead}. {kept}")
             return quiz_text.from_plain(words)
+        address, data = kept
         self.pictures[address] = data
+        self.shown += 1
         return images.markdown(address, words)
 
 
@@ -146,7 +191,10 @@ def packed(written: bytes, pictures: dict[str, bytes], folder: str) -> tuple[byt
 
 
 def _file_name(src: str) -> str:
-    return unquote(urlsplit(src).path.rsplit("/", 1)[-1]) or src[:60]
+    """The name a source gives a file, as a report may print it: no control characters, which
+    a terminal would obey."""
+    named = unquote(urlsplit(src).path.rsplit("/", 1)[-1]) or src[:60]
+    return "".join(char for char in named if char.isprintable())[:120]
 
 
 def _opens(href: str) -> bool:
@@ -178,6 +226,7 @@ class Found:
     errors: list[str] = field(default_factory=list)
     pictures: dict[str, bytes] = field(default_factory=dict)
     unshown: list[str] = field(default_factory=list)
+    shelf: Shelf = field(default_factory=Shelf)
 
     def read(
         self,
@@ -188,7 +237,7 @@ class Found:
     ) -> bool:
         """Read one question with parse(where, *details), keeping it, its skip or its errors;
         whether it was kept. `find` gives the files its text names."""
-        media = Media(find)
+        media = Media(find, self.shelf)
         token = _MEDIA.set(media)
         try:
             self.questions.append(parse(where, *details))
@@ -384,8 +433,9 @@ class _Text(HTMLParser):
             self.unshown.append(f"{self.UNSHOWN[tag]}{called} is left out: Quizwright shows "
                                 "pictures, not sound, video or embedded pages")  # fmt: skip
         elif tag == "a" and not _opens(href := dict(attrs).get("href") or "#"):
-            self.unshown.append(f'the link to "{_file_name(href)}" is left out, its words '
-                                "kept: it names no page students can open")  # fmt: skip
+            kind = LINKED_KINDS.get(_file_name(href).rsplit(".", 1)[-1].lower(), "a file")
+            self.unshown.append(f'the link to "{_file_name(href)}" ({kind}) is left out, its '
+                                "words kept: a page here links only to other sites")  # fmt: skip
 
     def handle_endtag(self, tag):
         if tag in ("script", "style"):
@@ -403,6 +453,12 @@ class _Text(HTMLParser):
         return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
 
 
+LINKED_KINDS = {
+    **dict.fromkeys(("mp3", "wav", "ogg", "oga", "m4a", "aac", "flac"), "a sound"),
+    **dict.fromkeys(("mp4", "webm", "mov", "avi", "mkv", "ogv"), "a video"),
+    **dict.fromkeys(("pdf", "doc", "docx", "odt", "ppt", "pptx", "xls", "xlsx"), "a document"),
+}
+"""What a linked file of the source is, by its ending, as the report says it."""
 FORMATTED = re.compile(r"<(?:a|b|strong|i|em|code|pre|ul|ol|li|h[1-6]|tt|kbd|samp|img)[\s>/]", re.I)
 """An element the Markdown subset keeps (app/text.py); HTML with none is only words."""
 
