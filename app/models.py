@@ -257,6 +257,11 @@ Assignment.exceptions_end_at = column_property(
     .correlate_except(Accommodation)
     .scalar_subquery()
 )
+# Whether any student has an exception: the class page lists them only then, so that a class
+# without any costs no query more.
+Assignment.has_exceptions = column_property(
+    exists().where(Accommodation.assignment_id == Assignment.id), deferred=False
+)
 
 
 def _key_of_roster_name(context) -> str:
@@ -416,8 +421,13 @@ class Answer(db.Model):
     """The share of the question's points earned, 0 to 1; None from a release before marks,
     whose answers were right or wrong (grading.earned)."""
     answered_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
+    # Marked again after its question's key was corrected: when, and the quiz version whose
+    # question marked it, which its review shows (teach/regrades.py).
+    regraded_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    regraded_version_id: Mapped[int | None] = mapped_column(ForeignKey("quiz_versions.id"))
 
     attempt: Mapped[Attempt] = relationship(back_populates="answers")
+    regraded_version: Mapped[QuizVersion | None] = relationship()
 
 
 class Release(db.Model):

@@ -106,6 +106,8 @@ ACCESS = {
     "teach.new_exception":                   "L L N R P P P P",
     "teach.edit_exception":                  "L L N R P P P P",
     "teach.remove_exception":                "L L N R D D D D",
+    "teach.regrade_page":                    "L L N R P P P P",
+    "teach.regrade_page of an instructor's quiz": "L L N R P P P P",
     "teach.preview":                         "L L P P P R P P",
     "teach.download":                        "L L P P P R P P",
     "teach.preview of an instructor's quiz": "L L N P P R P P",

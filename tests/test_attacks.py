@@ -28,6 +28,7 @@ from app.bank import BankError, load_bank
 from app.config import PROJECT_ROOT
 from app.extensions import db
 from app.models import (
+    Accommodation,
     Answer,
     Assignment,
     Attempt,
@@ -41,7 +42,8 @@ from app.models import (
 from app.names import tidy, tidy_name
 from app.question_types import right_choice
 from app.roster import add_students, read_text
-from app.served import current_bank
+from app.served import current_bank, recheck_bank
+from app.teach.exceptions import Said, save_exception
 from app.text import phrase, plain
 
 from helpers import (
@@ -925,6 +927,10 @@ def _request_for(scene, rule):
             "feedback": "each-answer",
         }
         return scene.teacher, url, fields, url
+    if "/exceptions/" in rule:
+        return _exception_change(scene, rule)
+    if rule.endswith("/regrade"):
+        return _regrade(scene)
     if "<int:assignment_id>" in rule:
         with scene.app.app_context():  # held feedback and no limit, so that each action shows
             held = db.session.scalar(db.select(Assignment))
@@ -1021,6 +1027,44 @@ def _quiz_change(scene, rule):
         .replace("<int:publication_id>", str(publication_id))
     )
     return scene.teacher, url, fields, "/teach/quizzes"
+
+
+def _exception_change(scene, rule):
+    """An exception granted, changed or removed, for a student the class has seen."""
+    with scene.app.app_context():
+        held = db.session.scalar(db.select(Assignment)) or Assignment(
+            class_id=scene.class_id, quiz_slug=SLUG, feedback="after-close"
+        )
+        db.session.add(held)
+        db.session.commit()
+        factories.attempt(current_bank().quizzes[SLUG], "Dana", class_id=scene.class_id)
+        save_exception(held, {"dana": "Dana"}, Said(time_limit_minutes=40))
+        exception_id = db.session.scalar(db.select(Accommodation.id))
+        url = (rule.replace("<int:class_id>", str(scene.class_id))
+               .replace("<int:assignment_id>", str(held.id))
+               .replace("<int:exception_id>", str(exception_id)))  # fmt: skip
+    fields = {"time_zone": "UTC", "students": "dana", "time_limit": "45"}
+    return scene.teacher, url, {} if url.endswith("/remove") else fields, url.removesuffix(
+        "/remove").replace(f"/exceptions/{exception_id}", "/exceptions/new")
+
+
+def _regrade(scene):
+    """A question's key corrected after the class answered it, so that a regrade shows."""
+    with scene.app.app_context():
+        owner = find_instructor("teacher")
+        record = factories.owned_quiz(owner, "keys")
+        factories.attempt(current_bank().quizzes["keys"], "Dana", answers=["b"],
+                          class_id=scene.class_id)  # fmt: skip
+
+        def swap(draft):
+            for choice in draft["questions"][0]["choices"]:
+                choice["correct"] = not choice["correct"]
+
+        drafts.save(record, swap, owner.id)
+        drafts.publish(record, owner.id)
+        recheck_bank()
+    url = f"/teach/classes/{scene.class_id}/quizzes/keys/regrade"
+    return scene.teacher, url, {"question": "q1"}, url
 
 
 def _class_change(scene, rule) -> dict:

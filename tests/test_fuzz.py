@@ -28,9 +28,10 @@ from app.bank import BankError, build_quiz, load_bank
 from app.cli import quiz_cli
 from app.config import PROJECT_ROOT
 from app.extensions import db, limiter
-from app.models import Assignment, Class, Instructor, Publication
+from app.models import Accommodation, Assignment, Class, Instructor, Publication
 from app.question_types import right_choice
 from app.served import current_bank
+from app.teach.exceptions import Said, save_exception
 
 from helpers import SLUG, csrf_token, make_app, stored_rows
 
@@ -287,6 +288,8 @@ def build_world(tmp_path, csrf: bool, tally) -> World:
         db.session.add_all(assignments)
         db.session.commit()
         assignment_ids = [str(assignment.id) for assignment in assignments]
+        save_exception(assignments[0], {"ada": "Ada"}, Said(time_limit_minutes=45))
+        exception_ids = [str(id_) for id_ in db.session.scalars(db.select(Accommodation.id))]
     anonymous = app.test_client()  # has seen the login form, so has a session with a token
     anonymous_token = page_token(anonymous, "/login")
     choice_ids = sorted({c.id for q in quiz.questions for c in q.choices})
@@ -306,6 +309,7 @@ def build_world(tmp_path, csrf: bool, tally) -> World:
             "number": [str(n) for n in range(1, len(quiz.questions) + 1)],
             "class_id": class_ids,
             "assignment_id": assignment_ids,
+            "exception_id": exception_ids,
             "student_id": roster_ids,
             "filename": ["quizwright.css"],
             "name": ["checkpointing"],  # a measurement's page, script and numbers

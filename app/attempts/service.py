@@ -3,7 +3,7 @@ code that writes answers."""
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from sqlalchemy import Connection, Row, bindparam, case, update
@@ -458,12 +458,23 @@ def find_attempt(token: str, class_rules: bool = False) -> Attempt | None:
 
 
 def quiz_of(attempt: Attempt) -> Quiz:
-    """The quiz as it was when the attempt began."""
+    """The quiz as it was when the attempt began, but a question its answer was regraded by,
+    as corrected then (teach/regrades.py)."""
     version = attempt.quiz_version
     current = current_bank().quizzes.get(version.slug)
     if current is not None and current.version == version.digest:
-        return current
-    return quiz_from_snapshot(version.snapshot)
+        quiz = current
+    else:
+        quiz = quiz_from_snapshot(version.snapshot)
+    corrected = {a.question_id: a.regraded_version for a in attempt.answers if a.regraded_at}
+    if not corrected:
+        return quiz
+    by = {v.id: quiz_from_snapshot(v.snapshot) for v in corrected.values()}
+    return replace(quiz, questions=tuple(
+        next(q for q in by[corrected[question.id].id].questions if q.id == question.id)
+        if question.id in corrected else question
+        for question in quiz.questions
+    ))  # fmt: skip
 
 
 def shown_choices(attempt: Attempt, question: Question) -> list[Choice]:
@@ -485,6 +496,8 @@ class Progress:
     """The first unanswered question's number; None once every question is answered."""
     time_taken: timedelta | None
     """From start to the last answer, once every question is answered."""
+    regraded: dict[str, datetime] = field(default_factory=dict)
+    """Question id -> when its answer was marked again, after its key was corrected."""
 
 
 def progress(attempt: Attempt, quiz: Quiz) -> Progress:
@@ -509,6 +522,7 @@ def progress(attempt: Attempt, quiz: Quiz) -> Progress:
         ),
         next_number=unanswered[0] if unanswered else None,
         time_taken=None if unanswered or last is None else last - attempt.started_at,
+        regraded={a.question_id: a.regraded_at for a in attempt.answers if a.regraded_at},
     )
 
 

@@ -4,7 +4,7 @@ quiz previews and downloads."""
 from flask import Flask
 
 # Each page module adds its routes to the blueprint as it is imported.
-from . import assignments, exceptions, manage, quizzes, roster, views  # noqa: F401
+from . import assignments, exceptions, manage, quizzes, regrades, roster, views  # noqa: F401
 from .blueprint import bp
 
 

@@ -1,6 +1,7 @@
 """Exceptions to an assignment's rules for one student (extra time, attempts, a later close),
-each with when an attempt under it can no longer be answered. Only added, so the release
-before keeps serving (docs/deploy.md §7).
+each with when an attempt under it can no longer be answered; answers marked again after
+their question's key was corrected. Only added, so the release before keeps serving
+(docs/deploy.md §7).
 
 Revision ID: 7c3f1b9d2e48
 Revises: 5d1a8c3e9f20
@@ -54,8 +55,20 @@ def upgrade():
         ),
     )
     op.create_index("ix_accommodations_assignment_id", "accommodations", ["assignment_id"])
+    with op.batch_alter_table("answers") as table:
+        table.add_column(sa.Column("regraded_at", sa.DateTime(timezone=True)))
+        table.add_column(
+            sa.Column(
+                "regraded_version_id",
+                sa.Integer(),
+                sa.ForeignKey("quiz_versions.id", name="fk_answers_regraded_version_id"),
+            )
+        )
 
 
 def downgrade():
+    with op.batch_alter_table("answers") as table:
+        table.drop_column("regraded_version_id")
+        table.drop_column("regraded_at")
     op.drop_index("ix_accommodations_assignment_id", "accommodations")
     op.drop_table("accommodations")

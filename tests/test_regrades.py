@@ -1,0 +1,135 @@
+"""Regrading: a question's key corrected after a class answered it, the scores that changes
+shown before anything changes, then applied once, with the LMS told and each review saying so."""
+
+import threading
+
+import factories
+import pytest
+
+from app import signals
+from app.authoring import drafts
+from app.extensions import db
+from app.models import Answer, Attempt
+from app.served import current_bank, recheck_bank
+
+from helpers import csrf_token, login, text
+
+pytestmark = pytest.mark.postgres
+
+SLUG = "keys"
+
+
+@pytest.fixture
+def corrected(app):
+    """A class whose two students answered question 1 of a quiz whose key was then corrected:
+    Ada chose b (wrong then, right now) and Ben a (right then, wrong now)."""
+    with app.app_context():
+        teacher = factories.instructor("teacher")
+        class_id = factories.class_(teacher).id
+        record = factories.owned_quiz(teacher, SLUG)
+        quiz = current_bank().quizzes[SLUG]
+        for name, first in (("Ada", "b"), ("Ben", "a")):
+            factories.attempt(quiz, name, answers=[first, "a"], class_id=class_id)
+
+        def swap(draft):
+            for choice in draft["questions"][0]["choices"]:
+                choice["correct"] = not choice["correct"]
+
+        drafts.save(record, swap, teacher.id)
+        drafts.publish(record, teacher.id)
+        recheck_bank()
+    client = app.test_client()
+    assert login(client, "teacher", "correct horse").status_code == 303
+    return client, f"/teach/classes/{class_id}/quizzes/{SLUG}/regrade"
+
+
+def points(app) -> dict[str, float]:
+    with app.app_context():
+        return {a.student_name: a.points for a in db.session.scalars(db.select(Attempt))}
+
+
+def test_a_regrade_shows_whose_scores_change_then_marks_again_once(app, corrected):
+    """Before: Ada 1 of 2, Ben 2 of 2; the page shows both changes and changes nothing; the
+    button swaps them, tells the LMS of each once, and a second press marks nothing again."""
+    teacher, url = corrected
+    sent = []
+    signals.grade_changed.connect(lambda sender, **kw: sent.append(kw), weak=False)
+    page = teacher.get(url)
+    words = text(page)
+    assert "Question 1." in words and "marking again changes 2 scores" in words
+    for row in ("Ada</th> <td>1 of 2 (50%)</td> <td>2 of 2 (100%)",
+                "Ben</th> <td>2 of 2 (100%)</td> <td>1 of 2 (50%)"):  # fmt: skip
+        assert row in words
+    assert "Question 2." not in words  # its key did not change
+    assert points(app) == {"Ada": 1, "Ben": 2}
+    token = csrf_token(page.get_data(as_text=True))
+    done = teacher.post(url, data={"csrf_token": token, "question": "q1"})
+    assert done.status_code == 303
+    assert points(app) == {"Ada": 2, "Ben": 1}
+    assert sorted(kw["occasion"] for kw in sent) == ["regraded", "regraded"]
+    again = teacher.post(url, data={"csrf_token": token, "question": "q1"})
+    assert again.status_code == 303 and points(app) == {"Ada": 2, "Ben": 1}
+    assert "nothing to regrade" in text(teacher.get(url))
+    signals.grade_changed.receivers.clear()
+
+
+def test_a_regraded_review_shows_the_corrected_key_and_says_when(app, corrected):
+    teacher, url = corrected
+    token = csrf_token(teacher.get(url).get_data(as_text=True))
+    assert teacher.post(url, data={"csrf_token": token, "question": "q1"}).status_code == 303
+    with app.app_context():
+        ada = db.session.scalar(db.select(Attempt).filter_by(student_name="Ada"))
+        regraded = db.session.scalar(db.select(Answer).filter_by(attempt_id=ada.id,
+                                                                 question_id="q1"))  # fmt: skip
+        assert regraded.is_correct and regraded.regraded_at is not None
+    review = text(teacher.get(f"/teach/attempts/{ada.token}"))
+    assert "Regraded" in review and "its key was corrected after this answer was given" in review
+    assert "You scored" not in review or "2 out of 2" in review
+
+
+def test_a_question_whose_points_changed_is_not_regraded(app):
+    with app.app_context():
+        teacher = factories.instructor("teacher")
+        class_id = factories.class_(teacher).id
+        record = factories.owned_quiz(teacher, SLUG)
+        factories.attempt(current_bank().quizzes[SLUG], "Ada", answers=["b"], class_id=class_id)
+
+        def heavier(draft):
+            draft["questions"][0]["points"] = 2
+            draft["questions"][0]["choices"][1]["correct"] = True
+            draft["questions"][0]["choices"][0]["correct"] = False
+
+        drafts.save(record, heavier, teacher.id)
+        drafts.publish(record, teacher.id)
+        recheck_bank()
+    client = app.test_client()
+    assert login(client, "teacher", "correct horse").status_code == 303
+    url = f"/teach/classes/{class_id}/quizzes/{SLUG}/regrade"
+    page = client.get(url)
+    assert "Its points changed from 1 to 2" in text(page)
+    token = csrf_token(page.get_data(as_text=True))
+    assert client.post(url, data={"csrf_token": token, "question": "q1"}).status_code == 303
+    assert points(app) == {"Ada": 0}
+
+
+def test_regrades_racing_move_each_score_once(app, corrected):
+    """Two presses at once (two tabs): each answer is marked again once, each score moved
+    once."""
+    teacher, url = corrected
+    token = csrf_token(teacher.get(url).get_data(as_text=True))
+    barrier = threading.Barrier(2)
+    statuses = []
+
+    def press():
+        tab = app.test_client()
+        tab.set_cookie("session", teacher.get_cookie("session").value)
+        barrier.wait()
+        statuses.append(tab.post(url, data={"csrf_token": token, "question": "q1"}).status_code)
+
+    threads = [threading.Thread(target=press) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert statuses == [303, 303]
+    assert points(app) == {"Ada": 2, "Ben": 1}
