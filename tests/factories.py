@@ -99,6 +99,19 @@ def owned_quiz(
     return record
 
 
+def correct_first_key(record: QuizRecord, owner: Instructor) -> None:
+    """Publish a correction of an instructor's quiz that swaps its first question's key, as
+    the editor would: its right choice wrong and its wrong one right (the regrade tests)."""
+
+    def swap(draft):
+        for choice in draft["questions"][0]["choices"]:
+            choice["correct"] = not choice["correct"]
+
+    drafts.save(record, swap, owner.id)
+    drafts.publish(record, owner.id)
+    recheck_bank()
+
+
 def share_quiz(record: QuizRecord, teacher: Instructor, role: QuizRole = QuizRole.USE) -> None:
     """Share a quiz with another instructor, as the quiz's Share page does."""
     access.share_quiz(record.id, teacher.id, role)

@@ -1,6 +1,7 @@
 """Quizzes that instructors own: written, published, shared, copied and deleted in the browser."""
 
 import html
+import io
 import json
 import re
 import threading
@@ -580,6 +581,25 @@ def test_an_import_past_the_limits_is_refused_at_its_field(app, lecturer, tmp_pa
     path.write_text(content)
     refused = import_file(lecturer, path)
     assert refused.status_code == 400 and said_ in said(refused)
+
+
+def test_a_file_somewhat_over_the_limit_is_refused_at_its_field(app, lecturer):
+    """A Moodle export whose pictures take it past 2 MB is told so beside its field, not on an
+    error page that loses the form."""
+    from werkzeug.test import EnvironBuilder
+
+    content = ("// " + "x" * 2_100_000 + "\n::q::Q? {=a ~b}\n").encode()
+    # Built here to be closed: the test client spools a body this large to a temporary file.
+    builder = EnvironBuilder(path="/teach/quizzes/import", method="POST", data={
+        "csrf_token": token_of(lecturer), "format_name": "",
+        "upload": (io.BytesIO(content), "big.gift")})  # fmt: skip
+    environ = builder.get_environ()
+    try:
+        refused = lecturer.open(environ)
+    finally:
+        environ["wsgi.input"].close()
+        builder.close()
+    assert refused.status_code == 400 and "big.gift: larger than 2 MB" in said(refused)
 
 
 def test_the_quiz_list_and_the_editor_cost_the_same_queries_for_a_larger_bank(app, lecturer):

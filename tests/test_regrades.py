@@ -30,14 +30,7 @@ def corrected(app):
         quiz = current_bank().quizzes[SLUG]
         for name, first in (("Ada", "b"), ("Ben", "a")):
             factories.attempt(quiz, name, answers=[first, "a"], class_id=class_id)
-
-        def swap(draft):
-            for choice in draft["questions"][0]["choices"]:
-                choice["correct"] = not choice["correct"]
-
-        drafts.save(record, swap, teacher.id)
-        drafts.publish(record, teacher.id)
-        recheck_bank()
+        factories.correct_first_key(record, teacher)
     client = app.test_client()
     assert login(client, "teacher", "correct horse").status_code == 303
     return client, f"/teach/classes/{class_id}/quizzes/{SLUG}/regrade"

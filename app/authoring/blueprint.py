@@ -24,7 +24,9 @@ def allow_larger_forms(endpoint, _values):
     limits = {
         "authoring.question": EDITOR_BYTES,
         "authoring.edit": EDITOR_BYTES,
-        "authoring.import_file": upload + 64 * 1024,
+        # Twice the limit read, so that a file somewhat over it (its pictures add up) is told so
+        # beside its field, not on an error page that loses the form.
+        "authoring.import_file": 2 * upload + 64 * 1024,
         "authoring.import_confirm": 2 * upload,  # the parsed quiz, signed, in a hidden field
     }
     if endpoint in limits and current_user.is_authenticated:

@@ -47,10 +47,10 @@ def import_file():
     if not form.validate_on_submit():
         return render_template("authoring/import.html", form=form), 400 if form.errors else 200
     upload, limit = form.upload.data, current_app.config["IMPORT_BYTES"]
+    with upload.stream:  # a large upload is a temporary file: closed once read
+        data = upload.read(limit + 1)
     try:
-        imported = formats.draft_from(
-            upload.read(limit + 1), upload.filename, form.format_name.data or None, limit
-        )
+        imported = formats.draft_from(data, upload.filename, form.format_name.data or None, limit)
     except (formats.FormatError, BankError) as error:
         form.upload.errors.extend(error.errors)
         return render_template("authoring/import.html", form=form), 400
