@@ -10,7 +10,16 @@ from sqlalchemy.exc import IntegrityError
 from ..attempts import policy
 from ..attempts.service import ROSTER_KEY_PREFIX, grade_changed, rules_of_attempt, used_seats
 from ..extensions import db
-from ..models import Answer, Assignment, Attempt, Instructor, MergedStudent, RosterStudent, now
+from ..models import (
+    Accommodation,
+    Answer,
+    Assignment,
+    Attempt,
+    Instructor,
+    MergedStudent,
+    RosterStudent,
+    now,
+)
 
 
 @dataclass(frozen=True)
@@ -125,10 +134,13 @@ def merge_students(class_id: int, kept: SeenStudent, folded: SeenStudent) -> int
 
 def _renumber_seats(class_id: int, key: str) -> None:
     """Seat a student's counted attempts 1, 2, ... per assignment, oldest first; attempts past
-    the assignment's limit keep no seat, and every seat stays taken."""
+    their limit (the assignment's, or the student's exception's) keep no seat, and every seat
+    stays taken."""
+    allowed_here = db.func.coalesce(Accommodation.attempts_allowed, Assignment.attempts_allowed)
     rows = db.session.execute(
-        db.select(Attempt.id, Attempt.assignment_id, Assignment.attempts_allowed)
-        .join(Assignment)
+        policy.with_exception(
+            db.select(Attempt.id, Attempt.assignment_id, allowed_here).join(Assignment)
+        )
         .where(
             Attempt.class_id == class_id,
             Attempt.student_key == key,
