@@ -205,3 +205,22 @@ def test_granting_one_student_twice_at_once_keeps_one_exception(app, quiz, cours
             ("dana", True)
         ]
 
+
+
+def test_merging_a_spelling_keeps_the_seats_an_exception_gives(app, quiz, course):
+    """Dana may take 3 attempts where the class allows 1: merging "Dana D" into her keeps each
+    of her attempts seated, so merging never frees a seat she has used."""
+    from app.teach.students import SeenStudent, merge_students
+
+    one = assign(app, quiz, course, attempts_allowed=1)
+    with app.app_context():
+        save_exception(db.session.get(Assignment, one), {"dana": "Dana"}, Said(attempts_allowed=3))
+    code = code_of(app, course)
+    for name in ("Dana", "Dana", "Dana D"):
+        started(app.test_client(), name, code)
+    with app.app_context():
+        merge_students(course, SeenStudent("dana", "Dana", None, False),
+                       SeenStudent("dana d", "Dana D", None, False))  # fmt: skip
+        db.session.commit()
+        seats = sorted(a.seat for a in db.session.scalars(db.select(Attempt)))
+    assert seats == [1, 2, 3]

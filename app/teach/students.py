@@ -139,7 +139,9 @@ def _renumber_seats(class_id: int, key: str) -> None:
     allowed_here = db.func.coalesce(Accommodation.attempts_allowed, Assignment.attempts_allowed)
     rows = db.session.execute(
         policy.with_exception(
-            db.select(Attempt.id, Attempt.assignment_id, allowed_here).join(Assignment)
+            db.select(Attempt.id, Attempt.assignment_id, allowed_here)
+            .select_from(Attempt)
+            .join(Assignment, Assignment.id == Attempt.assignment_id)
         )
         .where(
             Attempt.class_id == class_id,
