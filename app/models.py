@@ -400,6 +400,18 @@ class Attempt(db.Model):
     )
 
 
+# When the last attempt still open under it ends by its time limit, fixed when it started: an
+# exception removed or cut short must not open everyone's feedback while its student still
+# answers under the time she was given.
+Assignment.open_attempts_end_at = column_property(
+    select(func.max(Attempt.ends_at))
+    .where(Attempt.assignment_id == Assignment.id, Attempt.finished_at.is_(None),
+           Attempt.voided_at.is_(None))  # fmt: skip
+    .correlate_except(Attempt)
+    .scalar_subquery()
+)
+
+
 class Answer(db.Model):
     """A student's locked-in answer to one question, graded when it was given."""
 

@@ -224,3 +224,38 @@ def test_merging_a_spelling_keeps_the_seats_an_exception_gives(app, quiz, course
         db.session.commit()
         seats = sorted(a.seat for a in db.session.scalars(db.select(Attempt)))
     assert seats == [1, 2, 3]
+
+
+def test_a_merged_spelling_brings_its_exception_along(app, quiz, course):
+    """An exception granted to "Dana D" is Dana's once the two spellings are merged: a start
+    under either spelling runs her 40 minutes, and her pages say them."""
+    from app.attempts.service import rules_of_attempt
+    from app.teach.students import SeenStudent, merge_students
+
+    limited = assign(app, quiz, course, time_limit_minutes=10)
+    code = code_of(app, course)
+    started(app.test_client(), "Dana Diaz", code)
+    started(app.test_client(), "Dana D", code)
+    with app.app_context():
+        save_exception(db.session.get(Assignment, limited), {"dana d": "Dana D"},
+                       Said(time_limit_minutes=40))  # fmt: skip
+        merge_students(course, SeenStudent("dana diaz", "Dana Diaz", None, False),
+                       SeenStudent("dana d", "Dana D", None, False))  # fmt: skip
+        db.session.commit()
+    for spelling in ("Dana Diaz", "Dana D"):
+        dana = started(app.test_client(), spelling, code)
+        with app.app_context():
+            attempt = db.session.scalar(db.select(Attempt).filter_by(token=dana.token))
+            assert attempt.ends_at - attempt.started_at == timedelta(minutes=40)
+            assert rules_of_attempt(attempt).time_limit_minutes == 40
+
+
+def test_a_close_in_the_year_9999_is_no_server_error(app, quiz, course):
+    """A close as far off as the picker allows, with a time limit, is saved: the hold it keeps
+    never ends by itself, and the class page still shows."""
+    closes = datetime.now(UTC) + timedelta(days=1)
+    limited = assign(app, quiz, course, time_limit_minutes=30, closes_at=closes)
+    started(app.test_client(), "Dana", code_of(app, course))
+    lecturer = lecturer_of(app)
+    assert grant(app, lecturer, limited, ["Dana"], closes="9999-12-31T23:59").status_code == 303
+    assert lecturer.get(f"/teach/classes/{course}").status_code == 200

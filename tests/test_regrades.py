@@ -126,3 +126,50 @@ def test_regrades_racing_move_each_score_once(app, corrected):
         thread.join()
     assert statuses == [303, 303]
     assert points(app) == {"Ada": 2, "Ben": 1}
+
+
+def test_a_key_changed_back_is_regraded_back_and_voided_attempts_are_left(app, corrected):
+    """Regraded under the corrected key, then the key restored as it was: the answers are
+    marked again by the restored one. A voided attempt is neither listed nor moved."""
+    from app.teach import regrades
+
+    teacher, url = corrected
+    with app.app_context():
+        ben = db.session.scalar(db.select(Attempt).filter_by(student_name="Ben"))
+        ben.voided_at = db.func.now()
+        db.session.commit()
+        class_id = ben.class_id
+        [found] = regrades.corrections(class_id, current_bank().quizzes[SLUG])
+        assert [change.student for change in found.changes] == ["Ada"]
+        assert [c.student for c in regrades.regrade(class_id, current_bank().quizzes[SLUG],
+                                                    "q1")] == ["Ada"]  # fmt: skip
+        owner = db.session.scalar(db.select(factories.Instructor))
+        record = db.session.scalar(db.select(factories.QuizRecord).filter_by(slug=SLUG))
+        factories.correct_first_key(record, owner)  # swapped back: Ada's b is wrong again
+        restored = current_bank().quizzes[SLUG]
+        [back] = regrades.corrections(class_id, restored)
+        assert [(c.student, c.before, c.after) for c in back.changes] == [("Ada", 2, 1)]
+        regrades.regrade(class_id, restored, "q1")
+    assert points(app) == {"Ada": 1, "Ben": 2}
+
+
+def test_a_regrade_worked_out_before_another_one_changes_nothing_twice(app, corrected,
+                                                                      monkeypatch):  # fmt: skip
+    """A regrade read under one version, applied after another version's regrade (two workers
+    between two publications), finds its answers marked since and moves no score twice."""
+    from app.teach import regrades
+
+    with app.app_context():
+        class_id = db.session.scalar(db.select(Attempt.class_id).limit(1))
+        corrected_quiz = current_bank().quizzes[SLUG]
+        stale = regrades.corrections(class_id, corrected_quiz)
+        owner = db.session.scalar(db.select(factories.Instructor))
+        record = db.session.scalar(db.select(factories.QuizRecord).filter_by(slug=SLUG))
+        drafts.save(record, lambda draft: draft["questions"][0].update(prompt="Reworded?"),
+                    owner.id)  # fmt: skip
+        drafts.publish(record, owner.id)
+        recheck_bank()
+        assert len(regrades.regrade(class_id, current_bank().quizzes[SLUG], "q1")) == 2
+        monkeypatch.setattr(regrades, "corrections", lambda *_: stale)
+        assert regrades.regrade(class_id, corrected_quiz, "q1") == []
+    assert points(app) == {"Ada": 2, "Ben": 1}

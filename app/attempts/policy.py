@@ -156,7 +156,10 @@ def key_hold_ends(closes_at: datetime | None, time_limit_minutes: int | None) ->
     """When an assignment whose feedback waits stops holding its quiz's key from every other
     attempt: once none of its own attempts can still be answered (as feedback_opens_at after the
     close); None when only a release ends it."""
-    return feedback_opens_at(FeedbackWhen.AFTER_CLOSE, closes_at, time_limit_minutes)
+    try:
+        return feedback_opens_at(FeedbackWhen.AFTER_CLOSE, closes_at, time_limit_minutes)
+    except OverflowError:  # a close in the year 9999: the hold never ends by itself
+        return datetime.max.replace(tzinfo=closes_at.tzinfo)
 
 
 def holds_back_key(
@@ -318,6 +321,7 @@ RULE_COLUMNS = (
     Assignment.attempts_allowed,
     Assignment.feedback_released_at,
     Assignment.exceptions_end_at,
+    Assignment.open_attempts_end_at,
 )
 """What rules_for reads, for a query that selects rows rather than assignments."""
 EXCEPTION_COLUMNS = (
@@ -347,25 +351,40 @@ def rules_for(assignment, exception=None) -> Rules:
         return UNASSIGNED
     if exception is None and hasattr(assignment, "exception_closes_at"):
         exception = _Exception(*(getattr(assignment, column.name) for column in EXCEPTION_COLUMNS))
-    limit = assignment.time_limit_minutes
-    closes_at, opens_at, allowed = assignment.closes_at, assignment.opens_at, None
+    limit, allowed = assignment.time_limit_minutes, assignment.attempts_allowed
+    closes_at, opens_at = utc(assignment.closes_at), utc(assignment.opens_at)
+    # An exception only ever grants more: where the assignment was made more generous since
+    # (a longer limit, more attempts, none at all, a later close), the assignment's stands.
     if exception is not None:
-        if exception.time_limit_minutes:
-            limit = exception.time_limit_minutes
+        if exception.time_limit_minutes and limit:
+            limit = max(limit, exception.time_limit_minutes)
         elif exception.time_factor and limit:
             limit = extended(limit, exception.time_factor)
-        closes_at = exception.closes_at or closes_at
-        opens_at = exception.opens_at or opens_at
-        allowed = exception.attempts_allowed
+        if exception.attempts_allowed and allowed:
+            allowed = max(allowed, exception.attempts_allowed)
+        if exception.closes_at and closes_at:
+            closes_at = max(closes_at, utc(exception.closes_at))
+        if exception.opens_at and opens_at:
+            opens_at = min(opens_at, utc(exception.opens_at))
     return Rules(
         feedback=FeedbackWhen(assignment.feedback),
-        opens_at=utc(opens_at),
-        closes_at=utc(closes_at),
+        opens_at=opens_at,
+        closes_at=closes_at,
         time_limit_minutes=limit,
-        attempts_allowed=allowed or assignment.attempts_allowed,
+        attempts_allowed=allowed,
         released_at=utc(assignment.feedback_released_at),
-        exceptions_end_at=utc(assignment.exceptions_end_at),
+        exceptions_end_at=_latest(utc(assignment.exceptions_end_at),
+                                  _plus_grace(utc(assignment.open_attempts_end_at))),  # fmt: skip
     )
+
+
+def _plus_grace(ends_at: datetime | None) -> datetime | None:
+    return None if ends_at is None else ends_at + ANSWER_GRACE
+
+
+def _latest(*moments: datetime | None) -> datetime | None:
+    known = [moment for moment in moments if moment is not None]
+    return max(known) if known else None
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ student's other rules in one place (attempts/policy.py, rules_for); here they ar
 
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from flask import abort, redirect, render_template, url_for
 from flask_login import current_user
@@ -80,13 +80,31 @@ def save_exception(assignment: Assignment, students: dict[str, str], said: Said)
             db.session.add(Accommodation(assignment_id=assignment.id, student_key=key,
                                          student_name=name, **values))  # fmt: skip
             try:
-                db.session.commit()
-                continue
+                db.session.flush()
             except IntegrityError:  # another save inserted this student first: change theirs
                 db.session.rollback()
                 if db.session.execute(change).rowcount == 0:
                     raise
+        _lengthen_running(assignment, key, policy.rules_for(assignment, said).time_limit_minutes)
         db.session.commit()
+
+
+def _lengthen_running(assignment: Assignment, key: str, limit: int | None) -> None:
+    """Give an attempt the student has under way the longer time granted, as if it had been
+    theirs at the start; a shorter one never cuts an attempt short."""
+    if not limit:
+        return
+    running = db.session.scalars(
+        db.select(Attempt).where(
+            Attempt.assignment_id == assignment.id, Attempt.student_key == key,
+            Attempt.finished_at.is_(None), Attempt.voided_at.is_(None),
+            Attempt.ends_at.is_not(None),
+        )
+    )  # fmt: skip
+    for attempt in running:
+        longer = zones.utc(attempt.started_at) + timedelta(minutes=limit)
+        if longer > zones.utc(attempt.ends_at):
+            attempt.ends_at = longer
 
 
 def in_words(row: Accommodation) -> str:
@@ -154,6 +172,12 @@ class ExceptionForm(FlaskForm):
     def validate_time_limit(self, field):
         if field.data and self.time_factor.data:
             raise ValidationError("Give a time limit or a multiple of it, not both.")
+        limit = self.assignment.time_limit_minutes
+        if field.data and not limit:
+            raise ValidationError("The assignment has no time limit: there is no more to give.")
+        if field.data and field.data <= limit:
+            raise ValidationError(f"The assignment gives {limit} minutes: give more, or leave "
+                                  "it empty.")  # fmt: skip
 
     def validate_time_factor(self, field):
         if field.data is None:

@@ -43,6 +43,8 @@ class Change:
     """One answer marked again, and its attempt's score before and after."""
 
     answer_id: int
+    was: int | None
+    """The version that marked it when the change was worked out (None: its attempt's own)."""
     attempt_id: int
     student: str
     mark: float
@@ -76,21 +78,23 @@ class Corrected:
 def corrections(class_id: int, quiz: Quiz) -> list[Corrected]:
     """Each question of the current version whose marking differs from the version some of the
     class's answers to it were given under, with the scores a regrade would change."""
+    # Voided attempts count for nothing: one restored later is listed then.
     rows = db.session.execute(
         db.select(Answer, Attempt.id, Attempt.student_name, Attempt.points, QuizVersion)
         .join(Attempt, Attempt.id == Answer.attempt_id)
         .join(QuizVersion, QuizVersion.id == Attempt.quiz_version_id)
         .where(Attempt.class_id == class_id, QuizVersion.slug == quiz.slug,
-               QuizVersion.digest != quiz.version)  # fmt: skip
+               Attempt.voided_at.is_(None))  # fmt: skip
         .order_by(Attempt.started_at, Attempt.id)
     ).all()
     olds: dict[int, Quiz] = {}
     by_question: dict[str, list] = {}
     for answer, attempt_id, name, points, version in rows:
-        if answer.regraded_version_id is not None:  # marked by a later version already
+        # Marked by the version that regraded it, if any: a key changed back is regraded back.
+        if answer.regraded_version_id is not None:
             version = db.session.get(QuizVersion, answer.regraded_version_id)
-            if version.digest == quiz.version:
-                continue
+        if version.digest == quiz.version:
+            continue
         old = olds.setdefault(version.id, quiz_from_snapshot(version.snapshot))
         by_question.setdefault(answer.question_id, []).append(
             (answer, attempt_id, name, points, old)
@@ -128,8 +132,10 @@ def _corrected(number: int, question: Question, given: list) -> Corrected:
         old = earned(question.points, answer.mark, answer.is_correct)
         new = earned(question.points, mark, mark >= 1)
         if new != old or (answer.mark is not None and mark != answer.mark):
-            changes.append(Change(answer.id, attempt_id, name, mark, mark >= 1, points,
-                                  points - old + new, old_quiz.out_of))  # fmt: skip
+            changes.append(Change(
+                answer.id, answer.regraded_version_id, attempt_id, name, mark, mark >= 1,
+                points, points - old + new, old_quiz.out_of,
+            ))  # fmt: skip
     return Corrected(number, question, len(given), changes, refused)
 
 
@@ -142,10 +148,12 @@ def regrade(class_id: int, quiz: Quiz, question_id: str) -> list[Change]:
         return []
     version, moment, done = record_version(quiz), now(), []
     for change in found.changes:
+        # Only as it was read: another regrade since (this one again, in another tab, or
+        # another version's) leaves it, so no difference is added twice.
         marked = db.session.execute(
             db.update(Answer)
             .where(Answer.id == change.answer_id,
-                   Answer.regraded_version_id.is_distinct_from(version.id))  # fmt: skip
+                   Answer.regraded_version_id.is_not_distinct_from(change.was))  # fmt: skip
             .values(mark=change.mark, is_correct=change.correct, regraded_at=moment,
                     regraded_version_id=version.id)  # fmt: skip
         )

@@ -120,6 +120,7 @@ def merge_students(class_id: int, kept: SeenStudent, folded: SeenStudent) -> int
         .where((attempts.class_id == class_id) & (attempts.student_key == folded.key))
         .values(student_key=kept.key, student_name=kept.name, roster_student_id=roster_id)
     ).rowcount
+    _move_exceptions(class_id, kept.key, folded.key)
     _renumber_seats(class_id, kept.key)
     # Earlier merges into the folded student now lead to the kept one.
     db.session.execute(
@@ -130,6 +131,24 @@ def merge_students(class_id: int, kept: SeenStudent, folded: SeenStudent) -> int
     db.session.merge(MergedStudent(class_id=class_id, student_key=folded.key, into_key=kept.key))
     db.session.commit()
     return moved
+
+
+def _move_exceptions(class_id: int, kept: str, folded: str) -> None:
+    """The folded spelling's exceptions become the kept student's, where the kept one has none
+    under that assignment (theirs stands where both have one)."""
+    in_class = db.select(Assignment.id).where(Assignment.class_id == class_id)
+    theirs = db.select(Accommodation.assignment_id).where(Accommodation.student_key == kept)
+    db.session.execute(
+        update(Accommodation)
+        .where(Accommodation.student_key == folded, Accommodation.assignment_id.in_(in_class),
+               Accommodation.assignment_id.not_in(theirs))  # fmt: skip
+        .values(student_key=kept)
+    )
+    db.session.execute(
+        db.delete(Accommodation).where(
+            Accommodation.student_key == folded, Accommodation.assignment_id.in_(in_class)
+        )
+    )
 
 
 def _renumber_seats(class_id: int, key: str) -> None:

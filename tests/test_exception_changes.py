@@ -1,0 +1,161 @@
+"""Exceptions and assignments changed while students answer: held feedback waits for every
+attempt still running, an exception never leaves a student worse off than the assignment, and
+time granted mid-attempt lengthens it. (From the attacker review of exceptions.)"""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from test_timing import assign
+
+from app.attempts.policy import ANSWER_GRACE, rules_for
+from app.attempts.service import rules_of
+from app.extensions import db
+from app.models import Accommodation, Answer, Assignment, Attempt, Class, FeedbackWhen
+from app.question_types import right_choice
+from app.teach.assignments import Settings, save_assignment
+from app.teach.exceptions import Said, save_exception
+
+from helpers import Student, csrf_token, login, text
+
+pytestmark = pytest.mark.postgres
+
+
+def code_of(app, class_id):
+    with app.app_context():
+        return db.session.get(Class, class_id).join_code
+
+
+def started(app, name, code):
+    s = Student(app.test_client())
+    r = s.start(name=name, class_code=code)
+    assert r.status_code == 303, text(r)[-800:]
+    return s
+
+
+def teacher(app):
+    c = app.test_client()
+    assert login(c, "teacher", "correct horse").status_code == 303
+    return c
+
+
+def test_removing_an_exception_mid_attempt_keeps_the_key_held_while_she_answers(
+    app, quiz, course, clock
+):
+    closes = datetime.now(UTC) + timedelta(minutes=5)
+    held = assign(app, quiz, course, time_limit_minutes=10, closes_at=closes,
+                  feedback=FeedbackWhen.AFTER_CLOSE)
+    with app.app_context():
+        save_exception(db.session.get(Assignment, held), {"dana": "Dana"},
+                       Said(time_limit_minutes=60))
+    code = code_of(app, course)
+    dana, ben = started(app, "Dana", code), started(app, "Ben", code)
+    for number in range(1, len(quiz.questions) + 1):
+        ben.answer(number, right_choice(quiz.questions[number - 1]).id)
+    # The instructor removes Dana's exception while she is answering (her attempt keeps 60 min).
+    lecturer = teacher(app)
+    with app.app_context():
+        row = db.session.scalar(db.select(Accommodation))
+    base = f"/teach/classes/{course}/assignments/{held}/exceptions/{row.id}"
+    token = csrf_token(lecturer.get(base).get_data(as_text=True))
+    assert lecturer.post(f"{base}/remove", data={"csrf_token": token}).status_code == 303
+    clock.wait(timedelta(minutes=5 + 10) + ANSWER_GRACE + timedelta(seconds=30))
+    key_shown = "You scored" in text(ben.client.get(ben.results_url))
+    # ... while Dana can still answer: her attempt runs until its start + 60 minutes.
+    assert dana.answer(1, right_choice(quiz.questions[0]).id).status_code == 303
+    with app.app_context():
+        saved = db.session.scalar(db.select(db.func.count(Answer.id)).join(Attempt)
+                                  .where(Attempt.token == dana.token))  # fmt: skip
+    assert saved == 1 and not key_shown, "key shown to Ben while Dana still answers"
+
+
+def test_shortening_an_exception_mid_attempt_keeps_the_key_held_while_she_answers(
+    app, quiz, course, clock
+):
+    closes = datetime.now(UTC) + timedelta(minutes=5)
+    held = assign(app, quiz, course, time_limit_minutes=10, closes_at=closes,
+                  feedback=FeedbackWhen.AFTER_CLOSE)
+    with app.app_context():
+        save_exception(db.session.get(Assignment, held), {"dana": "Dana"},
+                       Said(time_limit_minutes=60))
+    code = code_of(app, course)
+    dana, ben = started(app, "Dana", code), started(app, "Ben", code)
+    for number in range(1, len(quiz.questions) + 1):
+        ben.answer(number, right_choice(quiz.questions[number - 1]).id)
+    with app.app_context():
+        save_exception(db.session.get(Assignment, held), {"dana": "Dana"},
+                       Said(time_limit_minutes=15))
+    clock.wait(timedelta(minutes=5 + 15) + ANSWER_GRACE + timedelta(seconds=30))
+    key_shown = "You scored" in text(ben.client.get(ben.results_url))
+    dana.answer(1, right_choice(quiz.questions[0]).id)
+    with app.app_context():
+        saved = db.session.scalar(db.select(db.func.count(Answer.id)).join(Attempt)
+                                  .where(Attempt.token == dana.token))
+    assert not (key_shown and saved)
+
+
+def test_an_assignment_made_unlimited_is_unlimited_for_the_excepted_student_too(app, quiz, course):
+    one = assign(app, quiz, course, attempts_allowed=1)
+    with app.app_context():
+        a = db.session.get(Assignment, one)
+        save_exception(a, {"dana": "Dana"}, Said(attempts_allowed=2))
+        save_assignment(a.class_, quiz.slug, Settings(attempts_allowed=None), a)
+    code = code_of(app, course)
+    for _ in range(3):
+        Student(app.test_client()).start(name="Ben", class_code=code)
+    results = [Student(app.test_client()).start(name="Dana", class_code=code).status_code
+               for _ in range(3)]
+    assert results == [303, 303, 303]
+
+
+def test_an_assignment_given_more_attempts_than_an_exception_gives_them_to_all(app, quiz, course):
+    one = assign(app, quiz, course, attempts_allowed=1)
+    with app.app_context():
+        a = db.session.get(Assignment, one)
+        save_exception(a, {"dana": "Dana"}, Said(attempts_allowed=2))
+        save_assignment(a.class_, quiz.slug, Settings(attempts_allowed=5), a)
+        a = db.session.get(Assignment, one)
+        assert rules_of(a, "dana").attempts_allowed >= 5
+
+
+def test_an_assignment_closing_later_than_an_exception_closes_later_for_all(app, quiz, course):
+    closes = datetime.now(UTC) + timedelta(hours=1)
+    a_id = assign(app, quiz, course, closes_at=closes, time_limit_minutes=30)
+    with app.app_context():
+        a = db.session.get(Assignment, a_id)
+        save_exception(a, {"dana": "Dana"}, Said(closes_at=closes + timedelta(hours=1),
+                                                 time_limit_minutes=45))
+        # The instructor extends everyone by a day, and everyone's limit to 90 minutes.
+        save_assignment(a.class_, quiz.slug,
+                        Settings(closes_at=closes + timedelta(days=1), time_limit_minutes=90), a)
+        a = db.session.get(Assignment, a_id)
+        dana, ben = rules_of(a, "dana"), rules_for(a)
+        assert dana.closes_at >= ben.closes_at and dana.time_limit_minutes >= ben.time_limit_minutes
+
+
+def test_an_assignment_that_no_longer_closes_closes_for_nobody(app, quiz, course):
+    closes = datetime.now(UTC) - timedelta(hours=2)
+    a_id = assign(app, quiz, course, closes_at=closes)
+    with app.app_context():
+        a = db.session.get(Assignment, a_id)
+        save_exception(a, {"dana": "Dana"}, Said(closes_at=closes + timedelta(hours=1)))
+        save_assignment(a.class_, quiz.slug, Settings(), a)  # no close at all now
+    code = code_of(app, course)
+    ben = Student(app.test_client()).start(name="Ben", class_code=code)
+    dana = Student(app.test_client()).start(name="Dana", class_code=code)
+    assert (ben.status_code, dana.status_code) == (303, 303)
+
+
+def test_an_exception_granted_after_she_started_lengthens_her_attempt(
+    app, quiz, course, clock
+):
+    a_id = assign(app, quiz, course, time_limit_minutes=10)
+    code = code_of(app, course)
+    dana = started(app, "Dana", code)
+    with app.app_context():
+        save_exception(db.session.get(Assignment, a_id), {"dana": "Dana"},
+                       Said(time_limit_minutes=30))
+    clock.wait(timedelta(minutes=15))
+    assert dana.answer(1, right_choice(quiz.questions[0]).id).status_code == 303
+    with app.app_context():
+        saved = db.session.scalar(db.select(db.func.count(Answer.id)))
+    assert saved == 1
