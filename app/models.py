@@ -399,6 +399,14 @@ class Attempt(db.Model):
         back_populates="attempt", order_by="Answer.answered_at"
     )
 
+    @property
+    def minutes_given(self) -> int | None:
+        """The time limit it runs under, in minutes: fixed at its start, or lengthened since by
+        an exception; None without one."""
+        if self.ends_at is None:
+            return None
+        return round((self.ends_at - self.started_at).total_seconds() / 60)
+
 
 # When the last attempt still open under it ends by its time limit, fixed when it started: an
 # exception removed or cut short must not open everyone's feedback while its student still

@@ -1035,15 +1035,17 @@ def _exception_change(scene, rule):
         held = db.session.scalar(db.select(Assignment)) or Assignment(
             class_id=scene.class_id, quiz_slug=SLUG, feedback="after-close"
         )
+        held.time_limit_minutes = 30  # what an exception gives more of
         db.session.add(held)
         db.session.commit()
-        factories.attempt(current_bank().quizzes[SLUG], "Dana", class_id=scene.class_id)
+        for name in ("Dana", "Eve"):  # Dana has an exception, Eve none yet
+            factories.attempt(current_bank().quizzes[SLUG], name, class_id=scene.class_id)
         save_exception(held, {"dana": "Dana"}, Said(time_limit_minutes=40))
         exception_id = db.session.scalar(db.select(Accommodation.id))
         url = (rule.replace("<int:class_id>", str(scene.class_id))
                .replace("<int:assignment_id>", str(held.id))
                .replace("<int:exception_id>", str(exception_id)))  # fmt: skip
-    fields = {"time_zone": "UTC", "students": "dana", "time_limit": "45"}
+    fields = {"time_zone": "UTC", "students": "eve", "time_limit": "45"}
     return scene.teacher, url, {} if url.endswith("/remove") else fields, url.removesuffix(
         "/remove").replace(f"/exceptions/{exception_id}", "/exceptions/new")
 

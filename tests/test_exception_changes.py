@@ -159,3 +159,5 @@ def test_an_exception_granted_after_she_started_lengthens_her_attempt(
     with app.app_context():
         saved = db.session.scalar(db.select(db.func.count(Answer.id)))
     assert saved == 1
+    # Her page says the time her attempt now has, from its own start and end.
+    assert "30 minutes after it started" in text(dana.client.get(dana.question_url(2)))

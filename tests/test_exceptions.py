@@ -259,3 +259,18 @@ def test_a_close_in_the_year_9999_is_no_server_error(app, quiz, course):
     lecturer = lecturer_of(app)
     assert grant(app, lecturer, limited, ["Dana"], closes="9999-12-31T23:59").status_code == 303
     assert lecturer.get(f"/teach/classes/{course}").status_code == 200
+
+
+def test_adding_an_exception_for_one_who_has_one_is_refused_not_a_silent_replacement(
+    app, quiz, course
+):
+    limited = assign(app, quiz, course, time_limit_minutes=30, attempts_allowed=1)
+    started(app.test_client(), "Dana", code_of(app, course))
+    lecturer = lecturer_of(app)
+    assert grant(app, lecturer, limited, ["Dana"], time_factor="1.5").status_code == 303
+    again = grant(app, lecturer, limited, ["Dana"], attempts_allowed="3")
+    assert again.status_code == 400
+    assert "Dana already has an exception here: change it from the class page" in text(again)
+    with app.app_context():
+        row = db.session.scalar(db.select(Accommodation))
+        assert (row.time_factor, row.attempts_allowed) == (1.5, None)

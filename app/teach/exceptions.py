@@ -161,9 +161,21 @@ class ExceptionForm(FlaskForm):
     def validate_students(self, field):
         if self.editing is not None:
             return  # an exception keeps its student
-        known = {choice.value for choice in field.choices}
-        if not field.data or not set(field.data) <= known:
+        known = {choice.value: choice.label for choice in field.choices}
+        if not field.data or not set(field.data) <= set(known):
             raise ValidationError("Choose at least one student of the class.")
+        excepted = db.session.scalars(
+            db.select(Accommodation.student_key).where(
+                Accommodation.assignment_id == self.assignment.id,
+                Accommodation.student_key.in_(field.data),
+            )
+        ).all()
+        if excepted:  # adding would replace what they have: say so rather than lose it
+            names = ", ".join(sorted(known[key] for key in excepted))
+            has = "has" if len(excepted) == 1 else "have"
+            raise ValidationError(
+                f"{names} already {has} an exception here: change it from the class page instead."
+            )
 
     def validate_time_zone(self, field):
         if field.data not in zones.known_zones():

@@ -71,8 +71,14 @@ class Corrected:
     number: int
     question: Question
     answers: int
-    changes: list[Change]
+    marked: list[Change]
+    """Every answer marked again, its score changed or not: its review shows the new key."""
     refused: str | None
+
+    @property
+    def changes(self) -> list[Change]:
+        """The answers whose attempt's score a regrade changes."""
+        return [change for change in self.marked if change.after != change.before]
 
 
 def corrections(class_id: int, quiz: Quiz) -> list[Corrected]:
@@ -131,11 +137,10 @@ def _corrected(number: int, question: Question, given: list) -> Corrected:
         mark = feedback.mark if feedback else 0.0
         old = earned(question.points, answer.mark, answer.is_correct)
         new = earned(question.points, mark, mark >= 1)
-        if new != old or (answer.mark is not None and mark != answer.mark):
-            changes.append(Change(
-                answer.id, answer.regraded_version_id, attempt_id, name, mark, mark >= 1,
-                points, points - old + new, old_quiz.out_of,
-            ))  # fmt: skip
+        changes.append(Change(
+            answer.id, answer.regraded_version_id, attempt_id, name, mark, mark >= 1,
+            points, points - old + new, old_quiz.out_of,
+        ))  # fmt: skip
     return Corrected(number, question, len(given), changes, refused)
 
 
@@ -147,7 +152,7 @@ def regrade(class_id: int, quiz: Quiz, question_id: str) -> list[Change]:
     if found is None or found.refused:
         return []
     version, moment, done = record_version(quiz), now(), []
-    for change in found.changes:
+    for change in found.marked:
         # Only as it was read: another regrade since (this one again, in another tab, or
         # another version's) leaves it, so no difference is added twice.
         marked = db.session.execute(
@@ -159,13 +164,15 @@ def regrade(class_id: int, quiz: Quiz, question_id: str) -> list[Change]:
         )
         if marked.rowcount != 1:  # another regrade marked it first
             continue
+        done.append(change)
+        if change.after == change.before:
+            continue  # its review shows the corrected key; its score and grade stay
         db.session.execute(
             db.update(Attempt)
             .where(Attempt.id == change.attempt_id)
             .values(points=Attempt.points + (change.after - change.before))
         )
         grade_changed(change.attempt_id, "regraded")
-        done.append(change)
     db.session.commit()
     return done
 
@@ -183,8 +190,12 @@ def regrade_page(class_id, slug):
         done = regrade(class_.id, quiz, question_id)
         audit(f"regraded: class {class_.id}, quiz {slug}, question {question_id}, "
               f"{len(done)} answers")  # fmt: skip
-        flash(f"Marked {len(done)} answer{'s' if len(done) != 1 else ''} again.")
-        return redirect(url_for(".class_page", class_id=class_.id, quiz=slug), 303)
+        number = next((n for n, q in enumerate(quiz.questions, 1) if q.id == question_id), "?")
+        moved = sum(change.after != change.before for change in done)
+        flash(f"Question {number}: marked {len(done)} answer{'s' if len(done) != 1 else ''} "
+              f"again; {moved} score{'s' if moved != 1 else ''} changed.")  # fmt: skip
+        # Back here: another corrected question may still wait.
+        return redirect(url_for(".regrade_page", class_id=class_.id, slug=slug), 303)
     return render_template(
         "teach/regrade.html", class_=class_, quiz=quiz, corrected=corrections(class_.id, quiz)
     )
