@@ -5,37 +5,20 @@ time granted mid-attempt lengthens it. (From the attacker review of exceptions.)
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from test_exceptions import code_of, lecturer_of, started
 from test_timing import assign
 
 from app.attempts.policy import ANSWER_GRACE, rules_for
 from app.attempts.service import rules_of
 from app.extensions import db
-from app.models import Accommodation, Answer, Assignment, Attempt, Class, FeedbackWhen
+from app.models import Accommodation, Answer, Assignment, Attempt, FeedbackWhen
 from app.question_types import right_choice
 from app.teach.assignments import Settings, save_assignment
 from app.teach.exceptions import Said, save_exception
 
-from helpers import Student, csrf_token, login, text
+from helpers import Student, csrf_token, text
 
 pytestmark = pytest.mark.postgres
-
-
-def code_of(app, class_id):
-    with app.app_context():
-        return db.session.get(Class, class_id).join_code
-
-
-def started(app, name, code):
-    s = Student(app.test_client())
-    r = s.start(name=name, class_code=code)
-    assert r.status_code == 303, text(r)[-800:]
-    return s
-
-
-def teacher(app):
-    c = app.test_client()
-    assert login(c, "teacher", "correct horse").status_code == 303
-    return c
 
 
 @pytest.mark.parametrize("change", ["remove", "shorten"])
@@ -51,11 +34,11 @@ def test_an_exception_ended_mid_attempt_keeps_the_key_held_while_she_answers(
         save_exception(db.session.get(Assignment, held), {"dana": "Dana"},
                        Said(time_limit_minutes=60))  # fmt: skip
     code = code_of(app, course)
-    dana, ben = started(app, "Dana", code), started(app, "Ben", code)
+    dana, ben = started(app.test_client(), "Dana", code), started(app.test_client(), "Ben", code)
     for number in range(1, len(quiz.questions) + 1):
         ben.answer(number, right_choice(quiz.questions[number - 1]).id)
     if change == "remove":
-        lecturer = teacher(app)
+        lecturer = lecturer_of(app)
         with app.app_context():
             row = db.session.scalar(db.select(Accommodation))
         base = f"/teach/classes/{course}/assignments/{held}/exceptions/{row.id}"
@@ -131,7 +114,7 @@ def test_an_exception_granted_after_she_started_lengthens_her_attempt(
 ):
     a_id = assign(app, quiz, course, time_limit_minutes=10)
     code = code_of(app, course)
-    dana = started(app, "Dana", code)
+    dana = started(app.test_client(), "Dana", code)
     with app.app_context():
         save_exception(db.session.get(Assignment, a_id), {"dana": "Dana"},
                        Said(time_limit_minutes=30))
