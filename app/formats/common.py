@@ -179,15 +179,16 @@ def in_package(files: dict[str, bytes], within: str) -> Callable[[str], bytes | 
 CANVAS_FILES = "$IMS-CC-FILEBASE$"
 
 
-def packed(written: bytes, pictures: dict[str, bytes], folder: str) -> tuple[bytes, dict]:
-    """A package's file with each picture of `pictures` it shows named by `folder` and its file
-    name instead of its address here, and the files to pack beside it, by that name."""
-    text, files = written.decode(), {}
-    for address in {found[0] for found in images.ADDRESS.finditer(text)} & set(pictures):
+def packed(text: str, pictures: dict[str, bytes], folder: str) -> tuple[str, dict[str, bytes]]:
+    """Written text (a package's file, a Moodle field) with each picture of `pictures` it shows
+    named by `folder` and its file name instead of its address here, and the files to carry
+    with it, by that name, in order."""
+    files = {}
+    for address in sorted({found[0] for found in images.ADDRESS.finditer(text)} & set(pictures)):
         name = address.rsplit("/", 1)[1]
         text = text.replace(f'src="{address}"', f'src="{folder}/{name}"')
         files[name] = pictures[address]
-    return text.encode(), files
+    return text, files
 
 
 def _file_name(src: str) -> str:

@@ -13,7 +13,6 @@ from dataclasses import replace
 from urllib.parse import unquote
 from xml.etree.ElementTree import Element
 
-from .. import images
 from .. import text as quiz_text
 from ..bank import Quiz
 from ..question_types import TYPES as TYPES_BY_NAME
@@ -32,6 +31,7 @@ from .common import (
     html_sources,
     local,
     marked,
+    packed,
     parse_xml,
     sources_html,
     to_html,
@@ -284,15 +284,13 @@ def _field(name: str, markup: str, indent: str = "    ", pictures=None, **extra:
     """A text field in HTML, with the files of the pictures it shows (of `pictures`, by their
     address here), as Moodle writes them."""
     attributes = "".join(f' {key}="{_attribute(value)}"' for key, value in extra.items())
-    files = []
-    for address in dict.fromkeys(found[0] for found in images.ADDRESS.finditer(markup)):
-        if address in (pictures or {}):
-            file_name = address.rsplit("/", 1)[1]
-            markup = markup.replace(f'src="{address}"', f'src="{PLUGINFILE}/{file_name}"')
-            data = base64.b64encode(pictures[address]).decode()
-            files.append(f'<file name="{file_name}" path="/" encoding="base64">{data}</file>')
-    text = f"<text>{_cdata(markup)}</text>{''.join(files)}"
-    return f'{indent}<{name} format="html"{attributes}>{text}'
+    markup, files = packed(markup, pictures or {}, PLUGINFILE)
+    carried = "".join(
+        f'<file name="{file_name}" path="/" encoding="base64">{base64.b64encode(data).decode()}'
+        "</file>"
+        for file_name, data in files.items()
+    )
+    return f'{indent}<{name} format="html"{attributes}><text>{_cdata(markup)}</text>{carried}'
 
 
 def write(quiz: Quiz, pictures: dict[str, bytes] | None = None) -> bytes:

@@ -577,14 +577,14 @@ def write(quiz: Quiz, pictures: dict[str, bytes] | None = None) -> bytes:
         href=f"{ident}/assessment_meta.xml",
     )  # fmt: skip
     _sub(meta_resource, "file", href=f"{ident}/assessment_meta.xml")
-    assessment_xml, files = packed(_xml(root), pictures or {}, f"{CANVAS_FILES}/{PICTURES}")
+    items, files = packed(_xml(root).decode(), pictures or {}, f"{CANVAS_FILES}/{PICTURES}")
     for name in sorted(files):
         _sub(_sub(resources, "resource", identifier=f"picture-{name.split('-')[0][:16]}",
                   type="webcontent", href=f"web_resources/{PICTURES}/{name}"),
              "file", href=f"web_resources/{PICTURES}/{name}")  # fmt: skip
     written = [
         ("imsmanifest.xml", _xml(manifest)),
-        (f"{ident}/{ident}.xml", assessment_xml),
+        (f"{ident}/{ident}.xml", items.encode()),
         (f"{ident}/assessment_meta.xml", _xml(meta)),
         *((f"web_resources/{PICTURES}/{name}", files[name]) for name in sorted(files)),
     ]

@@ -519,9 +519,9 @@ def write(quiz: Quiz, pictures: dict[str, bytes] | None = None) -> bytes:
         resource = _sub(resources, "resource", identifier=f"item-{number:03d}", type=ITEM_TYPE,
                         href=name)  # fmt: skip
         _sub(resource, "file", href=name)
-        item, shown = packed(_xml(_item(question, quiz.shuffle_choices)), pictures or {},
+        item, shown = packed(_xml(_item(question, quiz.shuffle_choices)).decode(), pictures or {},
                              "../images")  # fmt: skip
-        files.append((name, item))
+        files.append((name, item.encode()))
         for picture_name, data in sorted(shown.items()):
             _sub(resource, "file", href=f"images/{picture_name}")
             files.append((f"images/{picture_name}", data))
