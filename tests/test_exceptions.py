@@ -274,3 +274,17 @@ def test_adding_an_exception_for_one_who_has_one_is_refused_not_a_silent_replace
     with app.app_context():
         row = db.session.scalar(db.select(Accommodation))
         assert (row.time_factor, row.attempts_allowed) == (1.5, None)
+
+
+def test_the_release_page_names_who_still_answers_under_an_exception(app, quiz, course):
+    """Releasing early shows the key to whoever has a shared link: the page names the student
+    whose exception lets them answer after the close, and until when."""
+    closes = datetime.now(UTC) + timedelta(hours=1)
+    held = assign(app, quiz, course, time_limit_minutes=30, closes_at=closes,
+                  feedback=FeedbackWhen.AFTER_CLOSE)  # fmt: skip
+    with app.app_context():
+        save_exception(db.session.get(Assignment, held), {"dana": "Dana Diaz"},
+                       Said(time_factor=2))  # fmt: skip
+    release = new_exception_url(app, held).replace("/exceptions/new", "/release")
+    words = text(lecturer_of(app).get(release))
+    assert "Still answering under an exception:</strong> Dana Diaz (until" in words

@@ -57,7 +57,8 @@ def test_a_regrade_shows_whose_scores_change_then_marks_again_once(app, correcte
     assert points(app) == {"Ada": 1, "Ben": 2}
     token = csrf_token(page.get_data(as_text=True))
     done = teacher.post(url, data={"csrf_token": token, "question": "q1"})
-    assert done.status_code == 303
+    assert done.status_code == 303 and done.location == url  # back here, for the next question
+    assert "Question 1: marked 2 answers again; 2 scores changed." in text(teacher.get(url))
     assert points(app) == {"Ada": 2, "Ben": 1}
     assert sorted(kw["occasion"] for kw in sent) == ["regraded", "regraded"]
     again = teacher.post(url, data={"csrf_token": token, "question": "q1"})
