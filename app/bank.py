@@ -57,6 +57,8 @@ class Quiz:
     """SHA-256 of the quiz's canonical JSON: any edit makes a new version."""
     snapshot: str
     """The canonical JSON itself, stored with attempts so they can be shown again after edits."""
+    shuffle_questions: bool = False
+    """Whether each attempt asks the questions in an order of its own."""
 
     @cached_property
     def out_of(self) -> float:
@@ -195,6 +197,7 @@ def build_quiz(data: dict) -> Quiz:
         title=data["title"],
         description=data["description"],
         shuffle_choices=data.get("shuffle_choices", False),
+        shuffle_questions=data.get("shuffle_questions", False),
         questions=tuple(
             TYPES[question.get("type", DEFAULT)].build(question) for question in data["questions"]
         ),

@@ -354,6 +354,13 @@ class Attempt(db.Model):
     browser: Mapped[str] = mapped_column(String(43), index=True)
     # Question id -> choice ids in the order shown, for quizzes that shuffle; None otherwise.
     choice_order: Mapped[dict[str, list[str]] | None] = mapped_column(JSON)
+    # Question ids in the order shown, for quizzes that shuffle their questions; None otherwise.
+    question_order: Mapped[list[str] | None] = mapped_column(JSON)
+    # Fixed at the start: feedback waits until the end, so its student may move between
+    # questions and change answers until they finish (Moodle's deferred feedback).
+    moves_freely: Mapped[bool] = mapped_column(default=False, server_default=false())
+    # The question ids its student flagged to come back to before finishing.
+    flagged: Mapped[list[str] | None] = mapped_column(JSON)
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
     # Kept up to date by record_answer in each answer's own transaction, so that reports read
     # one row per attempt instead of counting its answers.
@@ -448,6 +455,23 @@ class Answer(db.Model):
 
     attempt: Mapped[Attempt] = relationship(back_populates="answers")
     regraded_version: Mapped[QuizVersion | None] = relationship()
+
+
+class ReplacedAnswer(db.Model):
+    """An answer its student changed before finishing: what it was, and when it was replaced."""
+
+    __tablename__ = "replaced_answers"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    attempt_id: Mapped[int] = mapped_column(
+        ForeignKey("attempts.id", ondelete="CASCADE"), index=True
+    )
+    question_id: Mapped[str] = mapped_column(String(64))
+    response: Mapped[str] = mapped_column(Text)
+    is_correct: Mapped[bool]
+    mark: Mapped[float | None] = mapped_column(Float)
+    answered_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    replaced_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
 class Release(db.Model):

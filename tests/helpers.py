@@ -265,6 +265,10 @@ class Student:
     def answer(self, number, choice_id):
         return self.post(self.question_url(number), choice=choice_id)
 
+    def finish(self):
+        """Press "Finish attempt", as one whose answers could change until then must."""
+        return self.post(f"/attempts/{self.token}/finish")
+
 
 def wrong_choice(question):
     return next(choice for choice in question.choices if not choice.correct)

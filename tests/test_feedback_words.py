@@ -47,6 +47,7 @@ def finished(app, code) -> Student:
         questions = current_bank().quizzes[SLUG].questions
     for number, question in enumerate(questions, 1):
         assert ada.answer(number, right_choice(question).id).status_code == 303
+    ada.finish()
     return ada
 
 

@@ -214,6 +214,7 @@ def test_the_class_holding_the_key_keeps_its_own_rule(app, class_id, other_class
     assert ada.start(name="Ada", class_code=CODE).status_code == 303
     for number, question in enumerate(quiz.questions, 1):
         assert ada.answer(number, right_choice(question).id).status_code == 303
+    ada.finish()
     assert "scored" in text(ada.client.get(ada.results_url))
 
 
@@ -384,13 +385,15 @@ def assign_by_form(teacher, class_id, **fields):
 
 
 def finished_attempt(app, **start) -> Student:
-    """A student who answered every question of the quiz, started with these start fields."""
+    """A student who answered every question of the quiz and finished, started with these start
+    fields."""
     with app.app_context():
         quiz = current_bank().quizzes[SLUG]
     taking = student(app)
     assert taking.start(**start).status_code == 303
     for number, question in enumerate(quiz.questions, 1):
         assert taking.answer(number, right_choice(question).id).status_code == 303
+    taking.finish()
     return taking
 
 

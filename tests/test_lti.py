@@ -733,7 +733,8 @@ def assign(world, **settings):
 
 
 def answer_all(world, browser, location) -> None:
-    """Answer every question of the attempt a launch led to, as the student pages take them."""
+    """Answer every question of the attempt a launch led to, as the student pages take them,
+    and finish it where answers could change until then."""
     token = location.split("/")[2]
     with world.app.app_context():
         questions = len(current_bank().quizzes[SLUG].questions)
@@ -744,6 +745,12 @@ def answer_all(world, browser, location) -> None:
         sent = browser.post(here, data={"csrf_token": csrf_token(page.text), "choice": choice},
                             allow_redirects=False)  # fmt: skip
         assert sent.status_code == 303
+    summary = browser.get(f"{world.tool}/attempts/{token}/results")
+    if "Summary of your attempt" in summary.text:
+        sent = {"csrf_token": csrf_token(summary.text)}
+        finish = browser.post(f"{world.tool}/attempts/{token}/finish", data=sent,
+                              allow_redirects=False)  # fmt: skip
+        assert finish.status_code == 303
 
 
 def test_a_launch_follows_the_assignments_attempt_limit(world):

@@ -29,7 +29,7 @@ def eli(app):
 
 
 def finish(app, code) -> Student:
-    """Eli's first browser: signs in with his code and answers every question."""
+    """Eli's first browser: signs in with his code, answers every question and finishes."""
     phone = Student(app.test_client())
     response = phone.post(f"/s/{code}", quiz=SLUG)
     assert response.status_code == 303
@@ -38,6 +38,7 @@ def finish(app, code) -> Student:
         questions = current_bank().quizzes[SLUG].questions
     for number, question in enumerate(questions, 1):
         assert phone.answer(number, right_choice(question).id).status_code == 303
+    phone.finish()
     return phone
 
 

@@ -328,16 +328,28 @@ def test_finishing_twice_keeps_the_first_moment(app, client, quiz, course):
     assert stored_attempt(app).finished_at == first
 
 
-def test_the_last_answer_finishes_the_attempt(app, client, quiz, course):
+def test_the_last_answer_finishes_an_attempt_answered_in_one_pass(app, client, quiz, course):
+    timed = assign(app, quiz, course, time_limit_minutes=30)
+    student = taking(
+        app, client, quiz, timed, answers=[right_choice(q).id for q in quiz.questions[:7]]
+    )
+    assert stored_attempt(app).finished_at is None
+    student.answer(8, right_choice(quiz.questions[7]).id)
+    attempt = stored_attempt(app)
+    assert attempt.finished_at == attempt.last_answer_at
+
+
+def test_with_held_feedback_only_finishing_ends_the_attempt(app, client, quiz, course):
+    """Every question answered leaves it open to changes until "Finish attempt"."""
     held = assign(app, quiz, course, feedback=FeedbackWhen.AFTER_ATTEMPT)
     student = taking(
         app, client, quiz, held, answers=[right_choice(q).id for q in quiz.questions[:7]]
     )
+    assert student.answer(8, right_choice(quiz.questions[7]).id).location == student.results_url
     assert stored_attempt(app).finished_at is None
-    last = student.answer(8, right_choice(quiz.questions[7]).id)
-    assert client.get(last.location).location == student.results_url
-    attempt = stored_attempt(app)
-    assert attempt.finished_at == attempt.last_answer_at
+    assert "Summary of your attempt" in text(client.get(student.results_url))
+    student.post(f"/attempts/{student.token}/finish")
+    assert stored_attempt(app).finished_at is not None
 
 
 def test_an_answer_read_before_a_finish_is_refused_by_the_database(app, quiz, course):
@@ -423,7 +435,7 @@ def test_feedback_after_the_attempt_gives_nothing_away_until_it_is_finished(
     student = taking(app, client, quiz, held)
     first = quiz.questions[0]
     asked = text(client.get(student.question_url(1)))
-    assert ">Save answer</button>" in asked
+    assert ">Save and next</button>" in asked
     assert "Whether they were right shows once you finish the attempt." in asked
 
     chosen = wrong_choice(first)
@@ -434,8 +446,9 @@ def test_feedback_after_the_attempt_gives_nothing_away_until_it_is_finished(
     assert "Your answer to question 1 is saved." in text(following)
     assert_nothing_given_away(app, following, held_back(quiz, 1, chosen))
     again = client.get(student.question_url(1))
-    assert f"Your answer is saved: you chose “{shown(chosen.text)}”." in text(again)
-    assert_nothing_given_away(app, again, held_back(quiz, 1, chosen))
+    ticked = rf' checked id="choice-\d" name="choice" [^>]*value="{chosen.id}"'
+    assert re.search(ticked, text(again))
+    assert_nothing_given_away(app, again, held_back(quiz, 1))  # every choice is offered again
     summary = client.get(student.results_url)
     assert "Your answers are saved: 1 of 8 answered." in text(summary)
     assert_nothing_given_away(app, summary, held_back(quiz, 1, chosen))
@@ -459,6 +472,7 @@ def test_feedback_after_the_close_is_held_until_the_close_or_a_release(
     ]
     student = taking(app, client, quiz, held, answers=choices[:7])
     last = student.answer(8, choices[7])
+    student.post(f"/attempts/{student.token}/finish")
     strings = [
         s
         for n in range(1, 9)
@@ -530,7 +544,8 @@ def test_an_unfinished_attempt_keeps_its_feedback_after_a_release(app, client, q
 def test_assigned_question_pages_cost_the_same_queries_as_any(app, client, quiz, course, feedback):
     """The assignment comes with the attempt's one query, and whether another class holds the
     key is one more whatever the rule: asking, answering and the results cost what they cost
-    without an assignment."""
+    without an assignment; but where answers may change until the finish, saving one holds the
+    attempt and reads the answer it replaces, two more."""
     rules = assign(app, quiz, course, time_limit_minutes=30, feedback=feedback)
     student = taking(app, client, quiz, rules)
     student.csrf  # noqa: B018 - fetch the form token before counting
@@ -542,4 +557,5 @@ def test_assigned_question_pages_cost_the_same_queries_as_any(app, client, quiz,
         client.get(student.question_url(1))
     with queries(app) as results:
         client.get(student.results_url)
-    assert (len(asking), len(answering), len(answered), len(results)) == (2, 5, 2, 2)
+    saving = 5 if feedback == FeedbackWhen.EACH_ANSWER else 7
+    assert (len(asking), len(answering), len(answered), len(results)) == (2, saving, 2, 2)

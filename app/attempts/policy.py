@@ -99,10 +99,14 @@ def attempt_finished(
     answered: int,
     questions: int,
     deadline: datetime | None,
+    moves_freely: bool = False,
 ) -> bool:
-    """Whether nothing more can be answered: finished, every question answered, or past the
-    deadline (an attempt left open when the time ran out is finished all the same)."""
-    return answered >= questions or not may_answer(moment, finished_at, deadline)
+    """Whether nothing more can be answered: finished, every question answered (unless its
+    student may still change answers until they finish), or past the deadline (an attempt left
+    open when the time ran out is finished all the same)."""
+    if answered >= questions and not moves_freely:
+        return True
+    return not may_answer(moment, finished_at, deadline)
 
 
 def ended_at(
@@ -122,11 +126,12 @@ def how_it_ended(
     questions: int,
     ends_at: datetime | None,
     closes_at: datetime | None,
+    moves_freely: bool = False,
 ) -> Ending:
-    """Why an attempt is over, or that it is not: every question answered comes first; an end
-    after the time limit is the time running out, and without one, after the close the quiz
-    closing."""
-    if answered >= questions:
+    """Why an attempt is over, or that it is not: every question answered comes first (where
+    that ends it); an end after the time limit is the time running out, and without one, after
+    the close the quiz closing."""
+    if answered >= questions and not moves_freely:
         return Ending.ANSWERED_ALL
     end = ended_at(moment, finished_at, answer_deadline(ends_at, closes_at))
     if end is None:
@@ -283,6 +288,12 @@ class Rules:
         if self.feedback != FeedbackWhen.AFTER_CLOSE:
             return None
         return self.last_answer_possible
+
+    @property
+    def moves_freely(self) -> bool:
+        """Whether an attempt started under these rules lets its student move between questions
+        and change answers until they finish: its feedback waits until the end."""
+        return self.feedback != FeedbackWhen.EACH_ANSWER
 
     def window(self, moment: datetime) -> Window:
         return window(moment, self.opens_at, self.closes_at)

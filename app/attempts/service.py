@@ -23,6 +23,7 @@ from ..models import (
     FeedbackWhen,
     MergedStudent,
     QuizVersion,
+    ReplacedAnswer,
     RosterStudent,
     now,
     roster_key,
@@ -68,15 +69,17 @@ def new_attempt(
     assignment: Assignment | None = None,
     roster_student: RosterStudent | None = None,
     time_limit: int | None = None,
+    moves_freely: bool = False,
 ) -> Attempt:
-    """An attempt not yet stored, with the order its choices will be shown in and, under a time
-    limit (the student's own, in minutes), the moment it ends fixed."""
+    """An attempt not yet stored, with the order its questions and choices will be shown in
+    and, under a time limit (the student's own, in minutes), the moment it ends fixed."""
     rng = random.SystemRandom()
     order = (
         {q.id: type_of(q).arrangement(q, rng) for q in quiz.questions}
         if quiz.shuffle_choices
         else None
     )
+    ids = [question.id for question in quiz.questions]
     started = now()
     return Attempt(
         quiz_version=version,
@@ -88,6 +91,8 @@ def new_attempt(
         assignment=assignment,
         roster_student=roster_student,
         choice_order=order,
+        question_order=rng.sample(ids, len(ids)) if quiz.shuffle_questions else None,
+        moves_freely=moves_freely,
         started_at=started,
         ends_at=started + timedelta(minutes=time_limit) if time_limit else None,
     )
@@ -127,6 +132,7 @@ def start_attempt(
             assignment=assignment,
             roster_student=roster_student,
             time_limit=rules.time_limit_minutes,
+            moves_freely=rules.moves_freely,
         )
         counts_as_merged(attempt)  # before its seats are looked up under its key
         return attempt
@@ -230,6 +236,7 @@ _IN_PROGRESS = policy.with_exception(
         Attempt.answered,
         Attempt.finished_at,
         Attempt.ends_at,
+        Attempt.moves_freely,
         *policy.RULE_COLUMNS,
         *policy.EXCEPTION_COLUMNS,
         QuizVersion.slug,
@@ -259,6 +266,7 @@ def _can_go_on(rows, quizzes: list[Quiz]) -> list[Row]:
             row.answered,
             sizes[row.slug, row.digest],
             policy.rules_for(row).answer_deadline(utc(row.ends_at)),
+            row.moves_freely,
         )
     ]
 
@@ -411,6 +419,81 @@ def record_answer(attempt: Attempt, feedback: Feedback) -> bool:
     return True
 
 
+# Changes nothing, but locks the attempt's row (PostgreSQL) or the database (SQLite) for the
+# rest of the transaction, so that one attempt's saves run one after another, and reads its
+# flags as they are then; matches no row once it is finished.
+_HOLD = (
+    _ATTEMPTS.update()
+    .where(_ATTEMPTS.c.id == bindparam("attempt"), _ATTEMPTS.c.finished_at.is_(None))
+    .values(answered=_ATTEMPTS.c.answered)
+    .returning(_ATTEMPTS.c.flagged)
+)
+
+
+def save_freely(
+    attempt: Attempt, feedback: Feedback | None, question: Question, flag: bool
+) -> bool:
+    """Save the answer (if any) of a student who moves between questions, replacing the one
+    before, which is kept with when it was replaced, and whether the question is flagged; False
+    when the attempt was over, as record_answer."""
+    moment = now()
+    deadline = answer_deadline(attempt)
+    if not policy.may_answer(moment, utc(attempt.finished_at), deadline):
+        if deadline is not None and moment > deadline:
+            finish_attempt(attempt, deadline)
+        return False
+    held = db.session.execute(_HOLD, {"attempt": attempt.id}).first()
+    if held is None:
+        db.session.rollback()
+        return False
+    flagged = [q for q in held.flagged or () if q != question.id] + ([question.id] if flag else [])
+    changes: dict = {"flagged": flagged or None}
+    if feedback is not None and (change := _replace_answer(attempt.id, feedback, moment)):
+        added, points = change
+        changes |= {
+            "answered": Attempt.answered + added,
+            "points": Attempt.points + points,
+            "last_answer_at": moment,
+        }
+    db.session.execute(update(Attempt).where(Attempt.id == attempt.id).values(changes))
+    db.session.commit()
+    return True
+
+
+def _replace_answer(
+    attempt_id: int, feedback: Feedback, moment: datetime
+) -> tuple[int, float] | None:
+    """Store an answer to its question, keeping the one it replaces: how many answers that adds
+    (0 or 1) and the points it gains; None when the answer is the one already saved."""
+    old = db.session.scalar(
+        db.select(Answer)
+        .filter_by(attempt_id=attempt_id, question_id=feedback.question.id)
+        # Read afresh: the page loaded it before the hold, and another save may have changed it.
+        .execution_options(populate_existing=True)
+    )
+    if old is None:
+        old, added, lost = Answer(attempt_id=attempt_id, question_id=feedback.question.id), 1, 0.0
+        db.session.add(old)
+    elif old.response == feedback.response:
+        return None
+    else:
+        added, lost = 0, earned(feedback.question.points, old.mark, old.is_correct)
+        db.session.add(
+            ReplacedAnswer(
+                attempt_id=attempt_id,
+                question_id=old.question_id,
+                response=old.response,
+                is_correct=old.is_correct,
+                mark=old.mark,
+                answered_at=old.answered_at,
+                replaced_at=moment,
+            )
+        )
+    old.response, old.is_correct, old.mark = feedback.response, feedback.correct, feedback.mark
+    old.answered_at = moment
+    return added, feedback.points - lost
+
+
 def finish_attempt(attempt: Attempt, moment: datetime | None = None) -> bool:
     """Mark an attempt finished at this moment (by default now) unless it already was, in one
     conditional statement that a racing answer cannot slip past; whether this call finished it."""
@@ -458,14 +541,17 @@ def find_attempt(token: str, class_rules: bool = False) -> Attempt | None:
 
 
 def quiz_of(attempt: Attempt) -> Quiz:
-    """The quiz as it was when the attempt began, but a question its answer was regraded by,
-    as corrected then (teach/regrades.py)."""
+    """The quiz as it was when the attempt began, its questions in the order the attempt asks
+    them, but a question its answer was regraded by, as corrected then (teach/regrades.py)."""
     version = attempt.quiz_version
     current = current_bank().quizzes.get(version.slug)
     if current is not None and current.version == version.digest:
         quiz = current
     else:
         quiz = quiz_from_snapshot(version.snapshot)
+    if attempt.question_order:
+        place = {question_id: n for n, question_id in enumerate(attempt.question_order)}
+        quiz = replace(quiz, questions=tuple(sorted(quiz.questions, key=lambda q: place[q.id])))
     corrected = {a.question_id: a.regraded_version for a in attempt.answers if a.regraded_at}
     if not corrected:
         return quiz
@@ -495,7 +581,8 @@ class Progress:
     next_number: int | None
     """The first unanswered question's number; None once every question is answered."""
     time_taken: timedelta | None
-    """From start to the last answer, once every question is answered."""
+    """From start to the last answer, once every question is answered; for an attempt whose
+    student moves freely, to its finish."""
     regraded: dict[str, datetime] = field(default_factory=dict)
     """Question id -> when its answer was marked again, after its key was corrected."""
 
@@ -521,9 +608,16 @@ def progress(attempt: Attempt, quiz: Quiz) -> Progress:
             quiz.out_of,
         ),
         next_number=unanswered[0] if unanswered else None,
-        time_taken=None if unanswered or last is None else last - attempt.started_at,
+        time_taken=_time_taken(attempt, last if not unanswered else None),
         regraded={a.question_id: a.regraded_at for a in attempt.answers if a.regraded_at},
     )
+
+
+def _time_taken(attempt: Attempt, last_of_all: datetime | None) -> timedelta | None:
+    """From start to finish: to the last answer of all, or to "Finish attempt" where answers
+    could change until then."""
+    ended = attempt.finished_at if attempt.moves_freely else last_of_all
+    return None if ended is None else ended - attempt.started_at
 
 
 def answer_deadline(attempt: Attempt) -> datetime | None:
@@ -574,7 +668,8 @@ def standing(attempt: Attempt, quiz: Quiz) -> Standing:
     finished_at, ends_at = utc(attempt.finished_at), utc(attempt.ends_at)
     answered, questions = len(attempt.answers), len(quiz.questions)
     deadline = rules.answer_deadline(ends_at)
-    finished = policy.attempt_finished(moment, finished_at, answered, questions, deadline)
+    free = attempt.moves_freely
+    finished = policy.attempt_finished(moment, finished_at, answered, questions, deadline, free)
     shown = rules.feedback_visible(finished, moment)
     # Another assignment's hold on the key outranks this attempt's own rule. Asked whatever the
     # rule, so that every page costs the same query, on the quiz's index.
@@ -582,7 +677,9 @@ def standing(attempt: Attempt, quiz: Quiz) -> Standing:
     held_elsewhere = held and shown
     return Standing(
         deadline=deadline,
-        ending=policy.how_it_ended(moment, finished_at, answered, questions, ends_at, closes_at),
+        ending=policy.how_it_ended(
+            moment, finished_at, answered, questions, ends_at, closes_at, free
+        ),
         finished=finished,
         feedback_opens_at=rules.feedback_opens_at,
         feedback_shown=shown and not held_elsewhere,

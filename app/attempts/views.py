@@ -29,6 +29,7 @@ from .service import (
     quiz_of,
     record_answer,
     rules_of,
+    save_freely,
     shown_choices,
     standing,
     used_seats,
@@ -180,6 +181,8 @@ def question(token, number):
     state = standing(attempt, quiz)
     answer = next((a for a in attempt.answers if a.question_id == question.id), None)
     here = url_for(".question", token=token, number=number)
+    if attempt.moves_freely and not state.finished:
+        return _moving(attempt, quiz, number, question, choices, answer, state)
     if request.method == "POST" and answer:
         return redirect(here, 303)  # answered already: the first answer stands
     if answer is None and (stopped := _answers_stopped(attempt)):
@@ -233,6 +236,64 @@ def question(token, number):
         form=form,
     )
     return page, (_status(form) if form else 200)
+
+
+GO_TO_SUMMARY = "summary"
+
+
+def _moving(attempt: Attempt, quiz, number: int, question, choices, answer, state: Standing):
+    """A question of an attempt whose student moves freely: answered, changed or left blank,
+    flagged or not, then on to the question or summary the button pressed names."""
+    if stopped := _answers_stopped(attempt):
+        posted = request.method == "POST"
+        page = render_template("quiz/stopped.html", attempt=attempt, reason=stopped, posted=posted)
+        return page, 409 if posted else 200
+    kind = type_of(question)
+    flagged = set(attempt.flagged or ())
+    if request.method == "POST":
+        form = kind.answer_form(question, choices, request.accept_languages.best or "en")
+        # Only an answer given is checked (CSRFProtect checked every POST): moving on without
+        # one is allowed.
+        if form.blank or form.validate():
+            verdict = None if form.blank else kind.grade(question, form.response)
+            token = attempt.token  # read before the save's commit expires it
+            if not save_freely(attempt, verdict, question, flag=bool(request.form.get("flag"))):
+                return _over(attempt, standing(attempt_or_404(token), quiz))
+            if verdict is not None:
+                flash(f"Your answer to question {number} is saved.")
+            return redirect(_destination(token, number, len(quiz.questions)), 303)
+        status = 400
+    else:
+        form = kind.saved_form(question, choices, answer.response) if answer else None
+        status = 200
+    so_far = progress(attempt, quiz)
+    page = render_template(
+        "quiz/question.html",
+        attempt=attempt,
+        quiz=quiz,
+        number=number,
+        question=question,
+        choices=choices,
+        answered=len(so_far.feedback),
+        so_far=so_far,
+        flagged=flagged,
+        state=state,
+        form=form,
+        moving=True,
+    )
+    return page, status
+
+
+def _destination(token: str, number: int, questions: int) -> str:
+    """Where a moving student's button goes: a question's number, previous, next, or the
+    summary (after the last question too)."""
+    go = request.form.get("go", "next")
+    target = {"previous": number - 1, "next": number + 1}.get(go)
+    if target is None and go.isdecimal() and go.isascii():
+        target = int(go)
+    if target is None or not 1 <= target <= questions:
+        return url_for(".results", token=token)
+    return url_for(".question", token=token, number=target)
 
 
 def _answers_stopped(attempt: Attempt) -> str | None:
@@ -311,6 +372,7 @@ def results(token):
             message="It opens when the instructor releases feedback or the quiz closes.",
         )
         return page, 403
+    moving = attempt.moves_freely and not state.finished
     page = render_template(
         "quiz/results.html",
         attempt=attempt,
@@ -324,6 +386,8 @@ def results(token):
         Ending=Ending,
         offered=quiz.slug in current_bank().quizzes,
         retake=_retake_chance(attempt) if is_owner else None,
+        moving=moving,
+        flagged=set(attempt.flagged or ()) if is_owner and moving else set(),
     )
     if as_instructor or not state.open_to_anyone:
         # Held feedback, or an instructor's view of it: no browser or proxy may keep the page.

@@ -97,6 +97,9 @@ class SettingsForm(FlaskForm):
     shuffle_choices = BooleanField(
         "Shuffle the choices: each student sees them in an order of their own"
     )
+    shuffle_questions = BooleanField(
+        "Shuffle the questions: each attempt asks them in an order of its own"
+    )
     submit = SubmitField("Save settings")
 
 

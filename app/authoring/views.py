@@ -99,6 +99,7 @@ def edit(slug):
             title=form.title.data,
             description=form.description.data,
             shuffle_choices=form.shuffle_choices.data,
+            shuffle_questions=form.shuffle_questions.data,
         )
 
     try:

@@ -167,6 +167,10 @@ class QuestionType(ABC):
         `language` is the browser's, which says how a typed number is written."""
 
     @abstractmethod
+    def saved_form(self, question: Question, shown: list, response: str) -> FlaskForm:
+        """The answer form filled in with a saved answer, for a student back to change it."""
+
+    @abstractmethod
     def grade(self, question: Question, response: str) -> Feedback | None:
         """The verdict on a stored or submitted answer; None when it answers nothing asked."""
 

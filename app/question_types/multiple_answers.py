@@ -98,6 +98,11 @@ class AnswerForm(FlaskForm):
     def problems(self) -> list[str]:
         return self.choice.errors
 
+    @property
+    def blank(self) -> bool:
+        """Nothing ticked: a student moving on without answering."""
+        return not self.choice.raw_data
+
 
 class MultipleAnswers(QuestionType):
     name = "multiple_answers"
@@ -162,6 +167,9 @@ class MultipleAnswers(QuestionType):
 
     def answer_form(self, question: Question, shown: list[Choice], language="en", **kwargs):
         return AnswerForm(question, shown, **kwargs)
+
+    def saved_form(self, question: Question, shown: list[Choice], response: str):
+        return AnswerForm(question, shown, formdata=None, choice=chosen_ids(response))
 
     def grade(self, question: SeveralAnswers, response: str) -> SeveralFeedback | None:
         ids = chosen_ids(response)

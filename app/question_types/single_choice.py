@@ -58,6 +58,11 @@ class AnswerForm(FlaskForm):
         """What is wrong with the answer sent, for the page's title and its alert."""
         return self.choice.errors
 
+    @property
+    def blank(self) -> bool:
+        """Nothing chosen: a student moving on without answering."""
+        return not self.choice.raw_data
+
 
 class SingleChoice(QuestionType):
     name = "single_choice"
@@ -77,6 +82,9 @@ class SingleChoice(QuestionType):
 
     def answer_form(self, question: Question, shown: list[Choice], language="en", **kwargs):
         return AnswerForm(shown, **kwargs)
+
+    def saved_form(self, question: Question, shown: list[Choice], response: str):
+        return AnswerForm(shown, formdata=None, choice=response)
 
     def grade(self, question: Question, response: str) -> ChoiceFeedback | None:
         chosen = question.choice(response)

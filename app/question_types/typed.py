@@ -82,6 +82,11 @@ class TypedForm(FlaskForm):
     def problems(self) -> list[str]:
         return self.typed.errors
 
+    @property
+    def blank(self) -> bool:
+        """Nothing typed: a student moving on without answering."""
+        return not self.typed.data
+
 
 class TypedType(QuestionType):
     """A type answered by typing; its subclass says how an answer is read and matched."""
@@ -140,6 +145,9 @@ class TypedType(QuestionType):
 
     def answer_form(self, question: TypedQuestion, shown: list, language="en", **kwargs):
         return TypedForm(self, question, language, **kwargs)
+
+    def saved_form(self, question: TypedQuestion, shown: list, response: str):
+        return TypedForm(self, question, "en", formdata=None, typed=response)
 
     def grade(self, question: TypedQuestion, response: str) -> TypedFeedback | None:
         if not response:
