@@ -10,7 +10,7 @@ from functools import cached_property
 from itertools import chain
 from typing import NamedTuple
 
-from sqlalchemy import ColumnElement, case, func
+from sqlalchemy import ColumnElement, case, func, null, union_all
 from sqlalchemy.orm import undefer
 
 from . import stats, zones
@@ -24,6 +24,7 @@ from .models import (
     Assignment,
     Attempt,
     QuizVersion,
+    ReplacedAnswer,
     RosterStudent,
     now,
     roster_key,
@@ -86,6 +87,9 @@ class AttemptRow:
     finished_at: datetime | None = None
     """When "Finish attempt" or the time limit ended it, if it ended before every answer, even
     with nobody there to press anything when the time ran out."""
+    moves_freely: bool = False
+    """Whether its answers could change until it was finished: every answer given does not
+    end it."""
 
     @property
     def out_of(self) -> float:
@@ -93,8 +97,14 @@ class AttemptRow:
 
     @property
     def complete(self) -> bool:
-        """Finished: every question answered, or ended and scored on what was answered."""
-        return self.answered == len(self.quiz.questions) or self.finished_at is not None
+        """Finished: every question answered (in one pass), or ended and scored on what was
+        answered."""
+        return self._every_answer or self.finished_at is not None
+
+    @property
+    def _every_answer(self) -> bool:
+        """Every question answered in one pass, which ends the attempt at the last answer."""
+        return self.answered == len(self.quiz.questions) and not self.moves_freely
 
     @property
     def score(self) -> Score:
@@ -102,7 +112,7 @@ class AttemptRow:
 
     @property
     def time_taken(self) -> timedelta | None:
-        every = self.answered == len(self.quiz.questions)
+        every = self._every_answer
         ended = self.last_answer_at if every else self.finished_at
         # A deadline comes from the rules in UTC; the database may hand back naive UTC.
         return zones.utc(ended) - zones.utc(self.started_at) if self.complete and ended else None
@@ -390,6 +400,7 @@ _OUTLINE = policy.with_exception(
         Attempt.answered,
         Attempt.points,
         _FINISHED,
+        Attempt.moves_freely,
         # What ends an attempt nobody finished: its time limit, or its quiz's close. Only for
         # those: reading a moment costs a parse on SQLite, and 12,500 of them a tenth of the page.
         case((~_FINISHED, Attempt.ends_at)),
@@ -407,6 +418,7 @@ _FULL = db.select(
     Attempt.points,
     Attempt.quiz_version_id,
     Attempt.finished_at,
+    Attempt.moves_freely,
 )
 _ROSTER = db.select(
     RosterStudent.id, RosterStudent.name, RosterStudent.student_number, RosterStudent.removed_at
@@ -460,14 +472,15 @@ def _roster(
     # In batches: psycopg's row-by-row fetchone cost a third of the page, and one big fetch
     # left the worker holding the memory of 12,500 rows at once. Plain ints and dicts: an
     # object per attempt cost the page a few milliseconds.
-    for id_, key, name, version, answered, points, finished, ends, closes in chain.from_iterable(
-        attempts.partitions(1000)
+    for id_, key, name, version, answered, points, finished, free, ends, closes in (
+        chain.from_iterable(attempts.partitions(1000))
     ):
         names.setdefault(key, name)
         ids = mine.setdefault(key, [])
         ids.append(id_)
         numbers[id_] = len(ids)
-        if answered >= sizes[version] or finished:
+        # Every question answered ends an attempt, unless answers could change until its finish.
+        if (answered >= sizes[version] and not free) or finished:
             shares[id_] = points / out_of[version]
         elif ends is not None or closes is not None:
             # Most students whose time runs out never press anything again: their attempt is
@@ -501,7 +514,7 @@ def _roster(
         )
 
     students = []
-    for id_, token, started, last, answered, points, version, ended in _rows(full).all():
+    for id_, token, started, last, answered, points, version, ended, free in _rows(full).all():
         if id_ in shown:
             key = shown[id_]
             attempt = AttemptRow(
@@ -515,6 +528,7 @@ def _roster(
                 quiz=versions[version],
                 number=numbers[id_],
                 finished_at=ended or lapsed.get(id_),
+                moves_freely=free,
             )
             students.append(row(key, attempt))
     waiting = [key for key, student in listed.items() if key not in mine and not student.removed]
@@ -554,15 +568,26 @@ def class_report(quiz: Quiz, class_id: int | None, counting: Counting) -> ClassR
     return ClassReport(**{f.name: getattr(roster, f.name) for f in fields(roster)}, answers=fetched)
 
 
+def _answer_columns(kind) -> tuple:
+    """An answer's columns, of one that counts or one replaced, for the responses' union."""
+    return (kind.attempt_id, kind.question_id, kind.response.label("response"), kind.is_correct,
+            kind.mark, kind.answered_at)  # fmt: skip
+
+
 def responses(quiz: Quiz, class_id: int | None) -> tuple[dict[int, Quiz], Iterator[tuple]]:
-    """Every answer of the class, oldest attempt first, streamed rather than held in memory.
+    """Every answer of the class, oldest attempt first, streamed rather than held in memory:
+    those that count, and those their student changed before finishing.
 
     Each row: student, their roster id or email, attempt number, version id, question, choice,
-    correct?, answered at.
+    correct?, mark, answered at, replaced at (None for an answer that counts).
     The query runs when the rows are first read: a streamed download reads them after its
     view has returned and the view's database session has closed.
     """
     versions = _versions(quiz)
+    given = union_all(  # the replaced first: the union's columns take their types from it
+        db.select(*_answer_columns(ReplacedAnswer), ReplacedAnswer.replaced_at),
+        db.select(*_answer_columns(Answer), null().label("replaced_at")),
+    ).subquery()
 
     def numbered():
         if not versions:
@@ -574,17 +599,18 @@ def responses(quiz: Quiz, class_id: int | None) -> tuple[dict[int, Quiz], Iterat
                 Attempt.student_name,
                 RosterStudent.student_number,
                 Attempt.quiz_version_id,
-                Answer.question_id,
-                Answer.response,
-                Answer.is_correct,
-                Answer.mark,
-                Answer.answered_at,
+                given.c.question_id,
+                given.c.response,
+                given.c.is_correct,
+                given.c.mark,
+                given.c.answered_at,
+                given.c.replaced_at,
             )
             # Attempts without answers still take their number, as on the class page.
-            .outerjoin(Answer)
+            .outerjoin(given, given.c.attempt_id == Attempt.id)
             .outerjoin(RosterStudent, RosterStudent.id == Attempt.roster_student_id)
             .where(_in_scope(versions, class_id))
-            .order_by(Attempt.started_at, Attempt.id, Answer.answered_at),
+            .order_by(Attempt.started_at, Attempt.id, given.c.answered_at),
             yield_per=1000,
         )
         numbers: Counter[str] = Counter()

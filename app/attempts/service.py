@@ -345,7 +345,9 @@ _TALLY = (
 _FINISH = (
     _ATTEMPTS.update()
     .where(_ATTEMPTS.c.id == bindparam("attempt"), _ATTEMPTS.c.finished_at.is_(None))
-    .values(finished_at=_MOMENT)
+    # Never before an answer saved while this statement waited for it.
+    .values(finished_at=case((_ATTEMPTS.c.last_answer_at > _MOMENT, _ATTEMPTS.c.last_answer_at),
+                             else_=_MOMENT))  # fmt: skip
 )
 
 

@@ -183,6 +183,11 @@ def question(token, number):
     here = url_for(".question", token=token, number=number)
     if attempt.moves_freely and not state.finished:
         return _moving(attempt, quiz, number, question, choices, answer, state)
+    if attempt.moves_freely and request.method == "POST":
+        # A change after the finish: it is not saved, and the page says so.
+        if state.deadline is not None and attempt.finished_at is None:
+            finish_attempt(attempt, state.deadline)
+        return _over(attempt, state)
     if request.method == "POST" and answer:
         return redirect(here, 303)  # answered already: the first answer stands
     if answer is None and (stopped := _answers_stopped(attempt)):

@@ -157,6 +157,7 @@ def responses(class_name: str, versions: dict[int, Quiz], answers: Iterable[tupl
         "points",
         "question_points",
         "answered_at_utc",
+        "replaced_at_utc",
     ]
     rows = (
         [
@@ -173,10 +174,10 @@ def responses(class_name: str, versions: dict[int, Quiz], answers: Iterable[tupl
             number(earned(questions[version, question].points, mark, correct), 2),
             number(questions[version, question].points, 2),
             utc(answered_at),
+            utc(replaced_at),
         ]
-        for student, identifier, attempt, version, question, choice, correct, mark, answered_at in (
-            answers
-        )
+        for (student, identifier, attempt, version, question, choice, correct, mark, answered_at,
+             replaced_at) in answers  # fmt: skip
     )
     return header, rows
 

@@ -1,0 +1,288 @@
+"""Moving between questions while feedback waits: any question in any order, answers changed
+until the finish with every change kept, flags and the summary; the deadline and the finish
+end changes as they end answers, under concurrent saves too; and a quiz that shuffles asks each
+attempt its questions in an order of its own."""
+
+import csv
+import io
+import re
+from datetime import timedelta
+
+import factories
+import pytest
+from test_authoring import EDITOR, base_of, publish, write_quiz
+from test_timing import assign, race, taking
+
+from app.attempts.policy import ANSWER_GRACE
+from app.authoring import drafts
+from app.extensions import db
+from app.grading import earned
+from app.models import Answer, Attempt, FeedbackWhen, Instructor, ReplacedAnswer
+from app.question_types import right_choice
+from app.served import current_bank, recheck_bank
+
+from helpers import login, text, wrong_choice
+
+pytestmark = pytest.mark.postgres
+
+
+def stored(app, token) -> tuple[Attempt, dict[str, Answer], list[ReplacedAnswer]]:
+    """The attempt, its answers by question, and the answers it replaced, oldest first."""
+    with app.app_context():
+        attempt = db.session.scalars(db.select(Attempt).filter_by(token=token)).one()
+        answers = {a.question_id: a for a in attempt.answers}
+        replaced = db.session.scalars(
+            db.select(ReplacedAnswer)
+            .filter_by(attempt_id=attempt.id)
+            .order_by(ReplacedAnswer.replaced_at)
+        ).all()
+        return attempt, answers, replaced
+
+
+def save(student, number, go="next", **fields):
+    """Press a button of a moving question's form: its answer, flag and where to go."""
+    return student.post(student.question_url(number), go=go, **fields)
+
+
+def checked(page) -> list[str]:
+    """The choices a question page shows ticked."""
+    return re.findall(r' checked id="choice-\d+" name="choice" [^>]*value="([^"]+)"', page)
+
+
+@pytest.fixture
+def held(app, quiz, course):
+    return assign(app, quiz, course, feedback=FeedbackWhen.AFTER_ATTEMPT)
+
+
+def test_a_student_goes_back_changes_an_answer_and_the_change_is_kept(
+    app, client, quiz, course, held
+):
+    """A wrong answer to question 1, then question 2, then back to change the first: the score
+    counts the change, the first answer is kept with its replacement's time, and the responses
+    CSV lists both."""
+    student = taking(app, client, quiz, held)
+    first, second = quiz.questions[:2]
+    assert save(student, 1, choice=wrong_choice(first).id).location == student.question_url(2)
+    assert save(student, 2, go="previous", choice=right_choice(second).id).location == (
+        student.question_url(1)
+    )
+    assert checked(text(client.get(student.question_url(1)))) == [wrong_choice(first).id]
+    assert save(student, 1, choice=right_choice(first).id).status_code == 303
+    assert checked(text(client.get(student.question_url(1)))) == [right_choice(first).id]
+    attempt, answers, [replaced] = stored(app, student.token)
+    assert (attempt.answered, attempt.points, attempt.finished_at) == (2, 2, None)
+    assert answers[first.id].response == right_choice(first).id
+    assert (replaced.question_id, replaced.response) == (first.id, wrong_choice(first).id)
+    assert replaced.replaced_at == answers[first.id].answered_at
+    # Saving the same answer again is no change.
+    save(student, 1, choice=right_choice(first).id)
+    assert len(stored(app, student.token)[2]) == 1
+
+    student.finish()
+    assert "You scored <strong>2 out of 8</strong>" in text(client.get(student.results_url))
+    lecturer = app.test_client()
+    login(lecturer, "teacher", "correct horse")
+    csv_page = lecturer.get(f"/teach/classes/{course}/responses.csv?quiz={quiz.slug}")
+    rows = list(csv.DictReader(io.StringIO(csv_page.get_data().decode("utf-8-sig"))))
+    ones = [
+        (row["choice"], row["replaced_at_utc"] != "") for row in rows if row["question"] == first.id
+    ]
+    assert ones == [(wrong_choice(first).id, True), (right_choice(first).id, False)]
+
+
+def test_moving_on_without_an_answer_saves_nothing_and_a_bad_one_is_refused(
+    app, client, quiz, held
+):
+    """Any button moves on with no answer given; an answer that is no choice is told so in
+    place and nothing is stored. Buttons name the previous, the next, a number or the summary."""
+    student = taking(app, client, quiz, held)
+    assert save(student, 1).location == student.question_url(2)
+    refused = save(student, 3, choice="not-a-choice")
+    assert refused.status_code == 400 and "Choose one answer." in text(refused)
+    assert stored(app, student.token)[1] == {}
+    assert save(student, 3, go="previous").location == student.question_url(2)
+    assert save(student, 3, go="5").location == student.question_url(5)
+    assert save(student, 8).location == student.results_url
+    for beyond in ("summary", "9", "0", "-1", "٣"):
+        assert save(student, 3, go=beyond).location == student.results_url, beyond
+
+
+def test_a_flag_shows_on_the_map_and_the_summary_until_it_is_taken_off(app, client, quiz, held):
+    """Question 2 flagged without an answer; question 1 answered: the map and the summary say
+    which is which, with a link back; unticking the flag takes it off."""
+    student = taking(app, client, quiz, held)
+    save(student, 1, choice=right_choice(quiz.questions[0]).id)
+    save(student, 2, flag="1")
+    page = text(client.get(student.question_url(3)))
+    assert 'aria-label="Question 1, answered"' in page
+    assert 'aria-label="Question 2, not answered, flagged"' in page
+    assert 'aria-label="Question 3, not answered" aria-current' not in page  # current is marked
+    assert 'aria-current="step" aria-label="Question 3, not answered"' in page
+    assert 'name="flag" value="1" checked' in text(client.get(student.question_url(2)))
+    summary = text(client.get(student.results_url))
+    assert "Summary of your attempt" in summary
+    assert 'Not answered<span class="flagged">, flagged</span>' in summary
+    assert f'href="{student.question_url(2)}"' in summary and "Finish attempt" in summary
+    save(student, 2)
+    assert ", flagged" not in text(client.get(student.results_url))
+    assert stored(app, student.token)[0].flagged is None
+
+
+def test_finishing_ends_changes(app, client, quiz, held):
+    """After "Finish attempt" an answer stays as it was and an unanswered question takes none."""
+    student = taking(app, client, quiz, held)
+    first = quiz.questions[0]
+    save(student, 1, choice=wrong_choice(first).id)
+    student.finish()
+    assert save(student, 1, choice=right_choice(first).id).status_code == 409
+    assert save(student, 2, choice=right_choice(quiz.questions[1]).id).status_code == 409
+    attempt, answers, replaced = stored(app, student.token)
+    assert answers[first.id].response == wrong_choice(first).id and replaced == []
+    assert attempt.answered == 1
+
+
+def test_the_time_limit_ends_changes(app, client, quiz, course, clock):
+    """Past the limit and its grace, a change is refused, nothing moves, and the attempt is
+    finished at its deadline."""
+    timed = assign(app, quiz, course, feedback=FeedbackWhen.AFTER_ATTEMPT, time_limit_minutes=2)
+    student = taking(app, client, quiz, timed)
+    first = quiz.questions[0]
+    save(student, 1, choice=wrong_choice(first).id)
+    clock.wait(timedelta(minutes=2) + ANSWER_GRACE + timedelta(seconds=1))
+    late = save(student, 1, choice=right_choice(first).id)
+    assert late.status_code == 409 and "Time is up" in text(late)
+    attempt, answers, replaced = stored(app, student.token)
+    assert answers[first.id].response == wrong_choice(first).id and replaced == []
+    assert attempt.finished_at is not None
+
+
+def test_answers_given_after_each_answer_stay_locked(app, client, quiz, course):
+    """With feedback after each answer nothing moves freely: no map, no flag, and the first
+    answer stands."""
+    plain = assign(app, quiz, course, time_limit_minutes=30)
+    student = taking(app, client, quiz, plain)
+    page = text(client.get(student.question_url(1)))
+    assert "Flag this question" not in page and 'class="question-map"' not in page
+    first = quiz.questions[0]
+    student.answer(1, wrong_choice(first).id)
+    student.answer(1, right_choice(first).id)
+    attempt, answers, replaced = stored(app, student.token)
+    assert not attempt.moves_freely and replaced == []
+    assert answers[first.id].response == wrong_choice(first).id
+
+
+def test_concurrent_changes_to_one_question_keep_the_last_consistently(app, quiz, course, held):
+    """Two tabs save different answers to one question at once: one answer stands, the other
+    is kept as replaced (or was never stored first), and the tally is the standing answer's."""
+    first = quiz.questions[0]
+    choices = [right_choice(first).id, wrong_choice(first).id]
+    for round_ in range(6):
+        browser = f"moving-browser-{round_:07d}"  # 22 characters, as the cookie holds
+        client = app.test_client()
+        student = taking(app, client, quiz, held, browser=browser)
+        student.csrf  # noqa: B018 - fetch the form token before the race
+        url = student.question_url(1)
+        statuses = race(app, client, student, browser, *[(url, {"choice": c}) for c in choices])
+        assert statuses == [303, 303]
+        attempt, answers, replaced = stored(app, student.token)
+        standing = answers[first.id].response
+        assert [r.response for r in replaced] == [c for c in choices if c != standing]
+        assert attempt.answered == 1
+        assert attempt.points == earned(1, answers[first.id].mark, answers[first.id].is_correct)
+
+
+def test_a_change_racing_the_finish_is_saved_before_it_or_refused(app, quiz, course, held):
+    """Released together, a change and "Finish attempt" leave the answer as it stood when the
+    finish went in: saved before it (and counted), or refused and told so."""
+    first = quiz.questions[0]
+    for round_ in range(6):
+        browser = f"finish-browser-{round_:07d}"
+        client = app.test_client()
+        student = taking(app, client, quiz, held, answers=[wrong_choice(first).id], browser=browser)
+        student.csrf  # noqa: B018 - fetch the form token before the race
+        finish, change = race(
+            app, client, student, browser,
+            (f"/attempts/{student.token}/finish", {}),
+            (student.question_url(1), {"choice": right_choice(first).id}),
+        )  # fmt: skip
+        attempt, answers, replaced = stored(app, student.token)
+        assert finish == 303 and attempt.finished_at is not None
+        now_standing = answers[first.id]
+        assert now_standing.answered_at <= attempt.finished_at
+        assert attempt.points == earned(1, now_standing.mark, now_standing.is_correct)
+        expected = (
+            (303, right_choice(first).id, 1) if replaced else (409, wrong_choice(first).id, 0)
+        )
+        assert (change, now_standing.response, len(replaced)) == expected
+
+
+def test_a_quiz_that_shuffles_asks_each_attempt_its_own_order(app, course):
+    """Six questions shuffled: each attempt keeps its own order, its pages number the questions
+    in it, and its review lists them in it."""
+    with app.app_context():
+        owner = db.session.scalars(db.select(Instructor)).one()
+        record = factories.owned_quiz(owner, "shuffled", questions=6)
+        drafts.save(record, lambda draft: draft.update(shuffle_questions=True), owner.id)
+        drafts.publish(record, owner.id)
+        recheck_bank()
+        quiz = current_bank().quizzes["shuffled"]
+    assert quiz.shuffle_questions
+    held = assign(app, quiz, course, feedback=FeedbackWhen.AFTER_ATTEMPT)
+    orders = set()
+    for n in range(8):
+        client = app.test_client()
+        student = taking(app, client, quiz, held, browser=f"shuffle-browser-{n:06d}")
+        order = stored(app, student.token)[0].question_order
+        assert sorted(order) == [q.id for q in quiz.questions]
+        orders.add(tuple(order))
+    prompts = {q.id: q.prompt for q in quiz.questions}
+    assert f'<legend class="prompt">{prompts[order[0]]}' in text(
+        client.get(student.question_url(1))
+    )
+    student.finish()
+    review = text(client.get(student.results_url))
+    places = [review.index(prompts[question_id]) for question_id in order]
+    assert places == sorted(places)
+    assert len(orders) > 1  # eight attempts in one order: a chance of one in 720**7
+
+
+def test_the_editor_sets_question_shuffling(app, client):
+    """The quiz's settings have the box; saved and published, the quiz shuffles."""
+    with app.app_context():
+        factories.instructor("author")
+    login(client, "author", "correct horse")
+    token = write_quiz(client, questions=("First?", "Second?"))
+    page = text(client.get(EDITOR))
+    assert "Shuffle the questions: each attempt asks them in an order of its own" in page
+    settings = {
+        "csrf_token": token,
+        "base": base_of(client.get(EDITOR)),
+        "title": "Photosynthesis",
+        "slug": "photosynthesis",
+        "description": "Plants.",
+        "shuffle_questions": "y",
+    }
+    assert client.post(EDITOR, data=settings).status_code == 303
+    assert publish(client, token).status_code == 303
+    with app.app_context():
+        recheck_bank()
+        assert current_bank().quizzes["photosynthesis"].shuffle_questions
+
+
+def test_every_question_answered_is_not_finished_until_the_student_says_so(
+    app, client, quiz, course, held
+):
+    """The class page and the gradebook list an attempt whose every question is answered as not
+    finished, scoreless, until "Finish attempt"."""
+    student = taking(app, client, quiz, held)
+    for number, question in enumerate(quiz.questions, 1):
+        save(student, number, choice=right_choice(question).id)
+    lecturer = app.test_client()
+    login(lecturer, "teacher", "correct horse")
+    page = f"/teach/classes/{course}?quiz={quiz.slug}"
+    gradebook = f"/teach/classes/{course}/gradebook.csv?quiz={quiz.slug}"
+    assert "Not finished" in text(lecturer.get(page))
+    assert "Ada,,,not finished," in lecturer.get(gradebook).get_data(as_text=True)
+    student.finish()
+    assert "Not finished" not in text(lecturer.get(page))
+    assert "Ada,,,finished,1,0,8,8," in lecturer.get(gradebook).get_data(as_text=True)
