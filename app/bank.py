@@ -9,6 +9,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import cache, cached_property, lru_cache
 from pathlib import Path
+from random import Random
 
 from jsonschema import Draft202012Validator
 
@@ -47,6 +48,14 @@ class BankError(Exception):
 
 
 @dataclass(frozen=True)
+class Pool:
+    """A named group of a quiz's questions, from which each attempt is asked `draw` at random."""
+
+    name: str
+    draw: int
+
+
+@dataclass(frozen=True)
 class Quiz:
     slug: str
     title: str
@@ -59,11 +68,45 @@ class Quiz:
     """The canonical JSON itself, stored with attempts so they can be shown again after edits."""
     shuffle_questions: bool = False
     """Whether each attempt asks the questions in an order of its own."""
+    pools: tuple[Pool, ...] = ()
+
+    @cached_property
+    def _asked(self) -> list[Question]:
+        """The questions one attempt is asked, as many from each pool as it draws: the first
+        of each pool stand for them all, as a pool's questions are worth the same."""
+        draws = {pool.name: pool.draw for pool in self.pools}
+        taken: Counter[str] = Counter()
+        asked = []
+        # An attempt's own quiz, its draw made (attempts.service.quiz_of), lists no pools.
+        for question in self.questions:
+            if question.pool in draws:
+                if taken[question.pool] == draws[question.pool]:
+                    continue
+                taken[question.pool] += 1
+            asked.append(question)
+        return asked
+
+    @property
+    def asked(self) -> int:
+        """How many questions one attempt is asked."""
+        return len(self._asked)
 
     @cached_property
     def out_of(self) -> float:
-        """The most an attempt can score: every question's points."""
-        return sum(question.points for question in self.questions)
+        """The most an attempt can score: the points of every question it is asked."""
+        return sum(question.points for question in self._asked)
+
+    def draw(self, rng: Random) -> list[str]:
+        """The ids of the questions one attempt is asked, in the quiz's order: each pool's
+        draw, at random, and every question in no pool."""
+        drawn = {
+            question_id
+            for pool in self.pools
+            for question_id in rng.sample(
+                [q.id for q in self.questions if q.pool == pool.name], pool.draw
+            )
+        }
+        return [q.id for q in self.questions if q.pool is None or q.id in drawn]
 
 
 @dataclass(frozen=True)
@@ -163,8 +206,9 @@ def problems(data, gaps_allowed: bool = False) -> list[str]:
         for path, count in _crowded(data)
     ]
     return (
-        unique + _duplicates(data) + _typed(data) + halves + controls + unfilled + unsaid + crowded
-    )
+        unique + _duplicates(data) + _pooled(data) + _typed(data) + halves + controls + unfilled
+        + unsaid + crowded
+    )  # fmt: skip
 
 
 def _typed(data) -> list[str]:
@@ -198,6 +242,7 @@ def build_quiz(data: dict) -> Quiz:
         description=data["description"],
         shuffle_choices=data.get("shuffle_choices", False),
         shuffle_questions=data.get("shuffle_questions", False),
+        pools=tuple(Pool(**pool) for pool in data.get("pools", ())),
         questions=tuple(
             TYPES[question.get("type", DEFAULT)].build(question) for question in data["questions"]
         ),
@@ -400,10 +445,56 @@ def _duplicates(data) -> list[str]:
     for q, quiz in enumerate(quizzes):
         questions = listed(quiz, "questions")
         found += repeats(["quizzes", q, "questions"], questions, "id", "question")
+        found += repeats(["quizzes", q, "pools"], listed(quiz, "pools"), "name", "pool")
         for n, question in enumerate(questions):
             choices = listed(question, "choices")
             found += repeats(["quizzes", q, "questions", n, "choices"], choices, "id", "choice")
     return found
+
+
+def _pooled(data) -> list[str]:
+    """What the schema cannot say of a quiz's pools: a question names a pool the quiz does not
+    list, a pool draws more questions than it has, or its questions are worth different points
+    (every draw must be worth the same)."""
+    found = []
+    quizzes = data.get("quizzes") if isinstance(data, dict) else None
+    for q, quiz in enumerate(quizzes if isinstance(quizzes, list) else []):
+        if not isinstance(quiz, dict):
+            continue
+        listed = quiz.get("pools")
+        pools = [p for p in listed if isinstance(p, dict)] if isinstance(listed, list) else []
+        questions = quiz.get("questions")
+        members: dict[str, list[int]] = {p["name"]: [] for p in pools if _has_name(p)}
+        for n, question in enumerate(questions if isinstance(questions, list) else []):
+            pool = question.get("pool") if isinstance(question, dict) else None
+            if not isinstance(pool, str):
+                continue
+            if pool not in members:
+                words = f'names the pool "{pool}", which the quiz\'s pools do not list'
+                found.append(_locate(["quizzes", q, "questions", n, "pool"], data, words))
+                continue
+            members[pool].append(n)
+        for i, pool in enumerate(pools):
+            mine = members.get(pool["name"], []) if _has_name(pool) else []
+            draw = pool.get("draw")
+            if isinstance(draw, int) and draw > len(mine):
+                have = plural(len(mine), "question names", "questions name")
+                words = f"draws {draw} questions, but {have} this pool"
+                found.append(_locate(["quizzes", q, "pools", i, "draw"], data, words))
+            if len({_points(questions[n]) for n in mine}) > 1:
+                words = ("has questions worth different points: give every question of a pool "
+                         "the same points, so that every draw is worth the same")  # fmt: skip
+                found.append(_locate(["quizzes", q, "pools", i], data, words))
+    return found
+
+
+def _has_name(pool: dict) -> bool:
+    return isinstance(pool.get("name"), str)
+
+
+def _points(question: dict):
+    points = question.get("points", 1)
+    return points if isinstance(points, int | float) else None
 
 
 def plural(count: int, one: str, many: str) -> str:

@@ -354,7 +354,8 @@ class Attempt(db.Model):
     browser: Mapped[str] = mapped_column(String(43), index=True)
     # Question id -> choice ids in the order shown, for quizzes that shuffle; None otherwise.
     choice_order: Mapped[dict[str, list[str]] | None] = mapped_column(JSON)
-    # Question ids in the order shown, for quizzes that shuffle their questions; None otherwise.
+    # The ids of the questions it asks, in the order asked, for quizzes that shuffle their
+    # questions or draw them from pools; None otherwise (every question, in the quiz's order).
     question_order: Mapped[list[str] | None] = mapped_column(JSON)
     # Fixed at the start: feedback waits until the end, so its student may move between
     # questions and change answers until they finish (Moodle's deferred feedback).

@@ -90,6 +90,8 @@ class AttemptRow:
     moves_freely: bool = False
     """Whether its answers could change until it was finished: every answer given does not
     end it."""
+    drawn: frozenset[str] | None = None
+    """The questions it drew from its quiz's pools, and those in none; None without pools."""
 
     @property
     def out_of(self) -> float:
@@ -104,7 +106,7 @@ class AttemptRow:
     @property
     def _every_answer(self) -> bool:
         """Every question answered in one pass, which ends the attempt at the last answer."""
-        return self.answered == len(self.quiz.questions) and not self.moves_freely
+        return self.answered == self.quiz.asked and not self.moves_freely
 
     @property
     def score(self) -> Score:
@@ -285,8 +287,8 @@ def answer_matrix(
     quiz: Quiz, attempts: list[AttemptRow], answers: Sequence[AnswerRow]
 ) -> tuple[stats.Matrix, dict[str, Counter]]:
     """The counted attempts' marks by question (1 right, 0 wrong or unanswered, a fraction for
-    partial credit), in the current quiz's order, and how many gave each response; answers of
-    other attempts are left out."""
+    partial credit, None where it was not asked), in the current quiz's order, and how many
+    gave each response; answers of other attempts are left out."""
     columns = {question.id: j for j, question in enumerate(quiz.questions)}
     # A counted attempt is finished: a question it was asked and left unanswered (the time ran
     # out, or "Finish attempt") scores 0 here as in its score. None stays for a question its
@@ -296,6 +298,12 @@ def answer_matrix(
         asked = {question.id for question in version.questions}
         blanks[version.version] = [0 if q.id in asked else None for q in quiz.questions]
     rows = {attempt.id: blanks[attempt.quiz.version].copy() for attempt in attempts}
+    for attempt in attempts:  # a question its draw left out was not asked either
+        if attempt.drawn is not None:
+            row = rows[attempt.id]
+            for j, question in enumerate(quiz.questions):
+                if question.id not in attempt.drawn:
+                    row[j] = None
     counts: dict[str, Counter] = {question.id: Counter() for question in quiz.questions}
     # Unpacked, not read by name: counting all attempts reads 100,000 answers here.
     for attempt_id, question_id, response, is_correct, mark in answers:
@@ -419,6 +427,7 @@ _FULL = db.select(
     Attempt.quiz_version_id,
     Attempt.finished_at,
     Attempt.moves_freely,
+    Attempt.question_order,
 )
 _ROSTER = db.select(
     RosterStudent.id, RosterStudent.name, RosterStudent.student_number, RosterStudent.removed_at
@@ -459,7 +468,7 @@ def _roster(
     """
     versions = _versions(quiz)
     listed = _listed(class_id)
-    sizes = {id_: len(version.questions) for id_, version in versions.items()}
+    sizes = {id_: version.asked for id_, version in versions.items()}
     out_of = {id_: version.out_of for id_, version in versions.items()}
     in_scope = _in_scope(versions, class_id)
     names: dict[str, str] = {key: student.name for key, student in listed.items()}
@@ -514,7 +523,9 @@ def _roster(
         )
 
     students = []
-    for id_, token, started, last, answered, points, version, ended, free in _rows(full).all():
+    for id_, token, started, last, answered, points, version, ended, free, order in _rows(
+        full
+    ).all():
         if id_ in shown:
             key = shown[id_]
             attempt = AttemptRow(
@@ -529,6 +540,7 @@ def _roster(
                 number=numbers[id_],
                 finished_at=ended or lapsed.get(id_),
                 moves_freely=free,
+                drawn=frozenset(order) if versions[version].pools else None,
             )
             students.append(row(key, attempt))
     waiting = [key for key, student in listed.items() if key not in mine and not student.removed]

@@ -79,7 +79,9 @@ def new_attempt(
         if quiz.shuffle_choices
         else None
     )
-    ids = [question.id for question in quiz.questions]
+    asked = quiz.draw(rng)
+    if quiz.shuffle_questions:
+        rng.shuffle(asked)
     started = now()
     return Attempt(
         quiz_version=version,
@@ -91,7 +93,7 @@ def new_attempt(
         assignment=assignment,
         roster_student=roster_student,
         choice_order=order,
-        question_order=rng.sample(ids, len(ids)) if quiz.shuffle_questions else None,
+        question_order=asked if quiz.shuffle_questions or quiz.pools else None,
         moves_freely=moves_freely,
         started_at=started,
         ends_at=started + timedelta(minutes=time_limit) if time_limit else None,
@@ -254,7 +256,7 @@ _BY_ROSTER_STUDENT = _IN_PROGRESS.where(
 
 def _can_go_on(rows, quizzes: list[Quiz]) -> list[Row]:
     """The rows whose attempt is at a current version of these quizzes and can still be answered."""
-    sizes = {(quiz.slug, quiz.version): len(quiz.questions) for quiz in quizzes}
+    sizes = {(quiz.slug, quiz.version): quiz.asked for quiz in quizzes}
     moment = now()
     return [
         row
@@ -551,9 +553,9 @@ def quiz_of(attempt: Attempt) -> Quiz:
         quiz = current
     else:
         quiz = quiz_from_snapshot(version.snapshot)
-    if attempt.question_order:
-        place = {question_id: n for n, question_id in enumerate(attempt.question_order)}
-        quiz = replace(quiz, questions=tuple(sorted(quiz.questions, key=lambda q: place[q.id])))
+    if attempt.question_order:  # its own order, or its own draw from the quiz's pools
+        by_id = {question.id: question for question in quiz.questions}
+        quiz = replace(quiz, questions=tuple(by_id[q] for q in attempt.question_order), pools=())
     corrected = {a.question_id: a.regraded_version for a in attempt.answers if a.regraded_at}
     if not corrected:
         return quiz

@@ -89,6 +89,36 @@ class NewQuizForm(FlaskForm):
         return self.slug.data or slugify(self.title.data)
 
 
+def pools_read(written: str) -> list[dict]:
+    """The quiz's pools from their lines ("Basics: 3"), as the bank's JSON holds them; a
+    ValidationError naming the line that is not one."""
+    pools = []
+    for number, line in enumerate(written.splitlines(), 1):
+        if not line.strip():
+            continue
+        name, colon, draw = line.rpartition(":")
+        name, draw = name.strip(), draw.strip()
+        if not colon or not name or not (draw.isascii() and draw.isdecimal()):
+            raise ValidationError(
+                f"Line {number}: write a pool's name, a colon and how many of its questions "
+                "each attempt draws, as in “Basics: 3”."
+            )
+        if not 1 <= int(draw) <= 500 or len(name) > 80:
+            raise ValidationError(
+                f"Line {number}: a pool's name has at most 80 characters, and it draws 1 to "
+                "500 questions."
+            )
+        if any(pool["name"] == name for pool in pools):
+            raise ValidationError(f"Line {number}: the pool “{name}” is listed twice.")
+        pools.append({"name": name, "draw": int(draw)})
+    return pools
+
+
+def pools_written(pools: list[dict]) -> str:
+    """The quiz's pools as their lines, the inverse of pools_read."""
+    return "\n".join(f"{pool['name']}: {pool['draw']}" for pool in pools)
+
+
 class SettingsForm(FlaskForm):
     base = HiddenField()
     title = NewQuizForm.title
@@ -100,6 +130,10 @@ class SettingsForm(FlaskForm):
     shuffle_questions = BooleanField(
         "Shuffle the questions: each attempt asks them in an order of its own"
     )
+    pools = TextAreaField("Pools (optional)", filters=[_stripped])
+
+    def validate_pools(self, field):
+        self.read_pools = pools_read(field.data or "")
     submit = SubmitField("Save settings")
 
 
@@ -195,6 +229,7 @@ class QuestionForm(FlaskForm):
     kind = HiddenField(default="single_choice")
     prompt = _text("Question", "Write the question.")
     points = StringField("Points for a full mark", filters=[_stripped], default="1")
+    pool = StringField("Pool (optional)", [Length(max=80)], filters=[_stripped])
     choices = FieldList(FormField(ChoiceRow), min_entries=2, max_entries=MOST_CHOICES)
     right = RadioField("Which choice is right", choices=[], validate_choice=False)
     scoring = RadioField(
@@ -404,6 +439,8 @@ class QuestionForm(FlaskForm):
         points = _number(self.points.data or "1", 0.01, 1000, "")
         if points != 1:
             question["points"] = points
+        if self.pool.data:
+            question["pool"] = self.pool.data
         if kind in TYPED:
             question.update(self._typed(kind))
         elif kind == "true_false":
@@ -538,6 +575,7 @@ def question_form_data(question: dict, kind: str | None = None) -> dict:
         "kind": question.get("type", kind or "single_choice"),
         "prompt": question.get("prompt", ""),
         "points": _decimal(question.get("points", 1)),
+        "pool": question.get("pool", ""),
         "choices": choices + [blank] * spare,
         "right": str(right) if right is not None else None,
         "scoring": question.get("scoring", "partial"),

@@ -15,7 +15,15 @@ from . import drafts
 from .access import SHARE_ROLES, allows, record_or_404, share_quiz, visible_records
 from .blueprint import bp, editable
 from .checklist import gaps
-from .forms import KINDS, NewQuizForm, QuestionForm, SettingsForm, ShareForm, question_form_data
+from .forms import (
+    KINDS,
+    NewQuizForm,
+    QuestionForm,
+    SettingsForm,
+    ShareForm,
+    pools_written,
+    question_form_data,
+)
 
 
 @bp.route("", methods=["GET", "POST"])
@@ -62,6 +70,7 @@ def _edit_page(
         settings = SettingsForm(
             data={
                 **drafts.settings_of(draft),
+                "pools": pools_written(draft.get("pools", [])),
                 "base": drafts.digest(drafts.settings_of(draft)),
             }
         )
@@ -100,15 +109,19 @@ def edit(slug):
             description=form.description.data,
             shuffle_choices=form.shuffle_choices.data,
             shuffle_questions=form.shuffle_questions.data,
+            pools=form.read_pools,
         )
+        if not draft["pools"]:
+            del draft["pools"]
 
     try:
         drafts.save(record, settle, current_user.id)
     except drafts.Conflict as conflict:
         form.base.data = drafts.digest(conflict.theirs)
+        theirs = conflict.theirs | {"pools": pools_written(conflict.theirs.get("pools", []))}
         conflict.theirs = {
             form[key].label.text: value
-            for key, value in conflict.theirs.items()
+            for key, value in theirs.items()
             if key in form and form[key].data != value
         }
         return _edit_page(record, form, conflict=conflict, status=409)

@@ -188,7 +188,7 @@ def unfinished_attempt(user: LtiUser, quiz: Quiz, class_id: int, link: str) -> A
             LtiAttempt.user_id == user.id,
             LtiAttempt.resource_link_id == link,
             Attempt.class_id == class_id,
-            (Attempt.answered < len(quiz.questions)) | Attempt.moves_freely,
+            (Attempt.answered < quiz.asked) | Attempt.moves_freely,
             Attempt.finished_at.is_(None),
             Attempt.voided_at.is_(None),
         )

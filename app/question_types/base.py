@@ -35,7 +35,9 @@ class Question:
     type: str = "single_choice"
     """The name its question type is registered under (app/question_types/__init__.py)."""
     points: float = 1
-    """What a full mark earns; the quiz's maximum is the sum over its questions."""
+    """What a full mark earns; the quiz's maximum is the sum over the questions it asks."""
+    pool: str | None = None
+    """The quiz's pool it belongs to, from which each attempt draws some; None: always asked."""
 
     def choice(self, choice_id: str) -> Choice | None:
         """The choice with this id, or None."""
@@ -51,6 +53,8 @@ def common_data(question: Question, own: dict) -> dict:
     data["prompt"] = question.prompt
     if question.points != 1:
         data["points"] = question.points
+    if question.pool:
+        data["pool"] = question.pool
     data |= own
     if question.explanation:
         data["explanation"] = question.explanation
@@ -70,6 +74,7 @@ def common(data: dict) -> dict:
         "references": tuple(Reference(**ref) for ref in data.get("references", ())),
         "evidence": data.get("evidence"),
         "points": data.get("points", 1),
+        "pool": data.get("pool"),
     }
 
 
