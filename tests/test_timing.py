@@ -31,13 +31,13 @@ def assign(app, quiz, class_id, **settings) -> int:
         return factories.assignment(db.session.get(Class, class_id), quiz, **settings).id
 
 
-def taking(app, client, quiz, assignment_id, answers=(), browser=BROWSER) -> Student:
+def taking(app, client, quiz, assignment_id, answers=(), browser=BROWSER, name="Ada") -> Student:
     """A student whose browser started an attempt under the assignment, with these answers."""
     with app.app_context():
         assignment = db.session.get(Assignment, assignment_id)
         token = factories.attempt(
             quiz,
-            "Ada",
+            name,
             answers=answers,
             class_id=assignment.class_id,
             browser=browser,
