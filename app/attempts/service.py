@@ -347,9 +347,12 @@ _TALLY = (
 _FINISH = (
     _ATTEMPTS.update()
     .where(_ATTEMPTS.c.id == bindparam("attempt"), _ATTEMPTS.c.finished_at.is_(None))
-    # Never before an answer saved while this statement waited for it.
-    .values(finished_at=case((_ATTEMPTS.c.last_answer_at > _MOMENT, _ATTEMPTS.c.last_answer_at),
-                             else_=_MOMENT))  # fmt: skip
+    .values(finished_at=_MOMENT)
+)
+# "Finish attempt" now: never before an answer saved while this statement waited for it.
+_FINISH_NOW = _FINISH.values(
+    finished_at=case((_ATTEMPTS.c.last_answer_at > _MOMENT, _ATTEMPTS.c.last_answer_at),
+                     else_=_MOMENT)  # fmt: skip
 )
 
 
@@ -502,7 +505,7 @@ def finish_attempt(attempt: Attempt, moment: datetime | None = None) -> bool:
     """Mark an attempt finished at this moment (by default now) unless it already was, in one
     conditional statement that a racing answer cannot slip past; whether this call finished it."""
     finished = db.session.connection().execute(
-        _FINISH, {"attempt": attempt.id, "moment": moment or now()}
+        _FINISH if moment else _FINISH_NOW, {"attempt": attempt.id, "moment": moment or now()}
     )
     if finished.rowcount == 1:
         grade_changed(attempt.id, "finished")
