@@ -362,6 +362,10 @@ class Attempt(db.Model):
     moves_freely: Mapped[bool] = mapped_column(default=False, server_default=false())
     # The question ids its student flagged to come back to before finishing.
     flagged: Mapped[list[str] | None] = mapped_column(JSON)
+    # The score an instructor set for it, in points, overriding its answers' marks, and why, as
+    # its student reads it; None while its answers make its score (teach/overrides.py).
+    score_override: Mapped[float | None] = mapped_column(Float)
+    override_comment: Mapped[str | None] = mapped_column(Text)
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=now)
     # Kept up to date by record_answer in each answer's own transaction, so that reports read
     # one row per attempt instead of counting its answers.
@@ -455,7 +459,17 @@ class Answer(db.Model):
     regraded_version_id: Mapped[int | None] = mapped_column(ForeignKey("quiz_versions.id"))
 
     attempt: Mapped[Attempt] = relationship(back_populates="answers")
+    # The mark an instructor gave it instead, 0 to 1, and why, as its student reads it; None
+    # while its own mark stands (teach/overrides.py).
+    override_mark: Mapped[float | None] = mapped_column(Float)
+    override_comment: Mapped[str | None] = mapped_column(Text)
+
     regraded_version: Mapped[QuizVersion | None] = relationship()
+
+    @property
+    def mark_given(self) -> float | None:
+        """The mark it earns: an instructor's override, else its own."""
+        return self.mark if self.override_mark is None else self.override_mark
 
 
 class ReplacedAnswer(db.Model):

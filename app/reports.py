@@ -453,8 +453,10 @@ def _listed(class_id: int | None) -> dict[str, Listed]:
     }
 
 
+# The mark an answer earns: an instructor's override, else its own.
+_MARK_GIVEN = func.coalesce(Answer.override_mark, Answer.mark).label("mark")
 _ANSWERS = db.select(
-    Answer.attempt_id, Answer.question_id, Answer.response, Answer.is_correct, Answer.mark
+    Answer.attempt_id, Answer.question_id, Answer.response, Answer.is_correct, _MARK_GIVEN
 )
 
 
@@ -580,10 +582,10 @@ def class_report(quiz: Quiz, class_id: int | None, counting: Counting) -> ClassR
     return ClassReport(**{f.name: getattr(roster, f.name) for f in fields(roster)}, answers=fetched)
 
 
-def _answer_columns(kind) -> tuple:
+def _answer_columns(kind, mark) -> tuple:
     """An answer's columns, of one that counts or one replaced, for the responses' union."""
     return (kind.attempt_id, kind.question_id, kind.response.label("response"), kind.is_correct,
-            kind.mark, kind.answered_at)  # fmt: skip
+            mark, kind.answered_at)  # fmt: skip
 
 
 def responses(quiz: Quiz, class_id: int | None) -> tuple[dict[int, Quiz], Iterator[tuple]]:
@@ -597,8 +599,10 @@ def responses(quiz: Quiz, class_id: int | None) -> tuple[dict[int, Quiz], Iterat
     """
     versions = _versions(quiz)
     given = union_all(  # the replaced first: the union's columns take their types from it
-        db.select(*_answer_columns(ReplacedAnswer), ReplacedAnswer.replaced_at),
-        db.select(*_answer_columns(Answer), null().label("replaced_at")),
+        db.select(
+            *_answer_columns(ReplacedAnswer, ReplacedAnswer.mark), ReplacedAnswer.replaced_at
+        ),
+        db.select(*_answer_columns(Answer, _MARK_GIVEN), null().label("replaced_at")),
     ).subquery()
 
     def numbered():

@@ -139,6 +139,10 @@ ACCESS = {
     "teach.void without a class":            "L L N N N N N D",
     "teach.restore":                         "L L N R D D D D",
     "teach.restore without a class":         "L L N N N N N D",
+    "teach.override":                        "L L N R D D D D",
+    "teach.override without a class":        "L L N N N N N D",
+    "teach.undo_override":                   "L L N R D D D D",
+    "teach.undo_override without a class":   "L L N N N N N D",
     "auth.logout":                           "L L D D D D D D",
     "auth.change_password":                  "L L P P P P P P",
     "lti.admin":                             "L L N N N N N P",
@@ -207,6 +211,14 @@ ACTIONS = {
     ),
     "teach.void": Action(REVIEW, form=lambda world: {"confirm": "yes"}),
     "teach.restore": Action(REVIEW, prepare=lambda world, defaults: world.void_attempts()),
+    "teach.override": Action(
+        REVIEW + "#score",
+        form=lambda world: {"points": "1", "comment": "Marked by hand."},
+        prepare=lambda world, defaults: world.finish_attempts(),
+    ),
+    "teach.undo_override": Action(
+        REVIEW + "#score", prepare=lambda world, defaults: world.finish_attempts(score_override=2)
+    ),
     "auth.logout": Action("/login"),
     "authoring.rearrange": Action(EDITOR + "#q-q1"),
     "authoring.publish": Action(EDITOR),
@@ -343,6 +355,14 @@ class World:
             for attempt in db.session.scalars(db.select(Attempt)):
                 attempt.voided_at = now()
                 attempt.seat = None
+            db.session.commit()
+
+    def finish_attempts(self, score_override=None):
+        """Finish both walked attempts, as their students would (only then are marks given),
+        with a score an instructor set, to undo."""
+        with self.app.app_context():
+            for attempt in db.session.scalars(db.select(Attempt)):
+                attempt.finished_at, attempt.score_override = now(), score_override
             db.session.commit()
 
 

@@ -592,6 +592,8 @@ class Progress:
     student moves freely, to its finish."""
     regraded: dict[str, datetime] = field(default_factory=dict)
     """Question id -> when its answer was marked again, after its key was corrected."""
+    overridden: dict[str, Answer] = field(default_factory=dict)
+    """Question id -> its answer, where an instructor gave it another mark."""
 
 
 def progress(attempt: Attempt, quiz: Quiz) -> Progress:
@@ -605,18 +607,21 @@ def progress(attempt: Attempt, quiz: Quiz) -> Progress:
             for question in quiz.questions
             if question.id in answers
         },
-        # The correctness stored at answer time, so the score never changes after the fact.
-        score=score(
+        # The marks stored, so the score changes only by a regrade or an instructor's override.
+        score=Score(attempt.score_override, quiz.out_of)
+        if attempt.score_override is not None
+        else score(
             [
-                earned(question.points, answers[question.id].mark, answers[question.id].is_correct)
+                earned(question.points, answers[q].mark_given, answers[q].is_correct)
                 for question in quiz.questions
-                if question.id in answers
+                if (q := question.id) in answers
             ],
             quiz.out_of,
         ),
         next_number=unanswered[0] if unanswered else None,
         time_taken=_time_taken(attempt, last if not unanswered else None),
         regraded={a.question_id: a.regraded_at for a in attempt.answers if a.regraded_at},
+        overridden={a.question_id: a for a in attempt.answers if a.override_mark is not None},
     )
 
 

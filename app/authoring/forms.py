@@ -47,10 +47,11 @@ SLUG_HINT = "Lower-case letters and digits, words joined by '-'."
 def _text(label: str, required: str | None = None, limit: int = MOST_CHARACTERS):
     checks = [Length(max=limit, message=f"Use at most {limit:,} characters.")]
     checks.insert(0, DataRequired(required) if required else Optional())
-    return TextAreaField(label, filters=[_stripped], validators=checks)
+    return TextAreaField(label, filters=[stripped], validators=checks)
 
 
-def _stripped(value):
+def stripped(value):
+    """A field's text without the spaces around it."""
     return value.strip() if isinstance(value, str) else value
 
 
@@ -61,7 +62,7 @@ def _slug(label: str, presence, **kwargs):
         Length(max=64, message="Use at most 64 characters."),
         Regexp(r"^[a-z0-9]+(-[a-z0-9]+)*\Z", message=SLUG_HINT),
     ]
-    return StringField(label, filters=[_stripped], validators=checks, **kwargs)
+    return StringField(label, filters=[stripped], validators=checks, **kwargs)
 
 
 class NewQuizForm(FlaskForm):
@@ -130,7 +131,7 @@ class SettingsForm(FlaskForm):
     shuffle_questions = BooleanField(
         "Shuffle the questions: each attempt asks them in an order of its own"
     )
-    pools = TextAreaField("Pools (optional)", filters=[_stripped])
+    pools = TextAreaField("Pools (optional)", filters=[stripped])
 
     def validate_pools(self, field):
         self.read_pools = pools_read(field.data or "")
@@ -160,7 +161,7 @@ class ChoiceRow(Form):
     id = HiddenField()
     text = _text("Choice")
     right = BooleanField("Right")
-    weight = StringField("Share of the points, in % (optional)", filters=[_stripped])
+    weight = StringField("Share of the points, in % (optional)", filters=[stripped])
     explanation = _text("Why it is right or wrong")
 
     def validate(self, extra_validators=None):
@@ -174,19 +175,19 @@ class ChoiceRow(Form):
 class AcceptedRow(Form):
     """One accepted answer of a typed question: what matches, its share, what it says."""
 
-    text = StringField("Answer", filters=[_stripped], validators=[Length(max=200)])
-    tolerance = StringField("Give or take (optional)", filters=[_stripped])
-    weight = StringField("Share of the points, in % (100 when left empty)", filters=[_stripped])
+    text = StringField("Answer", filters=[stripped], validators=[Length(max=200)])
+    tolerance = StringField("Give or take (optional)", filters=[stripped])
+    weight = StringField("Share of the points, in % (100 when left empty)", filters=[stripped])
     feedback = _text("Said to a student who gives it")
 
 
 class SourceRow(Form):
     title = StringField(
-        "Source title", filters=[_stripped], validators=[Optional(), Length(max=MOST_CHARACTERS)]
+        "Source title", filters=[stripped], validators=[Optional(), Length(max=MOST_CHARACTERS)]
     )
     url = StringField(
         "Address (https://)",
-        filters=[_stripped],
+        filters=[stripped],
         validators=[Optional(), Regexp(r"^https://\S+\Z", message="Give an https:// address.")],
     )
 
@@ -203,7 +204,7 @@ THOUSANDS = re.compile(r"[+-]?\d{1,3}(,\d{3})+")
 """1,000 or 12,345,678: a thousand in English, one in German, so the editor asks which."""
 
 
-def _number(text: str | None, low: float, high: float, wrong: str) -> float | None:
+def number_typed(text: str | None, low: float, high: float, wrong: str) -> float | None:
     """A number as people type it (a decimal comma too), within [low, high]; None when empty."""
     if not text:
         return None
@@ -228,8 +229,8 @@ class QuestionForm(FlaskForm):
     base = HiddenField()
     kind = HiddenField(default="single_choice")
     prompt = _text("Question", "Write the question.")
-    points = StringField("Points for a full mark", filters=[_stripped], default="1")
-    pool = StringField("Pool (optional)", [Length(max=80)], filters=[_stripped])
+    points = StringField("Points for a full mark", filters=[stripped], default="1")
+    pool = StringField("Pool (optional)", [Length(max=80)], filters=[stripped])
     choices = FieldList(FormField(ChoiceRow), min_entries=2, max_entries=MOST_CHOICES)
     right = RadioField("Which choice is right", choices=[], validate_choice=False)
     scoring = RadioField(
@@ -250,7 +251,7 @@ class QuestionForm(FlaskForm):
     answers = FieldList(FormField(AcceptedRow), min_entries=1, max_entries=MOST_CHOICES)
     units = StringField(
         "Units (optional)",
-        filters=[_stripped],
+        filters=[stripped],
         description="The base unit first, then others with how many make one of it: m, cm = 100",
     )
     case_sensitive = BooleanField("Capitals must match")
@@ -310,16 +311,16 @@ class QuestionForm(FlaskForm):
                 wrong = True
             for box, low, high, words in checks:
                 try:
-                    _number(box.data, low, high, words)
+                    number_typed(box.data, low, high, words)
                 except ValidationError as error:
                     box.errors.append(str(error))
                     wrong = True
-            weight = _number(entry.weight.data, 0, 100, "") if not entry.weight.errors else 0
+            weight = number_typed(entry.weight.data, 0, 100, "") if not entry.weight.errors else 0
             full = full or weight is None or weight == 100
             if entry.text.errors:
                 continue
             # The first answer that matches marks a reply: the same one again never would.
-            same = _number(entry.text.data, -1e300, 1e300, "") if numerical else (
+            same = number_typed(entry.text.data, -1e300, 1e300, "") if numerical else (
                 entry.text.data if self.case_sensitive.data else entry.text.data.casefold())
             if same in seen:
                 entry.text.errors.append(SAID_ABOVE)
@@ -375,7 +376,7 @@ class QuestionForm(FlaskForm):
         return [row for row in self.choices if row.form.text.data]
 
     def validate_points(self, field):
-        _number(field.data or "1", 0.01, 1000, "Give a number of points from 0.01 to 1000.")
+        number_typed(field.data or "1", 0.01, 1000, "Give a number of points from 0.01 to 1000.")
 
     def validate_choices(self, field):
         if not self.has_choices:
@@ -398,7 +399,7 @@ class QuestionForm(FlaskForm):
         found = []
         for row in self.choices:
             try:
-                _number(row.form.weight.data, -100, 100, "Give a percent from -100 to 100.")
+                number_typed(row.form.weight.data, -100, 100, "Give a percent from -100 to 100.")
             except ValidationError as error:
                 row.form.weight.errors.append(str(error))
                 found = ["A share of the points is not a percent from -100 to 100."]
@@ -436,7 +437,7 @@ class QuestionForm(FlaskForm):
         if kind != "single_choice":
             question["type"] = kind
         question["prompt"] = self.prompt.data
-        points = _number(self.points.data or "1", 0.01, 1000, "")
+        points = number_typed(self.points.data or "1", 0.01, 1000, "")
         if points != 1:
             question["points"] = points
         if self.pool.data:
@@ -474,12 +475,12 @@ class QuestionForm(FlaskForm):
             if not entry.text.data:
                 continue
             if kind == "numerical":
-                answer: dict = {"value": _number(entry.text.data, -1e300, 1e300, "")}
-                if tolerance := _number(entry.tolerance.data, 0, 1e300, ""):
+                answer: dict = {"value": number_typed(entry.text.data, -1e300, 1e300, "")}
+                if tolerance := number_typed(entry.tolerance.data, 0, 1e300, ""):
                     answer["tolerance"] = tolerance
             else:
                 answer = {"text": entry.text.data}
-            weight = _number(entry.weight.data, 0, 100, "")
+            weight = number_typed(entry.weight.data, 0, 100, "")
             if weight is not None and weight != 100:
                 answer["fraction"] = weight / 100
             if entry.feedback.data:
@@ -502,7 +503,7 @@ class QuestionForm(FlaskForm):
             used.add(choice_id)
             correct = n == right if right is not None else row.form.right.data
             choice = {"id": choice_id, "text": row.form.text.data, "correct": correct}
-            weight = _number(row.form.weight.data, -100, 100, "") if right is None else None
+            weight = number_typed(row.form.weight.data, -100, 100, "") if right is None else None
             if weight is not None:
                 choice["fraction"] = weight / 100
             if row.form.explanation.data:
@@ -517,7 +518,7 @@ def _units(written: str) -> list[dict]:
     for part in filter(None, (part.strip() for part in written.split(","))):
         name, _, many = (bit.strip() for bit in part.partition("="))
         wrong = f"“{many}” is not a number above 0: write units as m, cm = 100."
-        multiplier = _number(many, 1e-300, 1e300, wrong) if many else 1
+        multiplier = number_typed(many, 1e-300, 1e300, wrong) if many else 1
         if not re.fullmatch(r"[^\s\d.,+-][^\d]{0,19}", name):
             raise ValidationError(
                 f"“{name}” cannot be a unit: a unit begins with a letter or a symbol, has no "

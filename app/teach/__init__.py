@@ -4,7 +4,16 @@ quiz previews and downloads."""
 from flask import Flask
 
 # Each page module adds its routes to the blueprint as it is imported.
-from . import assignments, exceptions, manage, quizzes, regrades, roster, views  # noqa: F401
+from . import (  # noqa: F401
+    assignments,
+    exceptions,
+    manage,
+    overrides,
+    quizzes,
+    regrades,
+    roster,
+    views,
+)
 from .blueprint import bp
 
 

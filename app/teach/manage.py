@@ -164,7 +164,7 @@ def delete_class(class_id):
     return redirect(url_for(".dashboard"), 303)
 
 
-def _attempt_to_change(token: str) -> Attempt:
+def managed_attempt(token: str) -> Attempt:
     """An attempt the logged-in instructor may void or restore: a manager of its class, or an
     admin for attempts without a class."""
     attempt = attempt_or_404(token)
@@ -179,7 +179,7 @@ def _attempt_to_change(token: str) -> Attempt:
 def void(token):
     """Take a junk attempt or an accidental retake out of the class's numbers, once the
     instructor has confirmed it: the first press asks, as removing and deleting do."""
-    attempt = _attempt_to_change(token)
+    attempt = managed_attempt(token)
     if attempt.voided_at is None and request.form.get("confirm") != "yes":
         return render_template("teach/confirm_void.html", attempt=attempt)
     if attempt.voided_at is None:
@@ -192,7 +192,7 @@ def void(token):
 @bp.post("/attempts/<token>/restore")
 def restore(token):
     """Count a voided attempt again, if its student has an attempt left to hold it."""
-    attempt = _attempt_to_change(token)
+    attempt = managed_attempt(token)
     if attempt.voided_at is not None:
         name = attempt.student_name
         if not restore_attempt(attempt):

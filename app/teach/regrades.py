@@ -86,7 +86,8 @@ def corrections(class_id: int, quiz: Quiz) -> list[Corrected]:
     class's answers to it were given under, with the scores a regrade would change."""
     # Voided attempts count for nothing: one restored later is listed then.
     rows = db.session.execute(
-        db.select(Answer, Attempt.id, Attempt.student_name, Attempt.points, QuizVersion)
+        db.select(Answer, Attempt.id, Attempt.student_name, Attempt.points, QuizVersion,
+                  Attempt.score_override.is_not(None))  # fmt: skip
         .join(Attempt, Attempt.id == Answer.attempt_id)
         .join(QuizVersion, QuizVersion.id == Attempt.quiz_version_id)
         .where(Attempt.class_id == class_id, QuizVersion.slug == quiz.slug,
@@ -95,7 +96,7 @@ def corrections(class_id: int, quiz: Quiz) -> list[Corrected]:
     ).all()
     olds: dict[int, Quiz] = {}
     by_question: dict[str, list] = {}
-    for answer, attempt_id, name, points, version in rows:
+    for answer, attempt_id, name, points, version, score_set in rows:
         # Marked by the version that regraded it, if any: a key changed back is regraded back.
         if answer.regraded_version_id is not None:
             version = db.session.get(QuizVersion, answer.regraded_version_id)
@@ -103,12 +104,12 @@ def corrections(class_id: int, quiz: Quiz) -> list[Corrected]:
             continue
         old = olds.setdefault(version.id, quiz_from_snapshot(version.snapshot))
         by_question.setdefault(answer.question_id, []).append(
-            (answer, attempt_id, name, points, old)
+            (answer, attempt_id, name, points, score_set, old)
         )
     found = []
     for number, question in enumerate(quiz.questions, 1):
         given = [row for row in by_question.get(question.id, [])
-                 if marking(_question(row[4], question.id)) != marking(question)]  # fmt: skip
+                 if marking(_question(row[-1], question.id)) != marking(question)]  # fmt: skip
         if given:
             found.append(_corrected(number, question, given))
     return found
@@ -132,11 +133,13 @@ def _corrected(number: int, question: Question, given: list) -> Corrected:
         elif {c.id for c in before.choices} != {c.id for c in question.choices}:
             refused = "Its choices changed: an answer given to the old ones means nothing now."
     changes = []
-    for answer, attempt_id, name, points, old_quiz in given:
+    for answer, attempt_id, name, points, score_set, old_quiz in given:
         feedback = grade(question, answer.response)
         mark = feedback.mark if feedback else 0.0
         old = earned(question.points, answer.mark, answer.is_correct)
         new = earned(question.points, mark, mark >= 1)
+        if score_set or answer.override_mark is not None:
+            new = old  # an instructor's override stands: the score it gave does not move
         changes.append(Change(
             answer.id, answer.regraded_version_id, attempt_id, name, mark, mark >= 1,
             points, points - old + new, old_quiz.out_of,

@@ -1,7 +1,8 @@
-"""Moving between questions: whether an attempt lets its student move freely and change
-answers until they finish, the order it shows its questions in, the questions flagged to come
-back to, and every answer a change replaced. Only added, so the release before keeps serving
-(docs/deploy.md §7).
+"""Exams: whether an attempt lets its student move between questions and change answers until
+they finish, the questions it asks in their order (shuffled, or drawn from pools), the ones
+flagged to come back to, and every answer a change replaced; an instructor's override of one
+answer's mark or one attempt's score, with the comment the student reads. Only added, so the
+release before keeps serving (docs/deploy.md §7).
 
 Revision ID: 3e8a6c2f1d57
 Revises: 7c3f1b9d2e48
@@ -26,6 +27,11 @@ def upgrade():
         )
         table.add_column(sa.Column("question_order", sa.JSON()))
         table.add_column(sa.Column("flagged", sa.JSON()))
+        table.add_column(sa.Column("score_override", sa.Float()))
+        table.add_column(sa.Column("override_comment", sa.Text()))
+    with op.batch_alter_table("answers") as table:
+        table.add_column(sa.Column("override_mark", sa.Float()))
+        table.add_column(sa.Column("override_comment", sa.Text()))
     op.create_table(
         "replaced_answers",
         sa.Column("id", sa.Integer(), primary_key=True),
@@ -48,7 +54,12 @@ def upgrade():
 def downgrade():
     op.drop_index("ix_replaced_answers_attempt_id", "replaced_answers")
     op.drop_table("replaced_answers")
+    with op.batch_alter_table("answers") as table:
+        table.drop_column("override_comment")
+        table.drop_column("override_mark")
     with op.batch_alter_table("attempts") as table:
+        table.drop_column("override_comment")
+        table.drop_column("score_override")
         table.drop_column("flagged")
         table.drop_column("question_order")
         table.drop_column("moves_freely")
