@@ -7,7 +7,7 @@ import pytest
 
 from app import signals
 from app.extensions import db
-from app.models import Answer, Attempt, Class
+from app.models import Answer, Attempt, Class, Instructor, QuizRecord
 
 from helpers import Student, csrf_token, login, text
 
@@ -132,3 +132,21 @@ def test_an_attempt_still_being_answered_or_an_unanswered_question_is_not_overri
     going = send(lecturer, student.token, points="1")
     assert going.status_code == 409 and "still being answered" in text(going)
     assert sent == []
+
+
+def test_a_regrade_leaves_a_mark_given_by_hand(app, finished):
+    """Question 1's key corrected after the lecturer marked Ada's answer by hand: the regrade
+    marks it again for its review, but the mark the lecturer gave, and the score, stand."""
+    lecturer, ada, _ = finished
+    send(lecturer, ada.token, question="q1", points="0.25")
+    with app.app_context():
+        teacher = db.session.scalars(db.select(Instructor).filter_by(username="teacher")).one()
+        record = db.session.scalars(db.select(QuizRecord).filter_by(slug=SLUG)).one()
+        factories.correct_first_key(record, teacher)
+        class_id = db.session.scalars(db.select(Class.id)).one()
+    url = f"/teach/classes/{class_id}/quizzes/{SLUG}/regrade"
+    token = csrf_token(lecturer.get(url).get_data(as_text=True))
+    assert lecturer.post(url, data={"csrf_token": token, "question": "q1"}).status_code == 303
+    points, answers, _ = stored(app, ada.token)
+    assert answers["q1"].regraded_at is not None and answers["q1"].mark == 1
+    assert points == 1.25 and answers["q1"].override_mark == 0.25
