@@ -139,6 +139,8 @@ ACCESS = {
     "teach.void without a class":            "L L N N N N N D",
     "teach.restore":                         "L L N R D D D D",
     "teach.restore without a class":         "L L N N N N N D",
+    "teach.marks":                           "L L N R P P P P",
+    "teach.marks without a class":           "L L N N N N N P",
     "teach.override":                        "L L N R D D D D",
     "teach.override without a class":        "L L N N N N N D",
     "teach.undo_override":                   "L L N R D D D D",
@@ -212,12 +214,13 @@ ACTIONS = {
     "teach.void": Action(REVIEW, form=lambda world: {"confirm": "yes"}),
     "teach.restore": Action(REVIEW, prepare=lambda world, defaults: world.void_attempts()),
     "teach.override": Action(
-        REVIEW + "#score",
+        REVIEW + "/marks#score",
         form=lambda world: {"points": "1", "comment": "Marked by hand."},
         prepare=lambda world, defaults: world.finish_attempts(),
     ),
     "teach.undo_override": Action(
-        REVIEW + "#score", prepare=lambda world, defaults: world.finish_attempts(score_override=2)
+        REVIEW + "/marks#score",
+        prepare=lambda world, defaults: world.finish_attempts(score_override=2),
     ),
     "auth.logout": Action("/login"),
     "authoring.rearrange": Action(EDITOR + "#q-q1"),

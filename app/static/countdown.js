@@ -26,13 +26,13 @@ if (clock) {
   // At 0:00 the server refuses answers (after a few seconds' grace for ones already on their
   // way): a button that still looks ready would only lead to that refusal.
   const stopAnswers = () => {
-    const save = document.querySelector(".answer-form button");
-    if (!save || save.disabled) return;
-    save.disabled = true;
+    const buttons = [...document.querySelectorAll(".answer-form button")];
+    if (!buttons.length || buttons[0].disabled) return;
+    for (const button of buttons) button.disabled = true;
     const note = document.createElement("p");
     note.className = "hint";
     note.textContent = "Time is up, so no more answers can be saved.";
-    save.after(note);
+    buttons[0].after(note);
   };
 
   const tick = () => {

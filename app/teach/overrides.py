@@ -2,22 +2,21 @@
 attempt another score, with a comment its student reads in their review, and may undo it. Each
 change is audit-logged, and the grade goes to the LMS again through the outbox, as a regrade's."""
 
-from flask import abort, flash, redirect, url_for
+from flask import abort, flash, redirect, render_template, url_for
 from flask_wtf import FlaskForm
 from wtforms import HiddenField, StringField, TextAreaField
 from wtforms.validators import Length, ValidationError
 
-from ..attempts.service import finish_attempt, grade_changed, quiz_of, standing
+from ..attempts.service import finish_attempt, grade_changed, progress, quiz_of, standing
 from ..audit import audit
 from ..authoring.forms import number_typed, stripped
 from ..bank import Quiz
 from ..extensions import db
 from ..grading import earned, in_points
 from ..models import Answer, Attempt
-from ..question_types import Question
+from ..question_types import Question, type_of
 from .blueprint import bp
 from .manage import managed_attempt
-from .views import review_page
 
 
 class OverrideForm(FlaskForm):
@@ -43,6 +42,31 @@ class OverrideForm(FlaskForm):
         if points is None:
             self.points.errors = [words]
         return points
+
+
+@bp.get("/attempts/<token>/marks")
+def marks(token):
+    """The attempt's answers with the marks the key gave them, each with the form that gives
+    another, and the whole score's."""
+    attempt = managed_attempt(token)
+    return marks_page(attempt, quiz_of(attempt))
+
+
+def marks_page(attempt: Attempt, quiz: Quiz, sent: OverrideForm | None = None):
+    """The marks page; with a form sent back with what is wrong with it, beside its field."""
+    answers = {answer.question_id: answer for answer in attempt.answers}
+    page = render_template(
+        "teach/marks.html",
+        attempt=attempt,
+        quiz=quiz,
+        state=standing(attempt, quiz),
+        progress=progress(attempt, quiz),
+        answers=answers,
+        said={q.id: type_of(q).describe(q, answers[q.id].response)
+              for q in quiz.questions if q.id in answers},  # fmt: skip
+        sent=sent,
+    )
+    return page, 400 if sent else 200
 
 
 def _finished(token: str) -> tuple[Attempt, Quiz]:
@@ -98,7 +122,7 @@ def override(token):
         answer, number, most = None, None, quiz.out_of
     points = form.checked(most) if form.validate() else None
     if points is None:
-        return review_page(attempt, override_form=form, status=400)
+        return marks_page(attempt, quiz, sent=form)
     if answer is not None:
         answer.override_mark, answer.override_comment = points / most, form.comment.data or None
         said = f"question {number} marked {in_points(points)} of {in_points(most)}"
@@ -134,6 +158,5 @@ def undo_override(token):
 
 
 def _back(token: str, number: int | None) -> str:
-    """The review, at the question changed or at the score."""
-    anchor = f"review-{number}" if number else "score"
-    return url_for(".attempt_review", token=token, _anchor=anchor)
+    """The marks page, at the question changed or at the score."""
+    return url_for(".marks", token=token, _anchor=f"mark-{number}" if number else "score")

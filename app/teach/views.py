@@ -242,15 +242,10 @@ def set_open(class_id, is_open):
 @bp.get("/attempts/<token>")
 def attempt_review(token):
     """One student's attempt, answers in the order they were shown."""
-    return review_page(attempt_or_404(token))
-
-
-def review_page(attempt: Attempt, override_form=None, status: int = 200):
-    """The attempt's review for its instructors; with an override form sent back with what is
-    wrong with it, beside the question or score it was about."""
+    attempt = attempt_or_404(token)
     class_ = _scope(attempt.class_id)
     quiz = quiz_of(attempt)
-    page = render_template(
+    return render_template(
         "teach/attempt.html",
         class_=class_,
         may_change=may(role_in(class_), Role.MANAGE) and not class_.archived_at if class_ else True,
@@ -260,9 +255,7 @@ def review_page(attempt: Attempt, override_form=None, status: int = 200):
         state=standing(attempt, quiz),
         choices={question.id: shown_choices(attempt, question) for question in quiz.questions},
         retired=quiz.slug not in current_bank().quizzes,
-        sent=override_form,
     )
-    return page, status
 
 
 def _download(class_: Class | None, quiz: Quiz, kind: str, table: exports.Table):

@@ -81,7 +81,9 @@ def graded_pages(browser, base, viewport, size, quiz, class_id, signing_in) -> N
     student.get_by_role("button", name=f"I am {name}").click()
     for question in quiz.questions:
         student.get_by_role("radio", name=right_choice(question).text, exact=True).check()
-        student.get_by_role("button", name="Save answer").click()
+        student.get_by_role("button", name="Save and next").click()
+    student.screenshot(path=OUT / f"summary-{size}.png")
+    student.get_by_role("button", name="Finish attempt").first.click()
     student.screenshot(path=OUT / f"results-held-{size}.png")
     teacher = browser.new_context(viewport=viewport, base_url=base).new_page()
     teacher.goto("/login")

@@ -87,10 +87,16 @@ def save_answers(page: Page, quiz, numbers, right: set[int]) -> None:
         wrong = next(c for c in question.choices if not c.correct)
         choice = right_choice(question) if number in right else wrong
         page.get_by_role("radio", name=choice.text, exact=True).check()
-        page.get_by_role("button", name="Save answer").click()
+        page.get_by_role("button", name="Save and next").click()
         saved = page.get_by_text(f"Your answer to question {number} is saved.")
         expect(saved).to_be_visible()
         expect(page.get_by_text(re.compile(r"\b(Correct|Incorrect)\b"))).to_have_count(0)
+
+
+def finish(page: Page) -> None:
+    """Press "Finish attempt" on the summary the last question leads to."""
+    expect(page.get_by_role("heading", name="Summary of your attempt")).to_be_visible()
+    page.get_by_role("button", name="Finish attempt").first.click()
 
 
 def expect_held_results(page: Page, answered: int) -> None:
@@ -150,8 +156,10 @@ def test_a_timed_one_attempt_quiz_graded_after_the_close(browser, story, quiz):
     expect(alan.get_by_text(re.compile(r"This attempt ends at"))).to_be_visible()
 
     save_answers(ada, quiz, range(1, 9), right={1, 2, 3, 4, 5, 6})
+    finish(ada)
     expect_held_results(ada, answered=8)
     save_answers(grace, quiz, range(1, 9), right=set(range(1, 9)))
+    finish(grace)
     expect_held_results(grace, answered=8)
     fits_a_phone(grace)
 
@@ -171,7 +179,7 @@ def test_a_timed_one_attempt_quiz_graded_after_the_close(browser, story, quiz):
     students = teacher.get_by_role("region", name="Students")
     expect(students.get_by_role("row", name=re.compile("Alan Turing"))).to_contain_text("1/8")
     alan.get_by_role("radio", name=right_choice(quiz.questions[2]).text, exact=True).check()
-    alan.get_by_role("button", name="Save answer").click()
+    alan.get_by_role("button", name="Save and next").click()
     expect(alan.get_by_role("heading", name="Time is up")).to_be_visible()
     expect(alan.get_by_text("so this answer was not saved")).to_be_visible()
     alan.get_by_role("link", name="See results").click()
