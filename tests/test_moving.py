@@ -120,7 +120,7 @@ def test_a_flag_shows_on_the_map_and_the_summary_until_it_is_taken_off(app, clie
     assert 'name="flag" value="1" checked' in text(client.get(student.question_url(2)))
     summary = text(client.get(student.results_url))
     assert "Summary of your attempt" in summary
-    assert 'Not answered<span class="flagged">, flagged</span>' in summary
+    assert "Not answered, <strong>flagged</strong>" in summary
     assert f'href="{student.question_url(2)}"' in summary and "Finish attempt" in summary
     save(student, 2)
     assert ", flagged" not in text(client.get(student.results_url))
