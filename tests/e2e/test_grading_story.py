@@ -87,7 +87,8 @@ def save_answers(page: Page, quiz, numbers, right: set[int]) -> None:
         wrong = next(c for c in question.choices if not c.correct)
         choice = right_choice(question) if number in right else wrong
         page.get_by_role("radio", name=choice.text, exact=True).check()
-        page.get_by_role("button", name="Save and next").click()
+        last = number == len(quiz.questions)
+        page.get_by_role("button", name="Save and see summary" if last else "Save and next").click()
         saved = page.get_by_text(f"Your answer to question {number} is saved.")
         expect(saved).to_be_visible()
         expect(page.get_by_text(re.compile(r"\b(Correct|Incorrect)\b"))).to_have_count(0)
