@@ -394,15 +394,24 @@ def store_answers(
     return moved.rowcount
 
 
+def _answering_now(attempt: Attempt) -> datetime | None:
+    """Now, while the attempt takes answers; None once it is over, finishing it at its deadline
+    if that has passed, scored on what was answered."""
+    moment = now()
+    deadline = answer_deadline(attempt)
+    if policy.may_answer(moment, utc(attempt.finished_at), deadline):
+        return moment
+    if deadline is not None and moment > deadline:
+        finish_attempt(attempt, deadline)
+    return None
+
+
 def record_answer(attempt: Attempt, feedback: Feedback) -> bool:
     """Store and lock an answer while the attempt may still be answered; if the question was
     answered meanwhile, the first answer stands. False when the attempt was over: finished, or
     past its deadline, in which case it is finished now and scored on what was answered."""
-    moment = now()
-    deadline = answer_deadline(attempt)
-    if not policy.may_answer(moment, utc(attempt.finished_at), deadline):
-        if deadline is not None and moment > deadline:
-            finish_attempt(attempt, deadline)
+    moment = _answering_now(attempt)
+    if moment is None:
         return False
     questions = len(quiz_of(attempt).questions)
     answered = attempt.answered  # read before the tally moves it
@@ -443,11 +452,8 @@ def save_freely(
     """Save the answer (if any) of a student who moves between questions, replacing the one
     before, which is kept with when it was replaced, and whether the question is flagged; False
     when the attempt was over, as record_answer."""
-    moment = now()
-    deadline = answer_deadline(attempt)
-    if not policy.may_answer(moment, utc(attempt.finished_at), deadline):
-        if deadline is not None and moment > deadline:
-            finish_attempt(attempt, deadline)
+    moment = _answering_now(attempt)
+    if moment is None:
         return False
     held = db.session.execute(_HOLD, {"attempt": attempt.id}).first()
     if held is None:

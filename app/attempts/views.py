@@ -191,10 +191,7 @@ def question(token, number):
     if request.method == "POST" and answer:
         return redirect(here, 303)  # answered already: the first answer stands
     if answer is None and (stopped := _answers_stopped(attempt)):
-        # No form to fill in that could not be saved; an answer sent anyway is refused.
-        posted = request.method == "POST"
-        page = render_template("quiz/stopped.html", attempt=attempt, reason=stopped, posted=posted)
-        return page, 409 if posted else 200
+        return _stopped(attempt, stopped)
     if answer is None and state.finished:
         if request.method == "POST":
             if state.deadline is not None and attempt.finished_at is None:
@@ -243,16 +240,11 @@ def question(token, number):
     return page, (_status(form) if form else 200)
 
 
-GO_TO_SUMMARY = "summary"
-
-
 def _moving(attempt: Attempt, quiz, number: int, question, choices, answer, state: Standing):
     """A question of an attempt whose student moves freely: answered, changed or left blank,
     flagged or not, then on to the question or summary the button pressed names."""
     if stopped := _answers_stopped(attempt):
-        posted = request.method == "POST"
-        page = render_template("quiz/stopped.html", attempt=attempt, reason=stopped, posted=posted)
-        return page, 409 if posted else 200
+        return _stopped(attempt, stopped)
     kind = type_of(question)
     flagged = set(attempt.flagged or ())
     if request.method == "POST":
@@ -299,6 +291,13 @@ def _destination(token: str, number: int, questions: int) -> str:
     if target is None or not 1 <= target <= questions:
         return url_for(".results", token=token)
     return url_for(".question", token=token, number=target)
+
+
+def _stopped(attempt: Attempt, reason: str):
+    """No form to fill in that could not be saved; an answer sent anyway is refused."""
+    posted = request.method == "POST"
+    page = render_template("quiz/stopped.html", attempt=attempt, reason=reason, posted=posted)
+    return page, 409 if posted else 200
 
 
 def _answers_stopped(attempt: Attempt) -> str | None:
