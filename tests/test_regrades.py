@@ -9,6 +9,7 @@ import pytest
 from app import signals
 from app.authoring import drafts
 from app.extensions import db
+from app.lti.models import LtiAttempt, LtiPlatform, LtiScore, LtiUser
 from app.models import Answer, Attempt
 from app.served import current_bank, recheck_bank
 
@@ -178,3 +179,42 @@ def test_a_regrade_worked_out_before_another_one_changes_nothing_twice(app, corr
         monkeypatch.setattr(regrades, "corrections", lambda *_: stale)
         assert regrades.regrade(class_id, corrected_quiz, "q1") == []
     assert points(app) == {"Ada": 2, "Ben": 1}
+
+
+def test_a_regrade_of_three_students_queues_each_new_grade_for_the_lms_once(app):
+    """Three launched students whose answer to question 1 the corrected key marks otherwise:
+    one regrade queues one new grade each in the LMS outbox, with the new score; a second
+    press queues nothing."""
+    with app.app_context():
+        teacher = factories.instructor("teacher")
+        class_id = factories.class_(teacher).id
+        record = factories.owned_quiz(teacher, SLUG)
+        quiz = current_bank().quizzes[SLUG]
+        platform = LtiPlatform(issuer="https://lms.example", client_id="tool", name="LMS",
+                               auth_login_url="https://lms.example/auth",
+                               auth_token_url="https://lms.example/token",
+                               key_set_url="https://lms.example/jwks")  # fmt: skip
+        db.session.add(platform)
+        db.session.flush()
+        for n, (name, first) in enumerate((("Ada", "b"), ("Ben", "a"), ("Cy", "b"))):
+            attempt = factories.attempt(quiz, name, answers=[first, "a"], class_id=class_id)
+            user = LtiUser(platform_id=platform.id, sub=f"user-{n}", name=name)
+            db.session.add(user)
+            db.session.flush()
+            db.session.add(LtiAttempt(attempt_id=attempt.id, user_id=user.id, resource_link_id="l",
+                                      line_item_url=f"https://lms.example/items/{n}"))  # fmt: skip
+        db.session.commit()
+        factories.correct_first_key(record, teacher)
+    teacher_client = app.test_client()
+    login(teacher_client, "teacher", "correct horse")
+    url = f"/teach/classes/{class_id}/quizzes/{SLUG}/regrade"
+    token = csrf_token(teacher_client.get(url).get_data(as_text=True))
+    for _ in range(2):
+        assert teacher_client.post(url, data={"csrf_token": token, "question": "q1"}).location
+    with app.app_context():
+        queued = db.session.scalars(
+            db.select(LtiScore).where(LtiScore.occasion.like("regraded%"))
+        ).all()
+        given = {score.line_item_url: score.payload["scoreGiven"] for score in queued}
+    assert given == {"https://lms.example/items/0": 2, "https://lms.example/items/1": 1,
+                     "https://lms.example/items/2": 2}  # fmt: skip
