@@ -17,11 +17,12 @@ from app.attempts.policy import ANSWER_GRACE
 from app.authoring import drafts
 from app.extensions import db
 from app.grading import earned
-from app.models import Answer, Attempt, FeedbackWhen, Instructor, ReplacedAnswer
+from app.models import Answer, Assignment, Attempt, FeedbackWhen, Instructor, ReplacedAnswer
 from app.question_types import right_choice
 from app.served import current_bank, recheck_bank
+from app.zones import utc
 
-from helpers import login, text, wrong_choice
+from helpers import Student, login, shown, text, wrong_choice
 
 pytestmark = pytest.mark.postgres
 
@@ -285,3 +286,64 @@ def test_every_question_answered_is_not_finished_until_the_student_says_so(
     student.finish()
     assert "Not finished" not in text(lecturer.get(page))
     assert "Ada,,,finished,1,0,8,8," in lecturer.get(gradebook).get_data(as_text=True)
+
+
+def test_a_rule_changed_to_each_answer_mid_exam_shows_nothing_until_the_finish(
+    app, client, quiz, held
+):
+    """The lecturer switches the assignment to feedback after each answer while Ada may still
+    change her answers: her pages, and her results link, keep the key until she finishes."""
+    student = taking(app, client, quiz, held)
+    first = quiz.questions[0]
+    save(student, 1, choice=wrong_choice(first).id)
+    with app.app_context():
+        db.session.get(Assignment, held).feedback = FeedbackWhen.EACH_ANSWER.value
+        db.session.commit()
+    right = shown(right_choice(first).text)
+    for page in (text(client.get(student.results_url)), text(client.get(student.question_url(1)))):
+        assert "Incorrect" not in page and right not in page.split("<legend")[0]
+    assert "Finish attempt" in text(client.get(student.results_url))
+    assert app.test_client().get(student.results_url).status_code == 403
+    student.finish()
+    assert "Incorrect." in text(client.get(student.results_url))
+
+
+def test_a_finish_pressed_after_the_time_ran_out_ends_the_attempt_at_its_deadline(
+    app, client, quiz, course, clock
+):
+    """Three hours late, "Finish attempt" stamps the deadline, not the press: the time taken is
+    the limit and its grace."""
+    timed = assign(app, quiz, course, feedback=FeedbackWhen.AFTER_ATTEMPT, time_limit_minutes=10)
+    student = taking(app, client, quiz, timed)
+    save(student, 1, choice=right_choice(quiz.questions[0]).id)
+    clock.wait(timedelta(hours=3))
+    student.finish()
+    attempt = stored(app, student.token)[0]
+    assert utc(attempt.finished_at) == utc(attempt.ends_at) + ANSWER_GRACE
+
+
+def test_a_question_number_too_long_to_read_leads_to_the_summary(app, client, quiz, held):
+    student = taking(app, client, quiz, held)
+    sent = save(student, 1, go="9" * 5000, choice=right_choice(quiz.questions[0]).id)
+    assert sent.status_code == 303 and sent.location == student.results_url
+
+
+def test_no_second_attempt_starts_while_the_first_can_still_change(app, quiz, course):
+    """With two attempts allowed, finishing a second to read the key and then changing the
+    first is refused at the start: the summary offers no retake, and one asked for anyway is
+    refused with the reason; once the first is finished, the second starts."""
+    twice = assign(app, quiz, course, feedback=FeedbackWhen.AFTER_ATTEMPT, attempts_allowed=2)
+    with app.app_context():
+        code = db.session.get(Assignment, twice).class_.join_code
+    student = Student(app.test_client())
+    assert student.start(name="Eve", class_code=code).status_code == 303
+    save(student, 1, choice=wrong_choice(quiz.questions[0]).id)
+    assert "Retake quiz" not in text(student.client.get(student.results_url))
+    refused = student.post(f"/attempts/{student.token}/retake")
+    assert refused.status_code == 403 and "Your attempt is still open" in text(refused)
+    again = student.start(name="Eve", class_code=code)
+    assert again.status_code == 403 and "Finish your attempt" in text(again)
+    with app.app_context():
+        assert db.session.scalar(db.select(db.func.count()).select_from(Attempt)) == 1
+    student.finish()
+    assert student.post(f"/attempts/{student.token}/retake").status_code == 303

@@ -8,6 +8,8 @@ import pytest
 from app import signals
 from app.extensions import db
 from app.models import Answer, Attempt, Class, Instructor, QuizRecord
+from app.served import current_bank
+from app.teach import regrades
 
 from helpers import Student, csrf_token, login, text
 
@@ -154,3 +156,30 @@ def test_a_regrade_leaves_a_mark_given_by_hand(app, finished):
     points, answers, _ = stored(app, ada.token)
     assert answers["q1"].regraded_at is not None and answers["q1"].mark == 1
     assert points == 1.25 and answers["q1"].override_mark == 0.25
+
+
+def test_an_undo_with_nothing_to_undo_changes_nothing_and_tells_no_one(app, finished, caplog):
+    lecturer, ada, sent = finished
+    undone = send(lecturer, ada.token, path="override/undo", question="q1")
+    assert undone.status_code == 303
+    assert "Nothing changed" in text(lecturer.get(undone.location))
+    assert sent == [] and "restored" not in caplog.text
+
+
+def test_a_score_set_while_a_regrade_was_worked_out_stands(app, finished, monkeypatch):
+    """The regrade read Ada's score before a co-manager set it by hand: its write counts the
+    score afresh under her attempt's hold, so the score set by hand stands everywhere."""
+    lecturer, ada, _ = finished
+    with app.app_context():
+        teacher = db.session.scalars(db.select(Instructor).filter_by(username="teacher")).one()
+        record = db.session.scalars(db.select(QuizRecord).filter_by(slug=SLUG)).one()
+        factories.correct_first_key(record, teacher)
+        class_id = db.session.scalars(db.select(Class.id)).one()
+        stale = regrades.corrections(class_id, current_bank().quizzes[SLUG])
+    monkeypatch.setattr(regrades, "corrections", lambda *_: stale)
+    send(lecturer, ada.token, points="0", comment="Copied.")
+    url = f"/teach/classes/{class_id}/quizzes/{SLUG}/regrade"
+    token = csrf_token(lecturer.get(url).get_data(as_text=True))
+    assert lecturer.post(url, data={"csrf_token": token, "question": "q1"}).status_code == 303
+    points, answers, attempt = stored(app, ada.token)
+    assert answers["q1"].regraded_at is not None and attempt.score_override == 0 and points == 0

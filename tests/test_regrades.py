@@ -12,6 +12,7 @@ from app.extensions import db
 from app.lti.models import LtiAttempt, LtiPlatform, LtiScore, LtiUser
 from app.models import Answer, Attempt
 from app.served import current_bank, recheck_bank
+from app.teach import regrades
 
 from helpers import csrf_token, login, text
 
@@ -218,3 +219,27 @@ def test_a_regrade_of_three_students_queues_each_new_grade_for_the_lms_once(app)
         given = {score.line_item_url: score.payload["scoreGiven"] for score in queued}
     assert given == {"https://lms.example/items/0": 2, "https://lms.example/items/1": 1,
                      "https://lms.example/items/2": 2}  # fmt: skip
+
+
+def test_an_answer_changed_while_a_regrade_was_worked_out_is_left_for_the_next(
+    app, corrected, monkeypatch
+):
+    """The regrade read Ada's answer b; before it wrote, she (still moving through her exam)
+    changed it to a. It marks nothing of hers, and her score stays what her answers earn."""
+    teacher, url = corrected
+    with app.app_context():
+        class_id = db.session.scalars(db.select(Attempt.class_id)).first()
+        stale = regrades.corrections(class_id, current_bank().quizzes[SLUG])
+        ada = db.session.scalars(db.select(Attempt).filter_by(student_name="Ada")).one()
+        mine = next(a for a in ada.answers if a.question_id == "q1")
+        mine.response, mine.mark, mine.is_correct = "a", 1.0, True
+        ada.points = 2
+        db.session.commit()
+    monkeypatch.setattr(regrades, "corrections", lambda *_: stale)
+    token = csrf_token(teacher.get(url).get_data(as_text=True))
+    assert teacher.post(url, data={"csrf_token": token, "question": "q1"}).status_code == 303
+    with app.app_context():
+        ada = db.session.scalars(db.select(Attempt).filter_by(student_name="Ada")).one()
+        mine = next(a for a in ada.answers if a.question_id == "q1")
+        assert (mine.response, mine.regraded_at, ada.points) == ("a", None, 2)
+    assert points(app) == {"Ada": 2, "Ben": 1}

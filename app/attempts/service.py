@@ -198,6 +198,24 @@ def exceptions_of_student(key: str, assignment_ids: list[int]) -> dict[int, Acco
     return {exception.assignment_id: exception for exception in found}
 
 
+def changing_elsewhere(assignment: Assignment, key: str) -> bool:
+    """Whether the student (by key, merged or not) has an attempt under the assignment whose
+    answers can still change: while one can, another of theirs must not start, finish and show
+    them the key to change it by."""
+    keys = {key, merged_key(assignment.class_id, key)}
+    ends = db.session.scalars(
+        db.select(Attempt.ends_at).where(
+            Attempt.assignment_id == assignment.id,
+            Attempt.student_key.in_(keys),
+            Attempt.moves_freely,
+            Attempt.finished_at.is_(None),
+            Attempt.voided_at.is_(None),
+        )
+    ).all()
+    rules, moment = rules_of(assignment, key), now()
+    return any(policy.may_answer(moment, None, rules.answer_deadline(utc(end))) for end in ends)
+
+
 def rules_of(assignment: Assignment | None, key: str) -> policy.Rules:
     """The rules in force for one student (by key) under an assignment, their exception's
     included."""
@@ -436,14 +454,15 @@ def record_answer(attempt: Attempt, feedback: Feedback) -> bool:
 
 
 # Changes nothing, but locks the attempt's row (PostgreSQL) or the database (SQLite) for the
-# rest of the transaction, so that one attempt's saves run one after another, and reads its
-# flags as they are then; matches no row once it is finished.
-_HOLD = (
+# rest of the transaction, so that changes to one attempt run one after another.
+_HOLD_ANY = (
     _ATTEMPTS.update()
-    .where(_ATTEMPTS.c.id == bindparam("attempt"), _ATTEMPTS.c.finished_at.is_(None))
+    .where(_ATTEMPTS.c.id == bindparam("attempt"))
     .values(answered=_ATTEMPTS.c.answered)
-    .returning(_ATTEMPTS.c.flagged)
 )
+# A save's hold, which reads its flags as they are then; it matches no row once the attempt is
+# finished.
+_HOLD = _HOLD_ANY.where(_ATTEMPTS.c.finished_at.is_(None)).returning(_ATTEMPTS.c.flagged)
 
 
 def save_freely(
@@ -507,9 +526,40 @@ def _replace_answer(
     return added, feedback.points - lost
 
 
+def hold(attempt_id: int) -> bool:
+    """Lock the attempt's row until the commit, so that no other change to it runs between;
+    whether it exists."""
+    return db.session.execute(_HOLD_ANY, {"attempt": attempt_id}).rowcount == 1
+
+
+def rescore(attempt_id: int) -> bool:
+    """Hold the attempt's row and set its points afresh, uncommitted: the score an instructor
+    set, else what its answers' marks earn (theirs where they gave one); whether they changed.
+    Read under the hold, so a save, a regrade or another override in between is counted."""
+    hold(attempt_id)
+    attempt = db.session.scalars(
+        db.select(Attempt).filter_by(id=attempt_id).execution_options(populate_existing=True)
+    ).one()
+    db.session.scalars(
+        db.select(Answer).filter_by(attempt_id=attempt_id).execution_options(populate_existing=True)
+    ).all()
+    db.session.expire(attempt, ["answers"])
+    points = attempt.score_override
+    if points is None:
+        worth = {question.id: question.points for question in quiz_of(attempt).questions}
+        points = sum(earned(worth[a.question_id], a.mark_given, a.is_correct)
+                     for a in attempt.answers if a.question_id in worth)  # fmt: skip
+    changed = points != attempt.points
+    attempt.points = points
+    return changed
+
+
 def finish_attempt(attempt: Attempt, moment: datetime | None = None) -> bool:
-    """Mark an attempt finished at this moment (by default now) unless it already was, in one
-    conditional statement that a racing answer cannot slip past; whether this call finished it."""
+    """Mark an attempt finished at this moment (by default now, or its deadline once that has
+    passed) unless it already was, in one conditional statement that a racing answer cannot slip
+    past; whether this call finished it."""
+    if moment is None and (deadline := answer_deadline(attempt)) is not None and now() > deadline:
+        moment = deadline  # nobody finished it in time: its time ran out
     finished = db.session.connection().execute(
         _FINISH if moment else _FINISH_NOW, {"attempt": attempt.id, "moment": moment or now()}
     )
@@ -688,11 +738,14 @@ def standing(attempt: Attempt, quiz: Quiz) -> Standing:
     deadline = rules.answer_deadline(ends_at)
     free = attempt.moves_freely
     finished = policy.attempt_finished(moment, finished_at, answered, questions, deadline, free)
-    shown = rules.feedback_visible(finished, moment)
+    # Answers that may still change show nothing, even if the rule became "after each answer".
+    early = free and not finished
+    shown = rules.feedback_visible(finished, moment) and not early
     # Another assignment's hold on the key outranks this attempt's own rule. Asked whatever the
     # rule, so that every page costs the same query, on the quiz's index.
     held = answers_held_back(quiz.slug, besides=attempt.assignment_id)
     held_elsewhere = held and shown
+    own = rules.shows(moment, held_elsewhere=held)
     return Standing(
         deadline=deadline,
         ending=policy.how_it_ended(
@@ -701,10 +754,11 @@ def standing(attempt: Attempt, quiz: Quiz) -> Standing:
         finished=finished,
         feedback_opens_at=rules.feedback_opens_at,
         feedback_shown=shown and not held_elsewhere,
-        shows=rules.shows(moment, held_elsewhere=held),
+        shows=policy.Shows.AT_FINISH if early and own is policy.Shows.EACH_ANSWER else own,
         held_elsewhere=held_elsewhere,
-        open_to_anyone=not held_elsewhere and rules.review_open_to_anyone(finished, moment),
-        finishable=ends_at is not None or rules.feedback != FeedbackWhen.EACH_ANSWER,
+        open_to_anyone=not (held_elsewhere or early)
+        and rules.review_open_to_anyone(finished, moment),
+        finishable=ends_at is not None or rules.feedback != FeedbackWhen.EACH_ANSWER or free,
         seconds_left=None if ends_at is None else _seconds(ends_at - moment),
         seconds_to_deadline=None if deadline is None else _seconds(deadline - moment),
         closes_first=closes_at if closes_at and ends_at and closes_at < ends_at else None,

@@ -18,6 +18,7 @@ from .browser import browser_id, sign_in_as, this_browser
 from .service import (
     NoAttemptsLeft,
     attempts_of_student,
+    changing_elsewhere,
     rules_of,
     start_attempt,
     unfinished_attempts,
@@ -68,6 +69,7 @@ def find_class(code: str) -> Class | None:
 NEEDS_CLASS_CODE = "Enter your class code: this quiz is being taken as an assignment."
 NOT_ASSIGNED = "not assigned"
 NO_ATTEMPTS_LEFT = "no attempts left"
+STILL_OPEN = "still open"
 
 
 def opening_refusal(class_: Class, slug: str) -> str | None:
@@ -145,6 +147,8 @@ def start_in_class(
     assignment, refusal = assignment_for(class_, quiz.slug, key)
     if refusal:
         return refused_page(refusal, quiz, class_, assignment, roster_student, key)
+    if assignment is not None and changing_elsewhere(assignment, key):
+        return refused_page(STILL_OPEN, quiz, class_, assignment, roster_student, key)
     try:
         attempt = start_attempt(
             quiz,

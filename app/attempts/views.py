@@ -286,7 +286,7 @@ def _destination(token: str, number: int, questions: int) -> str:
     summary (after the last question too)."""
     go = request.form.get("go", "next")
     target = {"previous": number - 1, "next": number + 1}.get(go)
-    if target is None and go.isdecimal() and go.isascii():
+    if target is None and go.isdecimal() and go.isascii() and len(go) <= 3:
         target = int(go)
     if target is None or not 1 <= target <= questions:
         return url_for(".results", token=token)

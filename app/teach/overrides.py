@@ -7,12 +7,19 @@ from flask_wtf import FlaskForm
 from wtforms import HiddenField, StringField, TextAreaField
 from wtforms.validators import Length, ValidationError
 
-from ..attempts.service import finish_attempt, grade_changed, progress, quiz_of, standing
+from ..attempts.service import (
+    finish_attempt,
+    grade_changed,
+    progress,
+    quiz_of,
+    rescore,
+    standing,
+)
 from ..audit import audit
 from ..authoring.forms import number_typed, stripped
 from ..bank import Quiz
 from ..extensions import db
-from ..grading import earned, in_points
+from ..grading import in_points
 from ..models import Answer, Attempt
 from ..question_types import Question, type_of
 from .blueprint import bp
@@ -94,22 +101,6 @@ def _answer_to(attempt: Attempt, quiz: Quiz, question_id: str) -> tuple[Question
     abort(404, description="This attempt has no answer to that question.")
 
 
-def rescore(attempt: Attempt, quiz: Quiz) -> None:
-    """Set the attempt's points from its overrides and its answers' marks, uncommitted, with
-    its row held against another change until the commit."""
-    db.session.execute(
-        db.update(Attempt).where(Attempt.id == attempt.id).values(answered=Attempt.answered)
-    )
-    db.session.refresh(attempt)
-    worth = {question.id: question.points for question in quiz.questions}
-    points = attempt.score_override
-    if points is None:
-        points = sum(earned(worth[a.question_id], a.mark_given, a.is_correct)
-                     for a in attempt.answers if a.question_id in worth)  # fmt: skip
-    attempt.points = points
-    grade_changed(attempt.id, "overridden")
-
-
 @bp.post("/attempts/<token>/override")
 def override(token):
     """Give one answer another mark, or the attempt another score, with a comment."""
@@ -123,18 +114,17 @@ def override(token):
     points = form.checked(most) if form.validate() else None
     if points is None:
         return marks_page(attempt, quiz, sent=form)
+    given = (points / most, form.comment.data or None)
     if answer is not None:
-        answer.override_mark, answer.override_comment = points / most, form.comment.data or None
+        was = (answer.override_mark, answer.override_comment)
+        answer.override_mark, answer.override_comment = given
         said = f"question {number} marked {in_points(points)} of {in_points(most)}"
     else:
-        attempt.score_override = points
-        attempt.override_comment = form.comment.data or None
+        given = (points, form.comment.data or None)
+        was = (attempt.score_override, attempt.override_comment)
+        attempt.score_override, attempt.override_comment = given
         said = f"score set to {in_points(points)} of {in_points(most)}"
-    rescore(attempt, quiz)
-    db.session.commit()
-    audit(f"attempt {attempt.id} of {attempt.student_name!r}: {said}")
-    flash(f"Saved: {said}. The student reads it in their review.")
-    return redirect(_back(token, number), 303)
+    return _changed(attempt, token, number, was != given, said, "Saved")
 
 
 @bp.post("/attempts/<token>/override/undo")
@@ -144,16 +134,31 @@ def undo_override(token):
     question_id = OverrideForm().question.data
     if question_id:
         _, answer, number = _answer_to(attempt, quiz, question_id)
+        given = answer.override_mark is not None
         answer.override_mark = answer.override_comment = None
         said = f"question {number}'s own mark restored"
     else:
-        number = None
+        number, given = None, attempt.score_override is not None
         attempt.score_override = attempt.override_comment = None
         said = "score from its answers restored"
-    rescore(attempt, quiz)
+    return _changed(attempt, token, number, given, said, "Undone")
+
+
+def _changed(attempt: Attempt, token: str, number: int | None, changed: bool, said: str,
+             done: str):  # fmt: skip
+    """Commit an override or its undo, where it changed anything: the score counted afresh, the
+    audit log, and the LMS told of a new grade; then back to the marks page."""
+    if not changed:
+        db.session.rollback()
+        flash("Nothing changed: that is what it was already.")
+        return redirect(_back(token, number), 303)
+    attempt_id, name = attempt.id, attempt.student_name
+    if rescore(attempt_id):
+        grade_changed(attempt_id, "overridden")
     db.session.commit()
-    audit(f"attempt {attempt.id} of {attempt.student_name!r}: {said}")
-    flash(f"Undone: {said}.")
+    audit(f"attempt {attempt_id} of {name!r}: {said}")
+    told = " The student reads it in their review." if done == "Saved" else ""
+    flash(f"{done}: {said}.{told}")
     return redirect(_back(token, number), 303)
 
 

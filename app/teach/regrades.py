@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from flask import abort, flash, redirect, render_template, request, url_for
 
-from ..attempts.service import grade_changed, record_version
+from ..attempts.service import grade_changed, hold, record_version, rescore
 from ..audit import audit
 from ..auth import class_or_404
 from ..bank import Quiz, quiz_from_snapshot
@@ -45,6 +45,8 @@ class Change:
     answer_id: int
     was: int | None
     """The version that marked it when the change was worked out (None: its attempt's own)."""
+    response: str
+    """The answer as it was when the change was worked out."""
     attempt_id: int
     student: str
     mark: float
@@ -141,41 +143,40 @@ def _corrected(number: int, question: Question, given: list) -> Corrected:
         if score_set or answer.override_mark is not None:
             new = old  # an instructor's override stands: the score it gave does not move
         changes.append(Change(
-            answer.id, answer.regraded_version_id, attempt_id, name, mark, mark >= 1,
-            points, points - old + new, old_quiz.out_of,
+            answer.id, answer.regraded_version_id, answer.response, attempt_id, name, mark,
+            mark >= 1, points, points - old + new, old_quiz.out_of,
         ))  # fmt: skip
     return Corrected(number, question, len(given), changes, refused)
 
 
 def regrade(class_id: int, quiz: Quiz, question_id: str) -> list[Change]:
     """Mark the class's answers to one question again by its corrected version, in one
-    transaction: each answer once, however many regrades race, its attempt's score moved by
-    the difference, and its grade sent to the LMS again."""
+    transaction: each answer once, however many regrades race, and only as it was read (a
+    student still changing answers may have changed it since); its attempt's score counted
+    afresh, and its grade sent to the LMS again where that changed it."""
     found = next((c for c in corrections(class_id, quiz) if c.question.id == question_id), None)
     if found is None or found.refused:
         return []
     version, moment, done = record_version(quiz), now(), []
     for change in found.marked:
-        # Only as it was read: another regrade since (this one again, in another tab, or
-        # another version's) leaves it, so no difference is added twice.
+        # Only as it was read, under its attempt's hold: another regrade since (this one again,
+        # in another tab, or another version's) or the student's own change leaves it.
+        hold(change.attempt_id)
         marked = db.session.execute(
             db.update(Answer)
             .where(Answer.id == change.answer_id,
-                   Answer.regraded_version_id.is_not_distinct_from(change.was))  # fmt: skip
+                   Answer.regraded_version_id.is_not_distinct_from(change.was),
+                   Answer.response == change.response)  # fmt: skip
             .values(mark=change.mark, is_correct=change.correct, regraded_at=moment,
                     regraded_version_id=version.id)  # fmt: skip
+            .execution_options(synchronize_session=False)
         )
-        if marked.rowcount != 1:  # another regrade marked it first
+        if marked.rowcount != 1:  # marked or changed meanwhile
             continue
         done.append(change)
-        if change.after == change.before:
-            continue  # its review shows the corrected key; its score and grade stay
-        db.session.execute(
-            db.update(Attempt)
-            .where(Attempt.id == change.attempt_id)
-            .values(points=Attempt.points + (change.after - change.before))
-        )
-        grade_changed(change.attempt_id, "regraded")
+        # Counted afresh, not moved by the difference: a score set by hand stays as it is.
+        if rescore(change.attempt_id):
+            grade_changed(change.attempt_id, "regraded")
     db.session.commit()
     return done
 
