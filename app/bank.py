@@ -479,11 +479,13 @@ def _pooled(data) -> list[str]:
             draw = pool.get("draw")
             if isinstance(draw, int) and draw > len(mine):
                 have = plural(len(mine), "question names", "questions name")
-                words = f"draws {draw} questions, but {have} this pool"
+                named = f'the pool "{pool["name"]}"' if _has_name(pool) else "the pool"
+                words = f"{named} draws {draw} questions, but {have} it"
                 found.append(_locate(["quizzes", q, "pools", i, "draw"], data, words))
             if len({_points(questions[n]) for n in mine}) > 1:
-                words = ("has questions worth different points: give every question of a pool "
-                         "the same points, so that every draw is worth the same")  # fmt: skip
+                words = (f'the pool "{pool["name"]}" has questions worth different points: give '
+                         "every question of a pool the same points, so that every draw is worth "
+                         "the same")  # fmt: skip
                 found.append(_locate(["quizzes", q, "pools", i], data, words))
     return found
 

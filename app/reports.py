@@ -453,10 +453,9 @@ def _listed(class_id: int | None) -> dict[str, Listed]:
     }
 
 
-# The mark an answer earns: an instructor's override, else its own.
-_MARK_GIVEN = func.coalesce(Answer.override_mark, Answer.mark).label("mark")
+# The key's marks, not an instructor's by hand: statistics say how the question did.
 _ANSWERS = db.select(
-    Answer.attempt_id, Answer.question_id, Answer.response, Answer.is_correct, _MARK_GIVEN
+    Answer.attempt_id, Answer.question_id, Answer.response, Answer.is_correct, Answer.mark
 )
 
 
@@ -582,10 +581,10 @@ def class_report(quiz: Quiz, class_id: int | None, counting: Counting) -> ClassR
     return ClassReport(**{f.name: getattr(roster, f.name) for f in fields(roster)}, answers=fetched)
 
 
-def _answer_columns(kind, mark) -> tuple:
+def _answer_columns(kind) -> tuple:
     """An answer's columns, of one that counts or one replaced, for the responses' union."""
     return (kind.attempt_id, kind.question_id, kind.response.label("response"), kind.is_correct,
-            mark, kind.answered_at)  # fmt: skip
+            kind.mark, kind.answered_at)  # fmt: skip
 
 
 def responses(quiz: Quiz, class_id: int | None) -> tuple[dict[int, Quiz], Iterator[tuple]]:
@@ -593,16 +592,17 @@ def responses(quiz: Quiz, class_id: int | None) -> tuple[dict[int, Quiz], Iterat
     those that count, and those their student changed before finishing.
 
     Each row: student, their roster id or email, attempt number, version id, question, choice,
-    correct?, mark, answered at, replaced at (None for an answer that counts).
+    correct?, the key's mark, answered at, replaced at (None for an answer that counts), the mark
+    and comment an instructor gave it by hand (None without).
     The query runs when the rows are first read: a streamed download reads them after its
     view has returned and the view's database session has closed.
     """
     versions = _versions(quiz)
     given = union_all(  # the replaced first: the union's columns take their types from it
-        db.select(
-            *_answer_columns(ReplacedAnswer, ReplacedAnswer.mark), ReplacedAnswer.replaced_at
-        ),
-        db.select(*_answer_columns(Answer, _MARK_GIVEN), null().label("replaced_at")),
+        db.select(*_answer_columns(ReplacedAnswer), ReplacedAnswer.replaced_at,
+                  null().label("override_mark"), null().label("override_comment")),
+        db.select(*_answer_columns(Answer), null().label("replaced_at"), Answer.override_mark,
+                  Answer.override_comment),  # fmt: skip
     ).subquery()
 
     def numbered():
@@ -621,6 +621,8 @@ def responses(quiz: Quiz, class_id: int | None) -> tuple[dict[int, Quiz], Iterat
                 given.c.mark,
                 given.c.answered_at,
                 given.c.replaced_at,
+                given.c.override_mark,
+                given.c.override_comment,
             )
             # Attempts without answers still take their number, as on the class page.
             .outerjoin(given, given.c.attempt_id == Attempt.id)

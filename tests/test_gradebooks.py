@@ -140,9 +140,9 @@ def test_responses_say_whose_answer_by_id_and_when_as_a_date(course):
     teacher, base = course
     header, *rows = table(teacher.get(f"{base}/responses.csv"))
     assert header[:4] == ["student", "student_id", "email", "class"]
-    assert header[-2:] == ["answered_at_utc", "replaced_at_utc"]
+    assert header[-4:] == ["answered_at_utc", "replaced_at_utc", "mark_by_hand", "comment_by_hand"]
     ids = {(row[0], row[1], row[2]) for row in rows}
     assert ids == {
         ("Dana Diaz", '="007"', ""), ("Eli Okafor", "", "eli@school.example"), ("Gil Gray", "", ""),
     }  # fmt: skip
-    assert all(re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", row[-2]) for row in rows)
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", row[-4]) for row in rows)

@@ -2,6 +2,9 @@
 attempt another score, with a comment the student reads in their review; undone as easily;
 audit-logged; the grade goes to the LMS again; a refused one says why beside its field."""
 
+import csv
+import io
+
 import factories
 import pytest
 
@@ -72,12 +75,23 @@ def test_an_answer_marked_again_by_hand_counts_says_why_and_can_be_undone(app, f
     assert "Marked by your instructor: 0.5 of 1 point" in review
     assert "Right idea, wrong unit." in review
     assert "question 1 marked 0.5 of 1" in caplog.text and sent == ["overridden"]
-    review = text(lecturer.get(f"/teach/attempts/{token}"))
-    assert "Marked by an instructor: 0.5 of 1 point" in review
+    lecturer_review = text(lecturer.get(f"/teach/attempts/{token}"))
+    assert "Marked by an instructor: 0.5 of 1 point" in lecturer_review
     marks = text(lecturer.get(done.location))
     assert "the key gives 0 of 1; marked by hand 0.5." in marks
     assert "Undo: the key’s mark counts again" in marks
 
+    with app.app_context():
+        class_id = stored(app, token)[2].class_id
+    csv_page = lecturer.get(f"/teach/classes/{class_id}/responses.csv?quiz={SLUG}")
+    rows = list(csv.DictReader(io.StringIO(csv_page.get_data().decode("utf-8-sig"))))
+    first = next(row for row in rows if row["question"] == "q1")
+    assert (first["mark"], first["mark_by_hand"]) == ("0", "0.5")
+    assert first["comment_by_hand"] == "Right idea, wrong unit."
+    stats = text(lecturer.get(f"/teach/classes/{class_id}?quiz={SLUG}"))
+    assert "0% right" in stats.split('id="item-1"')[1].split("</p>")[0]  # the key's verdict
+    overview = review.split("Question by question")[1].split("</ol>")[0]
+    assert "Marked by hand: 0.5 of 1" in overview
     undone = send(lecturer, token, path="override/undo", question="q1")
     assert undone.status_code == 303
     points, answers, _ = stored(app, token)

@@ -50,7 +50,7 @@ def test_a_quiz_draws_as_many_as_its_pools_say_and_asks_the_rest_always():
     ("questions", "pools", "said"),
     [
         ([("q1", "Basics", 1)], [{"name": "Basics", "draw": 2}],
-         'field "pools[0].draw": draws 2 questions, but 1 question names this pool'),
+         'field "pools[0].draw": the pool "Basics" draws 2 questions, but 1 question names it'),
         ([("q1", "Basic", 1)], [{"name": "Basics", "draw": 1}],
          'names the pool "Basic", which the quiz\'s pools do not list'),
         ([("q1", "Basics", 1), ("q2", "Basics", 2)], [{"name": "Basics", "draw": 1}],
@@ -152,11 +152,17 @@ def test_the_editor_writes_pools_and_says_what_is_wrong_with_them(app, client):
                 "slug": "photosynthesis", "description": "Plants."}  # fmt: skip
     bad = client.post(EDITOR, data=settings | {"pools": "Basics: 2\nAdvanced"})
     assert bad.status_code == 400
-    assert "Line 2: write a pool&#39;s name, a colon and how many" in text(bad)
+    assert "Line 2: write one pool a line, its name, a colon and how many" in text(bad)
+    one_line = client.post(EDITOR, data=settings | {"pools": "Basics: 2, Extra: 1"})
+    assert one_line.status_code == 400 and "Line 1: write one pool a line" in text(one_line)
     assert client.post(EDITOR, data=settings | {"pools": "Basics: 2"}).status_code == 303
     assert "Basics: 2</textarea>" in text(client.get(EDITOR))
-    fields = {"csrf_token": token, "base": "", **question_fields("Third?"), "pool": "Basics"}
+    fields = {"csrf_token": token, "base": "", **question_fields("Third?"), "pool": "Basic"}
+    typo = client.post(f"/teach/quizzes/{QUIZ}/new-question", data=fields)
+    assert typo.status_code == 400
+    assert "The quiz has no pool named “Basic”: its pools are “Basics”." in text(typo)
+    fields["pool"] = "Basics"
     assert client.post(f"/teach/quizzes/{QUIZ}/new-question", data=fields).status_code == 303
     refused = publish(client, token)
     assert refused.status_code == 409
-    assert "draws 2 questions, but 1 question names this pool" in text(refused)
+    assert "the pool &#34;Basics&#34; draws 2 questions, but 1 question names it" in text(refused)

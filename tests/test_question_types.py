@@ -118,7 +118,7 @@ def test_the_responses_export_words_answers_through_the_type(monkeypatch):
     watched = Watched()
     monkeypatch.setitem(TYPES, "single_choice", watched)
     wrong = wrong_choice(question)
-    answer = ("Ada", None, 1, 7, question.id, wrong.id, False, 0.0, None, None)
+    answer = ("Ada", None, 1, 7, question.id, wrong.id, False, 0.0, None, None, None, None)
     _, rows = exports.responses("Physics", {7: quiz}, [answer])
     [row] = list(rows)
     assert wrong.text in row and watched.calls == {"describe": 1}

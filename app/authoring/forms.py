@@ -99,10 +99,10 @@ def pools_read(written: str) -> list[dict]:
             continue
         name, colon, draw = line.rpartition(":")
         name, draw = name.strip(), draw.strip()
-        if not colon or not name or not (draw.isascii() and draw.isdecimal()):
+        if not colon or not name or ":" in name or not (draw.isascii() and draw.isdecimal()):
             raise ValidationError(
-                f"Line {number}: write a pool's name, a colon and how many of its questions "
-                "each attempt draws, as in “Basics: 3”."
+                f"Line {number}: write one pool a line, its name, a colon and how many of its "
+                "questions each attempt draws, as in “Basics: 3”."
             )
         if not 1 <= int(draw) <= 500 or len(name) > 80:
             raise ValidationError(
@@ -377,6 +377,15 @@ class QuestionForm(FlaskForm):
 
     def validate_points(self, field):
         number_typed(field.data or "1", 0.01, 1000, "Give a number of points from 0.01 to 1000.")
+
+    def validate_pool(self, field):
+        pools = getattr(self, "pools", None)
+        if field.data and pools is not None and field.data not in pools:
+            listed = ", ".join(f"“{name}”" for name in pools)
+            raise ValidationError(
+                f"The quiz has no pool named “{field.data}”: "
+                + (f"its pools are {listed}." if pools else "add it in the quiz's settings first.")
+            )
 
     def validate_choices(self, field):
         if not self.has_choices:

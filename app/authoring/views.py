@@ -182,6 +182,7 @@ def question(slug, question_id):
         form = QuestionForm(data={**shown, "base": drafts.digest(stored)})
         return _question_page(record, form, stored)
     form = QuestionForm()
+    form.pools = [pool["name"] for pool in draft.get("pools", [])]
     if stored:  # a question keeps its type; another type is a new question
         form.kind.data = stored.get("type", "single_choice")
     if not form.validate():

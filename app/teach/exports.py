@@ -158,6 +158,8 @@ def responses(class_name: str, versions: dict[int, Quiz], answers: Iterable[tupl
         "question_points",
         "answered_at_utc",
         "replaced_at_utc",
+        "mark_by_hand",
+        "comment_by_hand",
     ]
     rows = (
         [
@@ -175,9 +177,11 @@ def responses(class_name: str, versions: dict[int, Quiz], answers: Iterable[tupl
             number(questions[version, question].points, 2),
             utc(answered_at),
             utc(replaced_at),
+            "" if by_hand is None else number(by_hand, 4),
+            comment or "",
         ]
         for (student, identifier, attempt, version, question, choice, correct, mark, answered_at,
-             replaced_at) in answers  # fmt: skip
+             replaced_at, by_hand, comment) in answers  # fmt: skip
     )
     return header, rows
 
