@@ -139,6 +139,10 @@ def test_the_class_page_counts_each_question_over_the_attempts_that_drew_it(
     assert "drawn from the pool" not in page.split('id="item-3"')[0]
     gradebook = lecturer.get(f"/teach/classes/{course}/gradebook.csv?quiz=pooled")
     assert ",finished,1,0,5,5,100," in gradebook.get_data(as_text=True)
+    preview = text(lecturer.get("/teach/quizzes/pooled/preview"))
+    said = ("Each attempt draws 3 of the questions in the pool “Basics”. So each is asked 5 of "
+            "these 8 questions, for 5 points.")  # fmt: skip
+    assert said in preview
 
 
 def test_the_editor_writes_pools_and_says_what_is_wrong_with_them(app, client):
