@@ -60,7 +60,8 @@ def test_a_student_with_half_as_long_again_keeps_everyones_feedback_held(app, qu
     held = assign(app, quiz, course, time_limit_minutes=2, closes_at=closes,
                   feedback=FeedbackWhen.AFTER_CLOSE)  # fmt: skip
     code = code_of(app, course)
-    started(app.test_client(), "Dana", code)  # a first attempt: she is one the class has seen
+    # A first attempt, finished: she is one the class has seen.
+    started(app.test_client(), "Dana", code).finish()
     lecturer = lecturer_of(app)
     granted = grant(app, lecturer, held, ["Dana"], time_factor="×1.5")
     assert granted.status_code == 303, text(granted)
