@@ -3,6 +3,7 @@
 import re
 import threading
 
+import factories
 import pytest
 
 from app.attempts.service import record_answer
@@ -271,7 +272,12 @@ def test_a_browser_starting_quiz_after_quiz_is_slowed(app, student):
 
 def test_a_lecture_hall_behind_one_address_can_start(app):
     """300 starts a minute from one address pass, even after one browser kept pressing the
-    button 50 times (10 of them count); the 301st waits."""
+    button 50 times (10 of them count); the 301st typed name waits, but not a student of a
+    roster class, whose personal code names them."""
+    with app.app_context():
+        made = factories.class_(factories.instructor())
+        [listed] = factories.roster(made.id, "Ada Lovelace")
+        code = listed.sign_in_code
     stuck = other_browser(app)
     assert sorted(stuck.start().status_code for _ in range(50)) == [303] * 10 + [429] * 40
     for n in range(29):
@@ -281,7 +287,9 @@ def test_a_lecture_hall_behind_one_address_can_start(app):
     assert refused.status_code == 429
     assert "Many quizzes have just been started from your network" in text(refused)
     assert other_browser(app, "198.51.100.7").start().status_code == 303
-    assert len(stored(app, Attempt)) == 301
+    ada = other_browser(app)
+    assert ada.post(f"/s/{code}", quiz=SLUG).status_code == 303
+    assert len(stored(app, Attempt)) == 302
 
 
 def test_concurrent_starts_from_one_browser_stop_at_the_limit(app, student):
@@ -391,3 +399,13 @@ def test_lookups_past_the_allowance_are_bounded_too(tmp_path):
     refused = client.get("/join/ABCDEF")
     assert refused.status_code == 429 and "Very many codes have been looked up" in text(refused)
     assert other_browser(app, "198.51.100.7").client.get("/join/ABCDEF").status_code == 302
+
+
+def test_one_sign_in_code_starting_from_many_browsers_is_slowed(app):
+    """A personal code is counted on its own: ten starts a minute, whatever browsers send it."""
+    with app.app_context():
+        made = factories.class_(factories.instructor())
+        [listed] = factories.roster(made.id, "Ada Lovelace")
+        code = listed.sign_in_code
+    statuses = [other_browser(app).post(f"/s/{code}", quiz=SLUG).status_code for _ in range(11)]
+    assert statuses == [303] * 10 + [429]

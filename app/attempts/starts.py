@@ -52,10 +52,27 @@ def unfinished_in_browser(quizzes: list[Quiz]) -> list[Attempt]:
     return unfinished_attempts(browser, quizzes) if browser else []
 
 
+starts_per_student = limiter.shared_limit(
+    STARTS_PER_BROWSER,
+    scope="starts per student",
+    key_func=lambda: "code " + request.view_args["code"].upper(),
+    methods=["POST"],
+    error_message="This sign-in code has just started many quizzes. Wait a minute, then try "
+    "again: your answers so far are saved.",
+)
+
+
 def limited_start(view):
     """Count a view's starts per browser, then per address: checked from the bottom up, so a
     browser over its own limit then uses none of its address's."""
     return starts_per_address(starts_per_browser(view))
+
+
+def limited_signed_in_start(view):
+    """Count a start by personal code per browser and per code, not per address: the code
+    names the student, so a lecture hall behind one address is not one crowd (guessing codes
+    is charged per address by charges_code_lookups)."""
+    return starts_per_student(starts_per_browser(view))
 
 
 def find_class(code: str) -> Class | None:

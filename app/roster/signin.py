@@ -19,7 +19,7 @@ from ..attempts.service import (
 # The start form's own limits: starting by code is starting, and counts so.
 from ..attempts.starts import (
     find_class,
-    limited_start,
+    limited_signed_in_start,
     offered_quizzes,
     start_in_class,
     unfinished_in_browser,
@@ -127,7 +127,7 @@ def sign_in():
 
 @bp.route("/s/<code>", methods=["GET", "POST"])
 @charges_code_lookups
-@limited_start
+@limited_signed_in_start
 def personal(code):
     """A student's personal link: their name and class to confirm, then their quiz."""
     student = _student_with(code)
