@@ -25,7 +25,20 @@ if (clock) {
 
   // At 0:00 the server refuses answers (after a few seconds' grace for ones already on their
   // way): a button that still looks ready would only lead to that refusal.
+  // On an exam's page, an answer chosen but not saved when the time runs out is sent at once,
+  // in the seconds of grace the server still takes it: what the student chose is not lost.
+  const sendChosen = () => {
+    const form = document.querySelector(".answer-form");
+    const finish = form?.querySelector("button[value=summary]");
+    const given = form?.querySelectorAll("input[name=choice]:checked, input[name=typed]") ?? [];
+    const chosen = [...given].some((input) => input.type !== "text" || input.value.trim());
+    if (!finish || !chosen) return false;
+    form.requestSubmit(finish);
+    return true;
+  };
+
   const stopAnswers = () => {
+    if (sendChosen()) return;
     const buttons = [...document.querySelectorAll(".answer-form button")];
     if (!buttons.length || buttons[0].disabled) return;
     for (const button of buttons) button.disabled = true;

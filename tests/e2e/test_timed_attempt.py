@@ -102,6 +102,19 @@ def test_at_zero_the_answer_button_is_disabled_and_says_why(chromium, timed, qui
     page.context.close()
 
 
+def test_an_answer_chosen_but_not_saved_at_zero_is_sent(chromium, timed, quiz):
+    """At 0:00 an exam page sends the choice on it, within the server's grace, and lands on
+    the summary with it saved."""
+    page, token, _ = attempt_page(chromium, timed, quiz)
+    page.clock.install()
+    page.goto(f"/attempts/{token}/questions/1")
+    page.get_by_role("radio", name=right_choice(quiz.questions[0]).text, exact=True).check()
+    left = int(page.locator("[data-seconds-left]").get_attribute("data-seconds-left"))
+    page.clock.fast_forward((left + 1) * 1000)
+    expect(page.get_by_text("Your answers are saved: 1 of 8 answered.")).to_be_visible()
+    page.context.close()
+
+
 def test_an_answer_is_saved_without_its_verdict_and_the_student_moves_on(chromium, timed, quiz):
     page, token, _ = attempt_page(chromium, timed, quiz)
     page.goto(f"/attempts/{token}/questions/1")
