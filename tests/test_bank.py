@@ -633,8 +633,10 @@ def test_a_running_server_changes_its_bank_only_when_reloaded(tmp_path):
         published = reload()
         assert published.returncode == 0, published.stderr
         assert "as release 2: every worker serves it within 2 seconds" in published.stdout
-        for _ in range(100):  # each worker looks for a new release every 2 seconds
-            if titles(server.url) == {"Edited"}:
+        # Each worker looks for a new release every 2 seconds: wait until a sample large enough
+        # to reach all four says so (a small one could miss the last worker, then fail below).
+        for _ in range(100):
+            if titles(server.url, requests=24) == {"Edited"}:
                 break
             time.sleep(0.1)
         assert titles(server.url, requests=24) == {"Edited"}
