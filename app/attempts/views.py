@@ -182,7 +182,7 @@ def question(token, number):
     answer = next((a for a in attempt.answers if a.question_id == question.id), None)
     here = url_for(".question", token=token, number=number)
     if attempt.moves_freely and not state.finished:
-        return _moving(attempt, quiz, number, question, choices, answer, state)
+        return _moving(attempt, quiz, number, question, choices, answer, state, so_far)
     if attempt.moves_freely and request.method == "POST":
         # A change after the finish: it is not saved, and the page says so.
         if state.deadline is not None and attempt.finished_at is None:
@@ -240,7 +240,7 @@ def question(token, number):
     return page, (_status(form) if form else 200)
 
 
-def _moving(attempt: Attempt, quiz, number: int, question, choices, answer, state: Standing):
+def _moving(attempt: Attempt, quiz, number, question, choices, answer, state, so_far):
     """A question of an attempt whose student moves freely: answered, changed or left blank,
     flagged or not, then on to the question or summary the button pressed names."""
     if stopped := _answers_stopped(attempt):
@@ -263,7 +263,6 @@ def _moving(attempt: Attempt, quiz, number: int, question, choices, answer, stat
     else:
         form = kind.saved_form(question, choices, answer.response) if answer else None
         status = 200
-    so_far = progress(attempt, quiz)
     page = render_template(
         "quiz/question.html",
         attempt=attempt,
