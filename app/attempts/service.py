@@ -526,10 +526,9 @@ def _replace_answer(
     return added, feedback.points - lost
 
 
-def hold(attempt_id: int) -> bool:
-    """Lock the attempt's row until the commit, so that no other change to it runs between;
-    whether it exists."""
-    return db.session.execute(_HOLD_ANY, {"attempt": attempt_id}).rowcount == 1
+def hold(attempt_id: int) -> None:
+    """Lock the attempt's row until the commit, so that no other change to it runs between."""
+    db.session.execute(_HOLD_ANY, {"attempt": attempt_id})
 
 
 def rescore(attempt_id: int) -> bool:
