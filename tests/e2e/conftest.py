@@ -29,6 +29,15 @@ DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 375, "height": 667}
 
 
+def fits(page, viewport=PHONE):
+    """The page is no wider than the screen: nothing scrolls sideways."""
+    # After a click the page's text can show before its stylesheet has loaded: measure the page
+    # as styled, or an unstyled line of code is measured at its full width.
+    page.wait_for_load_state()
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= viewport["width"], f"{page.url} is {width}px wide"
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(items):
     """The browser tests run once, on SQLite (the browser layer is not about the database), on

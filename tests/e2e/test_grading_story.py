@@ -16,7 +16,7 @@ from app.extensions import db
 from app.models import Attempt
 from app.question_types import right_choice
 
-from conftest import PHONE, TEACHER
+from conftest import PHONE, TEACHER, fits
 from helpers import gunicorn, make_app
 from test_instructor import create_class, log_in
 
@@ -56,13 +56,6 @@ def browser(chromium, story):
     yield open_page
     for context in contexts:
         context.close()
-
-
-def fits_a_phone(page: Page) -> None:
-    # The page's text can show before its stylesheet has loaded: measure the page as styled.
-    page.wait_for_load_state()
-    width = page.evaluate("document.documentElement.scrollWidth")
-    assert width <= PHONE["width"], f"{page.url} is {width}px wide"
 
 
 def sign_in(page: Page, name: str, link: str | None = None, code: str | None = None) -> None:
@@ -151,7 +144,7 @@ def test_a_timed_one_attempt_quiz_graded_after_the_close(browser, story, quiz):
     sign_in(ada, "Ada Lovelace", link=cards["Ada Lovelace"]["personal_link"])
     grace = browser(viewport=PHONE, has_touch=True, is_mobile=True)
     sign_in(grace, "Grace Hopper", code=cards["Grace Hopper"]["sign_in_code"].lower())
-    fits_a_phone(grace)
+    fits(grace)
     alan = browser()
     sign_in(alan, "Alan Turing", link=cards["Alan Turing"]["personal_link"])
     expect(alan.get_by_text(re.compile(r"This attempt ends at"))).to_be_visible()
@@ -162,7 +155,7 @@ def test_a_timed_one_attempt_quiz_graded_after_the_close(browser, story, quiz):
     save_answers(grace, quiz, range(1, 9), right=set(range(1, 9)))
     finish(grace)
     expect_held_results(grace, answered=8)
-    fits_a_phone(grace)
+    fits(grace)
 
     # Alan answers two questions, then his 30 minutes run out. The server's clock cannot be
     # faked from here (it runs in gunicorn's processes), so his attempt is moved 31 minutes into

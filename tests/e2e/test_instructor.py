@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from conftest import NEWCOMER, PHONE, TEACHER
+from conftest import NEWCOMER, PHONE, TEACHER, fits
 from student import start, take_quiz
 
 
@@ -91,13 +91,6 @@ def test_projector_screen_fits_without_scrolling(browse, screen):
     assert code["height"] >= 0.1 * height
 
 
-def fits(page, name):
-    # After a click the next page may still be on its way: measure the one that arrived.
-    page.wait_for_load_state()
-    width = page.evaluate("document.documentElement.scrollWidth")
-    assert width <= PHONE["width"], f"{name} ({page.url}) is {width}px wide"
-
-
 def controls_fit(page, name):
     """No form control reaches past the page's content column (a select as wide as its
     longest option does without making the page scroll)."""
@@ -118,43 +111,43 @@ def test_no_page_scrolls_sideways_on_a_phone(browse, quiz):
     """At 375 px every page fits the width; wide tables scroll inside labelled regions."""
     teacher = browse(viewport=PHONE)
     teacher.goto("/login")
-    fits(teacher, "login")
+    fits(teacher)
     # The password field is drawn like the username field, not as a tiny unstyled box.
     heights = [teacher.get_by_label(f).bounding_box()["height"] for f in ("Username", "Password")]
     assert heights[0] == heights[1] >= 44, heights
     log_in(teacher)
-    fits(teacher, "dashboard")
+    fits(teacher)
     code = create_class(teacher, "A class with a long name to see how it wraps on a phone")
     class_url = teacher.url
     student = browse(viewport=PHONE)
     student.goto(f"/join/{code}")
-    fits(student, "start by class link")
+    fits(student)
     start(student, "Ada Lovelace-Byron, Countess", code=code)
     take_quiz(student, quiz, right={1, 2})
-    fits(student, "results")
+    fits(student)
     student.get_by_role("link", name="What we measured").first.click()
-    fits(student, "evidence page")
+    fits(student)
     student.get_by_role("link", name="Back to the review").first.click()
     assert "/results#review-" in student.url
     student.goto("/no/such/page")
-    fits(student, "404 page")
+    fits(student)
 
     teacher.goto(class_url)
-    fits(teacher, "class page")
+    fits(teacher)
     for name in ("Students", "Attempts by score"):
         region = teacher.get_by_role("region", name=name)
         assert region.get_attribute("tabindex") == "0"
     teacher.get_by_role("link", name="Show the code full screen").click()
-    fits(teacher, "join screen")
+    fits(teacher)
     teacher.goto(class_url)
     teacher.get_by_role("link", name=re.compile("Attempt 1")).click()
-    fits(teacher, "attempt review")
+    fits(teacher)
     teacher.goto(class_url)
     teacher.get_by_role("link", name=re.compile("^Preview")).click()
-    fits(teacher, "quiz preview")
+    fits(teacher)
     teacher.goto(class_url)
     teacher.get_by_role("link", name="Assign a quiz").click()
-    fits(teacher, "assign a quiz")
+    fits(teacher)
     controls_fit(teacher, "assign a quiz")
 
 

@@ -5,7 +5,7 @@ from playwright.sync_api import expect
 
 from app.question_types import right_choice
 
-from conftest import PHONE
+from conftest import PHONE, fits
 from student import answer, start, take_quiz
 
 RIGHT = {1, 2, 4, 7, 8}
@@ -111,14 +111,6 @@ def test_keyboard_only(browse, quiz):
         tab_to(page, lambda f, label=label: f["text"] == label, limit=40)
         page.keyboard.press("Enter")
     expect(page.get_by_text("You scored 8 out of 8 (100%)")).to_be_visible()
-
-
-def fits(page, viewport=PHONE):
-    """The page is no wider than the screen: nothing scrolls sideways."""
-    # The page's text can show before its stylesheet has loaded: measure the page as styled.
-    page.wait_for_load_state()
-    width = page.evaluate("document.documentElement.scrollWidth")
-    assert width <= viewport["width"], f"{page.url} is {width}px wide"
 
 
 def test_phone_feedback_keeps_the_way_on_in_reach(browse, quiz):
