@@ -1,6 +1,5 @@
 """Quizwright: a self-hosted quiz app that explains every answer."""
 
-import sqlite3
 from pathlib import Path
 
 import sqlalchemy
@@ -27,6 +26,7 @@ from . import (
     lti,
     ratelimits,
     roster,
+    sqlite,
     teach,
 )
 from .config import (
@@ -48,6 +48,8 @@ def create_app(config: dict | None = None, *, migrations: bool = True) -> Flask:
     App servers leave out `migrations`, the `flask db` commands: Alembic costs each worker 11 MB.
     """
     app = Flask(__name__)
+    # A block tag leaves no empty line behind in the page (app/pages.py takes out indentation).
+    app.jinja_options = {**app.jinja_options, "trim_blocks": True, "lstrip_blocks": True}
     app.config.from_mapping(from_environment(app.instance_path))
     app.config.from_mapping(config or {})
     if not app.debug:  # while debugging, edited pages show at once
@@ -93,8 +95,8 @@ def create_app(config: dict | None = None, *, migrations: bool = True) -> Flask:
     headers.init_app(app)
     with app.app_context():
         if db.engine.dialect.name == "sqlite":
-            sqlalchemy.event.listen(db.engine, "connect", _tune_sqlite)
-            sqlalchemy.event.listen(db.engine, "handle_error", _drop_read_only_connection)
+            sqlalchemy.event.listen(db.engine, "connect", sqlite.tune)
+            sqlalchemy.event.listen(db.engine, "handle_error", sqlite.drop_read_only_connection)
 
     # The bank comes from the database on first use, never from the file a worker boots beside:
     # a file edited or broken on disk cannot make workers disagree or stop one from starting.
@@ -123,31 +125,3 @@ def read_every_template(app: Flask) -> None:
     (app/pages.py), so that no first request waits for it."""
     for name in app.jinja_env.list_templates(extensions=["html"]):
         app.jinja_env.get_template(name)
-
-
-def _drop_read_only_connection(context):
-    """SQLite opens a file it cannot write read-only, and the connection stays so after the
-    disk or file is writable again: treat "readonly database" like a lost connection, so the
-    pool replaces it and writing resumes without a restart."""
-    error = context.original_exception
-    if getattr(error, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_READONLY:
-        context.is_disconnect = True
-        # SQLAlchemy leaves a lost connection's cursor open, and SQLite defers closing a
-        # connection with an open statement: its read-only -shm mapping, which every new
-        # connection in this process shares, would outlive it until garbage collection.
-        cursor = getattr(context.execution_context, "cursor", None)
-        if cursor is not None:
-            cursor.close()
-
-
-def _tune_sqlite(connection, _record):
-    """WAL lets readers and one writer work at once; the rest keeps data safe and waits politely."""
-    cursor = connection.cursor()
-    for pragma in (
-        "journal_mode=WAL",
-        "synchronous=NORMAL",
-        "busy_timeout=5000",
-        "foreign_keys=ON",
-    ):
-        cursor.execute(f"PRAGMA {pragma}")
-    cursor.close()

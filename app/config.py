@@ -75,7 +75,9 @@ def database_url_from(url: str) -> str:
 def engine_options(url: str) -> dict:
     """Connection pool defaults for a database URL: checked before use, sized for workers."""
     if url.startswith("sqlite"):
-        return {}
+        from .sqlite import CONNECT_ARGS
+
+        return {"connect_args": CONNECT_ARGS}
     return {"pool_pre_ping": True, "pool_size": POOL_SIZE, "max_overflow": POOL_OVERFLOW}
 
 

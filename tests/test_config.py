@@ -1,11 +1,13 @@
 """Settings from the environment, the instance secret, and SQLite's connection pragmas."""
 
+import os
+import runpy
 import stat
 
 import pytest
 
 from app import create_app
-from app.config import instance_secret
+from app.config import PROJECT_ROOT, instance_secret
 from app.extensions import db
 
 from helpers import POSTGRES_URL
@@ -41,10 +43,30 @@ def test_instance_secret_is_made_once_and_kept_private(tmp_path):
 
 @pytest.mark.skipif(POSTGRES_URL is not None, reason="SQLite's pragmas; this run is on PostgreSQL")
 def test_sqlite_connections_are_tuned(app):
-    """Every connection runs in WAL mode with foreign keys, a busy timeout and NORMAL sync."""
+    """Every connection runs in WAL mode with foreign keys and NORMAL sync; the app, not SQLite,
+    waits for a lock (app/sqlite.py)."""
     with app.app_context(), db.engine.connect() as connection:
         pragma = lambda name: connection.exec_driver_sql(f"PRAGMA {name}").scalar()  # noqa: E731
         assert pragma("journal_mode") == "wal"
         assert pragma("synchronous") == 1
-        assert pragma("busy_timeout") == 5000
+        assert pragma("busy_timeout") == 0  # app/sqlite.py waits instead
         assert pragma("foreign_keys") == 1
+
+
+@pytest.mark.parametrize(
+    ("database", "concurrency", "expected"),
+    [("", "", "cores"), ("sqlite:////srv/quiz.db", "", "cores"),
+     ("postgresql://db/quiz", "", "2 x cores + 1"), ("sqlite:///quiz.db", "7", "7")],
+)  # fmt: skip
+def test_gunicorn_runs_a_worker_per_core_on_sqlite_and_more_on_postgresql(
+    monkeypatch, database, concurrency, expected
+):
+    """On SQLite a worker more than the cores only waits for the one write lock (and holds it
+    while descheduled); on PostgreSQL workers wait on the server, so more keep the cores busy.
+    WEB_CONCURRENCY decides when set."""
+    monkeypatch.setenv("DATABASE_URL", database)
+    monkeypatch.setenv("WEB_CONCURRENCY", concurrency)
+    settings = runpy.run_path(str(PROJECT_ROOT / "gunicorn.conf.py"))
+    cores = len(os.sched_getaffinity(0))
+    rule = {"cores": cores, "2 x cores + 1": 2 * cores + 1}
+    assert settings["workers"] == (rule[expected] if expected in rule else int(expected))
