@@ -18,7 +18,13 @@ bind = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 worker_class = "gevent"
 worker_connections = 1000
 # The cores this process may use, which in a container can be fewer than the machine has.
-workers = int(os.environ.get("WEB_CONCURRENCY", 2 * len(os.sched_getaffinity(0)) + 1))
+CORES = len(os.sched_getaffinity(0))
+# On PostgreSQL workers wait on the database server, so more than the cores keep them busy. On
+# SQLite one write at a time is all there is, and a worker descheduled while it holds the write
+# lock stops every other: one worker per core answered with a third of five workers' tail on
+# two cores (bench/analysis.md).
+_ON_SQLITE = (os.environ.get("DATABASE_URL") or "sqlite").startswith("sqlite")
+workers = int(os.environ.get("WEB_CONCURRENCY") or (CORES if _ON_SQLITE else 2 * CORES + 1))
 # Every page is a few quick queries; a request still running after 30 s is stuck, not busy.
 timeout = 30
 # On SIGTERM, finish the requests in flight (an answer being saved) before exiting.
@@ -121,12 +127,19 @@ def post_worker_init(worker):
 
 
 def body_in_time(app):
-    """Wrap a WSGI app so that a body still arriving after BODY_SECONDS gets a 408 instead."""
+    """Wrap a WSGI app so that each request first gives the worker's other connections their
+    turn, and a body still arriving after BODY_SECONDS gets a 408 instead."""
     import io
 
     import gevent
 
     def buffered(environ, start_response):
+        # Let every other connection with a request waiting have its turn first. A gevent
+        # worker reads a kept-alive connection's next request without yielding when it has
+        # already arrived, so a few quick clients kept the worker to themselves while the
+        # others waited up to a second: /livez's p99 at 20 connections went from 480 ms to 22
+        # ms with this, at the same throughput (bench/analysis.md).
+        gevent.idle()
         length = environ.get("CONTENT_LENGTH") or ""
         if length.isdigit() and 0 < int(length) <= BODY_LARGEST:
             try:
