@@ -12,7 +12,8 @@ import time
 import sqlalchemy as sa
 from flask import Flask, abort, after_this_request, current_app, g, has_request_context, request
 from limits import parse
-from limits.storage import Storage
+from limits.storage import MemoryStorage, Storage
+from limits.strategies import FixedWindowRateLimiter
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -69,6 +70,43 @@ TOO_MANY_UNKNOWN_CODES = (
     "Many class codes that match no class have been tried from your network. Check the code "
     "with your instructor and try again in ten minutes."
 )
+
+
+ANSWERS_PER_BROWSER = parse("60 per minute")
+"""Far above any student's pace, which a script hammering "Check answer" reaches in a second."""
+TOO_MANY_ANSWERS = (
+    "Answers are arriving faster than anyone can read the questions. Wait a minute and try "
+    "again: your answers so far are saved."
+)
+# Counted in each worker's memory, not the database: on SQLite a count is a write, and a
+# second write on every answer doubled the wait for SQLite's one write lock in a lecture hall
+# (bench/analysis.md). A script spread over the workers gets at most their number of allowances:
+# it guesses nothing (an answer is stored once), so a bound is all this limit must give.
+_ANSWER_COUNTS = FixedWindowRateLimiter(MemoryStorage())
+
+
+def limited_answers(key):
+    """Refuse a browser's answers (POSTs) past ANSWERS_PER_BROWSER; `key()` names the browser."""
+
+    def decorate(view):
+        @functools.wraps(view)
+        def counted(*args, **kwargs):
+            if (
+                request.method == "POST"
+                and limiter.enabled
+                and not _ANSWER_COUNTS.hit(ANSWERS_PER_BROWSER, "answers", key())
+            ):
+                abort(429, description=TOO_MANY_ANSWERS)
+            return view(*args, **kwargs)
+
+        return counted
+
+    return decorate
+
+
+def reset_answer_counts() -> None:
+    """Forget every browser's answer count in this process (for tests)."""
+    _ANSWER_COUNTS.storage.reset()
 
 
 CODE_LOOKUPS_PER_ADDRESS = "3000 per 10 minutes"

@@ -10,6 +10,7 @@ from collections import Counter
 import factories
 import pytest
 from test_question_types import held_feedback_student
+from test_question_types import typed_bank as types_bank
 from wtforms import ValidationError
 
 from app.bank import build_quiz, problems
@@ -21,7 +22,7 @@ from app.question_types.short_answer import readable
 from app.reports import ItemRow
 from app.served import current_bank
 
-from helpers import SLUG, Student, login, make_app, text
+from helpers import SLUG, Student, login, make_app, queries, text
 
 SOURCE = [{"title": "Moodle docs", "url": "https://docs.moodle.org/en/Numerical_question_type"}]
 DISTANCE = {
@@ -305,3 +306,31 @@ def test_a_wildcard_answer_is_named_to_students_in_words_they_can_read():
     only = typed_quiz(capital={"answers": [{"text": "colo*r"}, {"text": "hue", "fraction": 0.5}]})
     assert only.questions[1].best.text == "colo*r"
     assert (readable("colo*r"), readable("a\\*b*")) == ("colo…r", "a*b…")
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize(
+    ("bank", "number", "answer"),
+    [(typed_bank, 1, {"typed": "150 cm"}), (typed_bank, 2, {"typed": "Paris"}),
+     (types_bank, 1, {"choice": "false"}), (types_bank, 2, {"choice": "missing"})],
+    ids=["numerical", "short answer", "true or false", "select all"],
+)  # fmt: skip
+def test_every_question_type_costs_the_queries_of_single_choice(tmp_path, bank, number, answer):
+    """Asking, answering, the feedback and the results cost what a single-choice question's do
+    (test_quiz.py): no type adds a query to a student's page."""
+    app = make_app(tmp_path, QUESTIONS_PATH=bank(tmp_path))
+    student = Student(app.test_client())
+    student.start()
+    if answer.get("choice") == "missing":
+        with app.app_context():
+            answer = {"choice": current_bank().quizzes[SLUG].questions[1].choices[0].id}
+    student.csrf  # noqa: B018 - fetch the form token before counting
+    with queries(app) as asking:
+        assert student.client.get(student.question_url(number)).status_code == 200
+    with queries(app) as answering:
+        assert student.post(student.question_url(number), **answer).status_code == 303
+    with queries(app) as feedback:
+        assert student.client.get(student.question_url(number)).status_code == 200
+    with queries(app) as results:
+        assert student.client.get(student.results_url).status_code == 200
+    assert (len(asking), len(answering), len(feedback), len(results)) == (2, 4, 2, 2)

@@ -12,7 +12,7 @@ from ..extensions import limiter
 from ..formatting import say_times_for
 from ..models import Attempt, Class
 from ..question_types import type_of
-from ..ratelimits import charges_code_lookups
+from ..ratelimits import charges_code_lookups, limited_answers
 from ..served import current_bank
 from . import policy
 from .browser import browser_id, only_its_browser, owns, signed_in_as
@@ -149,14 +149,16 @@ def join(code):
 
 
 READING = {"quiz.question", "quiz.results", "quiz.resume"}
-"""Student pages whose GET no limit counts (answering, a POST, is counted)."""
+"""Student pages whose GET no limit counts; answering, a POST, counts in memory
+(ratelimits.limited_answers)."""
 
 
 @limiter.request_filter
-def _reading() -> bool:
-    """Reading a question or results: the limiter has nothing to count there, and working that
-    out on every request cost those pages a tenth of their time."""
-    return request.method in ("GET", "HEAD") and request.endpoint in READING
+def _uncounted() -> bool:
+    """Reading a question or results, or answering: Flask-Limiter has nothing to count there,
+    and working that out on every request cost those pages a tenth of their time."""
+    reading = request.method in ("GET", "HEAD") and request.endpoint in READING
+    return reading or request.endpoint == "quiz.question"
 
 
 def _browser_or_address() -> str:
@@ -164,8 +166,8 @@ def _browser_or_address() -> str:
 
 
 @bp.route("/attempts/<token>/questions/<int:number>", methods=["GET", "POST"])
-# Generous: a whole class may share one school address, so count per browser.
-@limiter.limit("60 per minute", methods=["POST"], key_func=_browser_or_address)
+# Per browser: a whole class may share one school address.
+@limited_answers(_browser_or_address)
 def question(token, number):
     """Ask one question; once it is answered, show the feedback, or that the answer is saved
     while the assignment holds feedback back."""
