@@ -2,13 +2,17 @@
 that renders them: a worker that boots while `git pull` replaces the files holds pages no newer
 than its code (docs/deploy.md §7), and never reads the folder again."""
 
+import re
 from pathlib import Path
 
 from jinja2 import DictLoader
 
 FOLDER = Path(__file__).parent / "templates"
+# The pages' indentation is for their readers, not the browser: it was a twentieth of the bytes
+# a phone downloads. No page writes a <pre> or a <textarea> over lines, where it would count.
+INDENTATION = re.compile(r"^[ \t]+", re.MULTILINE)
 SOURCES = {
-    path.relative_to(FOLDER).as_posix(): path.read_text(encoding="utf-8")
+    path.relative_to(FOLDER).as_posix(): INDENTATION.sub("", path.read_text(encoding="utf-8"))
     for path in sorted(FOLDER.rglob("*.html"))
 }
 
