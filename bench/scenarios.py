@@ -239,7 +239,7 @@ class Lti:
             started.append(
                 start_attempt(quiz, student.name, browser_id("finisher-", n), self.class_id,
                               assignment=assignment, roster_student=student,
-                              also=launched_from(user, "resource-link-1", line_item))
+                              with_rows=launched_from(user.id, "resource-link-1", line_item))
             )  # fmt: skip
         # All but the last answer, through the statements answering runs, in one transaction.
         record_version(quiz)
