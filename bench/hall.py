@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 import factories
 import requests
 import scenarios
+from requests.adapters import HTTPAdapter
+from urllib3.util import Retry
 
 from app.bank import Quiz
 from app.models import Answer, Attempt
@@ -54,6 +56,10 @@ def seed(teacher, quiz: Quiz, students: int) -> list[str]:
 def student(base: str, code: str, quiz: Quiz, seen: Seen, rng: random.Random) -> None:
     """One student's whole visit; what failed goes into `seen.failures`."""
     browser = requests.Session()
+    # As a browser does, send again once when a kept-alive connection was closed as the request
+    # went out (the server's keep-alive timeout met the student's reading time).
+    again = Retry(total=1, connect=1, read=1, status=0, allowed_methods=None)
+    browser.mount("http://", HTTPAdapter(max_retries=again))
     browser.headers.update({"User-Agent": "quizwright-hall", "X-Forwarded-For": ADDRESS})
 
     def get(path):
