@@ -21,10 +21,11 @@ worker_connections = 1000
 CORES = len(os.sched_getaffinity(0))
 # On PostgreSQL workers wait on the database server, so more than the cores keep them busy. On
 # SQLite one write at a time is all there is, and a worker descheduled while it holds the write
-# lock stops every other: one worker per core answered with a third of five workers' tail on
-# two cores (bench/analysis.md).
+# lock stops every other: a worker per core answered with a shorter tail than five on two cores
+# (bench/analysis.md). Never one alone, which a long export or a restart would stop.
 _ON_SQLITE = (os.environ.get("DATABASE_URL") or "sqlite").startswith("sqlite")
-workers = int(os.environ.get("WEB_CONCURRENCY") or (CORES if _ON_SQLITE else 2 * CORES + 1))
+_BY_DATABASE = max(2, CORES) if _ON_SQLITE else 2 * CORES + 1
+workers = int(os.environ.get("WEB_CONCURRENCY") or _BY_DATABASE)
 # Every page is a few quick queries; a request still running after 30 s is stuck, not busy.
 timeout = 30
 # On SIGTERM, finish the requests in flight (an answer being saved) before exiting.
@@ -97,6 +98,7 @@ def when_ready(server):
 # that sends headers and then part of a form would hold its connection until the worker restarts.
 BODY_SECONDS = 10
 BODY_LARGEST = 64 * 1024  # the app's MAX_CONTENT_LENGTH: a larger body is refused unread
+TURN_SECONDS = 0.05  # the longest a request waits for the others' turn
 
 
 def post_fork(server, worker):
@@ -138,8 +140,10 @@ def body_in_time(app):
         # worker reads a kept-alive connection's next request without yielding when it has
         # already arrived, so a few quick clients kept the worker to themselves while the
         # others waited up to a second: /livez's p99 at 20 connections went from 480 ms to 22
-        # ms with this, at the same throughput (bench/analysis.md).
-        gevent.idle()
+        # ms with this, at the same throughput (bench/analysis.md). Bounded: while events keep
+        # arriving the loop may never be idle.
+        with gevent.Timeout(TURN_SECONDS, False):
+            gevent.idle()
         length = environ.get("CONTENT_LENGTH") or ""
         if length.isdigit() and 0 < int(length) <= BODY_LARGEST:
             try:

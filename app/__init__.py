@@ -48,8 +48,6 @@ def create_app(config: dict | None = None, *, migrations: bool = True) -> Flask:
     App servers leave out `migrations`, the `flask db` commands: Alembic costs each worker 11 MB.
     """
     app = Flask(__name__)
-    # A block tag leaves no empty line behind in the page (app/pages.py takes out indentation).
-    app.jinja_options = {**app.jinja_options, "trim_blocks": True, "lstrip_blocks": True}
     app.config.from_mapping(from_environment(app.instance_path))
     app.config.from_mapping(config or {})
     if not app.debug:  # while debugging, edited pages show at once

@@ -9,7 +9,9 @@ from jinja2 import DictLoader
 
 FOLDER = Path(__file__).parent / "templates"
 # The pages' indentation is for their readers, not the browser: it was a twentieth of the bytes
-# a phone downloads. No page writes a <pre> or a <textarea> over lines, where it would count.
+# a phone downloads. Line breaks stay, so words on two lines never run together (Jinja's
+# trim_blocks joined them); no page writes a <pre> or a <textarea> over lines, where
+# indentation would count.
 INDENTATION = re.compile(r"^[ \t]+", re.MULTILINE)
 SOURCES = {
     path.relative_to(FOLDER).as_posix(): INDENTATION.sub("", path.read_text(encoding="utf-8"))

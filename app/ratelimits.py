@@ -58,6 +58,7 @@ def init_app(app: Flask) -> None:
                 engine = _counts_engine(engine.url, app.config["SQLALCHEMY_ENGINE_OPTIONS"])
             app.config["RATELIMIT_STORAGE_OPTIONS"] = {"engine": engine}
     limiter.init_app(app)
+    app.extensions[ANSWER_COUNTS] = FixedWindowRateLimiter(MemoryStorage())
     # One limiter serves every app a process builds (the tests build hundreds), and it remembers
     # a dead storage across init_app: a new app's new storage starts alive, not in memory.
     limiter._storage_dead = False
@@ -81,8 +82,9 @@ TOO_MANY_ANSWERS = (
 # Counted in each worker's memory, not the database: on SQLite a count is a write, and a
 # second write on every answer doubled the wait for SQLite's one write lock in a lecture hall
 # (bench/analysis.md). A script spread over the workers gets at most their number of allowances:
-# it guesses nothing (an answer is stored once), so a bound is all this limit must give.
-_ANSWER_COUNTS = FixedWindowRateLimiter(MemoryStorage())
+# it guesses nothing (an answer is stored once), so a bound is all this limit must give. Each
+# app keeps its own (init_app), as each keeps its own database.
+ANSWER_COUNTS = "quizwright.answer_counts"
 
 
 def limited_answers(key):
@@ -94,7 +96,9 @@ def limited_answers(key):
             if (
                 request.method == "POST"
                 and limiter.enabled
-                and not _ANSWER_COUNTS.hit(ANSWERS_PER_BROWSER, "answers", key())
+                and not current_app.extensions[ANSWER_COUNTS].hit(
+                    ANSWERS_PER_BROWSER, "answers", key()
+                )
             ):
                 abort(429, description=TOO_MANY_ANSWERS)
             return view(*args, **kwargs)
@@ -105,8 +109,8 @@ def limited_answers(key):
 
 
 def reset_answer_counts() -> None:
-    """Forget every browser's answer count in this process (for tests)."""
-    _ANSWER_COUNTS.storage.reset()
+    """Forget every browser's answer count in this app (for tests)."""
+    current_app.extensions[ANSWER_COUNTS].storage.reset()
 
 
 CODE_LOOKUPS_PER_ADDRESS = "3000 per 10 minutes"

@@ -16,7 +16,9 @@ _QUEUE = threading.Lock()
 
 
 def _busy(error: sqlite3.Error) -> bool:
-    return getattr(error, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_BUSY
+    """Plain SQLITE_BUSY: another connection holds the lock. Not its extended codes: a stale
+    snapshot (SQLITE_BUSY_SNAPSHOT) stays stale however long one waits."""
+    return getattr(error, "sqlite_errorcode", 0) == sqlite3.SQLITE_BUSY
 
 
 def _waiting(run, connection: "WaitingConnection", args: tuple):

@@ -49,9 +49,10 @@ from helpers import csrf_token, gunicorn, half_sent_requests, login, queries, st
 CONF = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
 SECONDS = int(os.environ.get("BENCH_SECONDS") or 6)
 STUDENTS, ATTEMPTS_EACH = int(os.environ.get("BENCH_STUDENTS") or 500), 25  # x 8 answers
-# gunicorn.conf.py's rule for the database measured: the cores on SQLite, 2 x cores + 1 else.
+# gunicorn.conf.py's rule for the database measured.
 WORKERS = int(os.environ.get("BENCH_WORKERS")
-              or (2 * CONF["CORES"] + 1 if os.environ.get("BENCH_DATABASE_URL") else CONF["CORES"]))
+              or (2 * CONF["CORES"] + 1 if os.environ.get("BENCH_DATABASE_URL")
+                  else max(2, CONF["CORES"])))  # fmt: skip
 WORKER_CLASS = os.environ.get("BENCH_WORKER_CLASS") or CONF["worker_class"]
 THREADS = int(os.environ.get("BENCH_THREADS") or 4) if WORKER_CLASS == "gthread" else 1
 CONNECTIONS = int(os.environ.get("BENCH_CONNECTIONS") or 20)

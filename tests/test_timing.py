@@ -557,5 +557,5 @@ def test_assigned_question_pages_cost_the_same_queries_as_any(app, client, quiz,
         client.get(student.question_url(1))
     with queries(app) as results:
         client.get(student.results_url)
-    saving = 5 if feedback == FeedbackWhen.EACH_ANSWER else 7
+    saving = 4 if feedback == FeedbackWhen.EACH_ANSWER else 6
     assert (len(asking), len(answering), len(answered), len(results)) == (2, saving, 2, 2)
