@@ -49,6 +49,10 @@ UPSERTS = {"postgresql": _upsert(postgresql.insert), "sqlite": _upsert(sqlite.in
 SWEEP_EVERY = 1000
 
 
+ANSWER_COUNTS = "quizwright.answer_counts"
+"""Where an app keeps its answer counts (limited_answers)."""
+
+
 def init_app(app: Flask) -> None:
     """Hand the database storage its engine, then start the limiter."""
     if app.config["RATELIMIT_STORAGE_URI"] == DatabaseStorage.STORAGE_SCHEME[0] + "://":
@@ -83,8 +87,7 @@ TOO_MANY_ANSWERS = (
 # second write on every answer doubled the wait for SQLite's one write lock in a lecture hall
 # (bench/analysis.md). A script spread over the workers gets at most their number of allowances:
 # it guesses nothing (an answer is stored once), so a bound is all this limit must give. Each
-# app keeps its own (init_app), as each keeps its own database.
-ANSWER_COUNTS = "quizwright.answer_counts"
+# app keeps its own (init_app, under ANSWER_COUNTS), as each keeps its own database.
 
 
 def limited_answers(key):

@@ -308,8 +308,10 @@ def test_bad_log_level_is_named(monkeypatch, name, value, message):
 def test_answer_submissions_are_limited_per_browser(app, student):
     """A script hammering "Check answer" is slowed; the limit is far above any student's pace."""
     student.start()
-    statuses = [student.answer(1, "z").status_code for _ in range(61)]
-    assert statuses[:60] == [400] * 60 and statuses[60] == 429
+    responses = [student.answer(1, "z") for _ in range(61)]
+    assert [r.status_code for r in responses[:60]] == [400] * 60
+    assert responses[60].status_code == 429
+    assert "your answers so far are saved" in text(responses[60])
 
 
 def test_security_events_are_logged_without_forged_lines(app, caplog):
