@@ -50,8 +50,9 @@ def create_app(config: dict | None = None, *, migrations: bool = True) -> Flask:
     app = Flask(__name__)
     app.config.from_mapping(from_environment(app.instance_path))
     app.config.from_mapping(config or {})
-    if not app.debug:  # while debugging, edited pages show at once
+    if not app.debug:  # while debugging, edited pages and stylesheets show at once
         app.jinja_loader = pages.loader()
+        app.view_functions["static"] = pages.static_file
     app.config.setdefault(
         "SQLALCHEMY_ENGINE_OPTIONS", engine_options(app.config["SQLALCHEMY_DATABASE_URI"])
     )

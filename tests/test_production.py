@@ -15,6 +15,7 @@ from app.extensions import db
 from app.health import SCHEMA_REVISION
 
 from helpers import (
+    PROJECT_ROOT,
     SLUG,
     Student,
     database,
@@ -151,6 +152,22 @@ def test_untrusted_host_is_refused(tmp_path, monkeypatch):
     app = make_app(tmp_path)
     assert app.test_client().get("/", base_url="http://evil.example").status_code == 400
     assert app.test_client().get("/", base_url="http://quiz.example.edu").status_code == 200
+
+
+def test_the_stylesheet_is_sent_without_its_comments_and_spacing(client):
+    """Every rule, in a fifth fewer bytes than the file: each page's first visit downloads it.
+    A browser that has it revalidates by its tag and gets nothing again."""
+    source = (PROJECT_ROOT / "app" / "static" / "quizwright.css").read_text()
+    sent = client.get("/static/quizwright.css")
+    assert sent.status_code == 200 and sent.mimetype == "text/css"
+    assert len(sent.data) < 0.8 * len(source.encode())
+    rules = re.sub(r"/\*.*?\*/", "", source, flags=re.DOTALL)
+    assert sent.text.count("{") == rules.count("{") and "/*" not in sent.text
+    assert ".skip-link:focus{top:0.5rem}" in sent.text
+    again = client.get("/static/quizwright.css", headers={"If-None-Match": sent.headers["ETag"]})
+    assert again.status_code == 304 and not again.data
+    with client.get("/static/favicon.svg") as other_file:  # served from the folder, as before
+        assert other_file.status_code == 200 and other_file.mimetype == "image/svg+xml"
 
 
 def test_liveness_needs_no_database(tmp_path):

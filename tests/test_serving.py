@@ -336,18 +336,22 @@ def test_a_worker_keeps_the_pages_it_read_with_its_code_while_an_upgrade_replace
     shutil.copytree(PROJECT_ROOT / "app", release / "app")
     booting = (
         "import pathlib, app\n"
-        "for page in pathlib.Path(app.__file__).parent.joinpath('templates').rglob('*.html'):\n"
+        "folder = pathlib.Path(app.__file__).parent\n"
+        "for page in folder.joinpath('templates').rglob('*.html'):\n"
         "    page.write_text(\"{{ url_for('teach.a_page_of_the_next_release') }}\")\n"
+        "folder.joinpath('static', 'quizwright.css').write_text('.next-release {}')\n"
         "made = app.create_app({'SECRET_KEY': 'x', 'SQLALCHEMY_DATABASE_URI': 'sqlite://'})\n"
         "app.read_every_template(made)\n"
         "print(made.jinja_loader.get_source(made.jinja_env, 'teach/class.html')[0][:40])\n"
+        "print(b'.next-release' in made.test_client().get('/static/quizwright.css').data)\n"
     )
     env = {**os.environ, "PYTHONPATH": str(release)}
     done = subprocess.run(
         [sys.executable, "-c", booting], cwd=release, env=env, capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout == (PROJECT_ROOT / "app/templates/teach/class.html").read_text()[:40] + "\n"
+    page = (PROJECT_ROOT / "app/templates/teach/class.html").read_text()[:40]
+    assert done.stdout == f"{page}\nFalse\n"
 
 
 def test_a_worker_on_a_schema_behind_its_release_says_so(tmp_path):
