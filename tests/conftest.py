@@ -79,16 +79,23 @@ def pytest_terminal_summary(terminalreporter):
             terminalreporter.write_line(f"{name}: {count:,}")
 
 
+# Module fixtures that cost seconds to make and to stop: the LTI tool's server, the measured runs.
+MADE_ONCE_A_MODULE = ("tool", "runs")
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config, items):
     """The PostgreSQL pass runs only the tests whose outcome can depend on the database, and
-    the load tests, which run there alone, one after another on one worker."""
+    the load tests, which run there alone, one after another on one worker. The tests of a
+    module sharing a costly fixture run on one worker too, which then makes it once, not twice."""
     later = pytest.mark.skip(reason="a load test: it runs in the PostgreSQL pass")
     for item in items:
         if item.get_closest_marker("load"):
             item.add_marker(pytest.mark.xdist_group("load"))
             if not POSTGRES_URL:
                 item.add_marker(later)
+        elif any(name in item.fixturenames for name in MADE_ONCE_A_MODULE):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
     if not POSTGRES_URL:
         return
     kept = [
