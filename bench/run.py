@@ -3,7 +3,8 @@
 Starts gunicorn with the production config on a temporary database (SQLite, or PostgreSQL when
 BENCH_DATABASE_URL is set), seeds a roster class of 500 students with 100,000 stored answers and
 the classes, roster and LTI platform the rules, sign-in and grade passback scenarios need, and
-drives each scenario with wrk from a separate process, twice. Writes bench/results.md.
+drives each scenario with wrk from a separate process, twice; then a lecture hall, and one app
+server against two on the same database. Writes bench/results.md.
 
 Environment: BENCH_SECONDS (per wrk run, default 6), BENCH_STUDENTS (default 500),
 BENCH_WORKERS (default gunicorn.conf.py's rule), BENCH_WORKER_CLASS (gevent, sync or gthread;
@@ -24,6 +25,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -101,8 +103,9 @@ def seed(app) -> dict:
         [finished] = factories.attempts(quiz, picks[:1], names=["Reader"], browser=own)
 
         # Fresh attempts for the answering scenario, each with its browser's id and session:
-        # a run with and without slow clients in each round, each its own answers.
-        runs = 2 * ROUNDS
+        # a run with and without slow clients in each round, then one against one app server
+        # and one against two (`servers_side_by_side`), each its own answers.
+        runs = 2 * ROUNDS + 2
         fresh = -(-POOL_RATES["answer"] * SECONDS * runs // len(quiz.questions))
         started = [start_attempt(quiz, f"Answerer {n}", scenarios.browser_id("browser-", n))
                    for n in range(fresh + 1)]  # fmt: skip
@@ -225,10 +228,10 @@ def send(base: str, request: scenarios.Request) -> int | None:
         return None
 
 
-def writes(base, folder: Path, name: str, pool, rows, expect=303) -> dict:
+def writes(base, folder: Path, name: str, pool, rows, expect=303, **options) -> dict:
     """wrk sending each prepared request of the pool once, after the first alone answered
     `expect` (a 429 or 409 would be measured in its place); `rows` counts what each request
-    should store, and the result says how many were stored."""
+    should store, and the result says how many were stored. `options` go to wrk."""
     status = send(base, pool[0])
     if status is None:
         return {**UNANSWERED, "stored": 0}
@@ -238,10 +241,42 @@ def writes(base, folder: Path, name: str, pool, rows, expect=303) -> dict:
     data = folder / f"{name}.txt"
     data.write_text("".join("\t".join([m, p, b, *h]) + "\n" for m, p, b, h in pool[1:]))
     before = rows()
-    result = wrk(base, "/", script=data)
+    result = wrk(base, "/", script=data, **options)
     time.sleep(1)  # requests still in flight when wrk stopped are stored too
     result["stored"] = rows() - before
     return result
+
+
+def servers_side_by_side(folder: Path, url: str, base: str, seeded: dict, answers) -> dict:
+    """The question page and answering against this app server alone, then against it and a
+    second one like it on the same database, wrk's connections shared between the two."""
+    path, cookie = seeded["question"]
+    one_pool, two_pool = seeded["posts"][-2:]
+    one = {"question": wrk(base, path, cookie=cookie),
+           "answer": writes(base, folder, "answers-one-server", one_pool, answers)}  # fmt: skip
+    half = {"connections": CONNECTIONS // 2, "threads": 1}
+    with gunicorn(folder, workers=WORKERS, **server_settings(url)) as second:
+        bases = (base, second.url)
+        with ThreadPoolExecutor(len(bases)) as pool:
+            questions = list(pool.map(lambda b: wrk(b, path, cookie=cookie, **half), bases))
+            before = answers()
+            writing = list(pool.map(
+                lambda b, p, n: writes(b, folder, n, p, answers, **half),
+                bases, scenarios.split(two_pool, 2), ("answers-server-a", "answers-server-b"),
+            ))  # fmt: skip
+            stored = answers() - before
+    return {
+        "one": one,
+        "two": {
+            "question": {"rps": sum(q["rps"] for q in questions),
+                         "p99": max(q["p99"] for q in questions),
+                         "errors": sum(q["errors"] for q in questions)},
+            "answer": {"rps": sum(w["rps"] for w in writing),
+                       "p99": max(w["p99"] for w in writing),
+                       "errors": sum(w["errors"] for w in writing),
+                       "requests": sum(w["requests"] for w in writing), "stored": stored},
+        },
+    }  # fmt: skip
 
 
 def count(app, model):
@@ -413,6 +448,7 @@ def run(folder: Path, url: str, pg: str | None) -> None:
                                lambda model: count(app, model)())  # fmt: skip
         print(hall.line(hall_taken))
         memory = worker_memory(server.pid)
+        servers = servers_side_by_side(folder, url, base, seeded, answers)
         started = time.perf_counter()
         drained = drain(url, app, lti)
         print(f"Scores sent in {time.perf_counter() - started:.0f} s")
@@ -420,7 +456,7 @@ def run(folder: Path, url: str, pg: str | None) -> None:
         lti.close()
     counted = class_page_queries(app, {f"{STUDENTS} students": seeded["class_id"],
                                        "5 students": seeded["small_class_id"]})  # fmt: skip
-    report(rounds, memory, pg, drained, fetches, counted, hall_taken)
+    report(rounds, memory, pg, drained, fetches, counted, hall_taken, servers)
 
 
 SCENARIOS = [
@@ -460,7 +496,27 @@ def arrangement() -> str:
     return f"{WORKERS} gunicorn {WORKER_CLASS} workers{threads}"
 
 
-def report(rounds, memory, pg, drained, fetches, counted, hall_taken) -> None:
+def side_by_side_lines(servers: dict) -> list[str]:
+    """The table of one app server against two on the same database."""
+    lines = [
+        f"One app server, then two like it on the same database ({WORKERS} workers each, on "
+        f"this machine's cores, wrk's {CONNECTIONS} connections shared between them):",
+        "",
+        "| app servers | question page req/s | its p99 ms | answering req/s | its p99 ms | "
+        "errors | answers stored / answered |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for name, row in (("one", servers["one"]), ("two", servers["two"])):
+        question, answer = row["question"], row["answer"]
+        lines.append(
+            f"| {name} | {question['rps']:.0f} | {question['p99']:.1f} | {answer['rps']:.0f} | "
+            f"{answer['p99']:.1f} | {question['errors'] + answer['errors']} | "
+            f"{answer['stored']} / {answer['requests'] - answer['errors']} |"
+        )
+    return lines
+
+
+def report(rounds, memory, pg, drained, fetches, counted, hall_taken, servers) -> None:
     """Write bench/results.md (or results-postgresql.md) with bench/analysis.md after it."""
     database = f"SQLite {sqlite3.sqlite_version} (WAL)"
     if pg:
@@ -518,6 +574,8 @@ def report(rounds, memory, pg, drained, fetches, counted, hall_taken) -> None:
         f"{NO_ANSWER_SECONDS} s means never).",
         "",
         hall.line(hall_taken),
+        "",
+        *side_by_side_lines(servers),
         "",
         "Worker memory after the run, resident (proportional: shared pages divided among the "
         "processes sharing them): "
