@@ -102,6 +102,11 @@ def seed(app) -> dict:
         own = scenarios.browser_id("finished-", 0)
         [finished] = factories.attempts(quiz, picks[:1], names=["Reader"], browser=own)
 
+        # A fresh attempt of the quiz of every type, its question pages read as question 1's.
+        types = current_bank().quizzes[scenarios.TYPES_SLUG]
+        typed = start_attempt(types, "Typist", scenarios.browser_id("typist-", 0))
+        typed_cookie = scenarios.browser_cookie(app, typed.browser)[1]
+
         # Fresh attempts for the answering scenario, each with its browser's id and session:
         # a run with and without slow clients in each round, then one against one app server
         # and one against two (`servers_side_by_side`), each its own answers.
@@ -127,6 +132,8 @@ def seed(app) -> dict:
                 app, teacher, quiz, POOL_RATES["start"] * SECONDS * ROUNDS, ROUNDS
             ),
             "question": (f"/attempts/{reader.token}/questions/1", cookie),
+            "types": {kind: (f"/attempts/{typed.token}/questions/{n}", typed_cookie)
+                      for n, kind in enumerate(scenarios.TYPES, 1)},  # fmt: skip
             "results": (f"/attempts/{db.session.get(Attempt, finished).token}/results",
                         scenarios.browser_cookie(app, own)[1]),
             "answers": len(picks) * len(quiz.questions),
@@ -388,8 +395,9 @@ def server_settings(url: str) -> dict:
 def run(folder: Path, url: str, pg: str | None) -> None:
     """Seed, serve, run every scenario once per round, send the scores, report."""
     # Query counts stay per page: the bank's freshness check is left out of them.
+    bank = scenarios.bank_with_every_type(folder)
     app = create_app({"SECRET_KEY": SECRET, "SQLALCHEMY_DATABASE_URI": url,
-                      "BANK_CHECK_SECONDS": 3600})  # fmt: skip
+                      "QUESTIONS_PATH": bank, "BANK_CHECK_SECONDS": 3600})  # fmt: skip
     started = time.perf_counter()
     seeded = seed(app)
     print(f"Seeded {seeded['answers']:,} answers in {time.perf_counter() - started:.0f} s")
@@ -424,6 +432,8 @@ def run(folder: Path, url: str, pg: str | None) -> None:
                 "index": wrk(base, "/"),
                 "healthz": wrk(base, "/healthz"),
                 "question": wrk(base, question_path, cookie=question_cookie),
+                **{kind: wrk(base, path, cookie=cookie)
+                   for kind, (path, cookie) in seeded["types"].items()},  # fmt: skip
                 "answer": writes(base, folder, "answers", seeded["posts"][2 * round_], answers),
                 "results": wrk(base, results_path, cookie=results_cookie),
                 "assigned": writes(base, folder, "assigned", seeded["assigned"][round_], answers),
@@ -465,6 +475,7 @@ SCENARIOS = [
     ("index", "for reference: quiz list (template, no database)", None),
     ("healthz", "for reference: /healthz (one query, no template)", None),
     ("question", "question page (GET)", "question"),
+    *((kind, f"question page (GET), {kind}", "question") for kind in scenarios.TYPES),
     ("answer", "answering (POST, each a new write)", "answer"),
     ("results", "results page (GET)", "results"),
     ("assigned", "answering under an assignment's rules (window, time limit, attempts)", "answer"),

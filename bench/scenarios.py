@@ -2,6 +2,7 @@
 through the app's own code (factories, start_attempt, the LTI people functions) as a user's
 actions would make it. Call the seeding functions inside an app context."""
 
+import json
 import random
 import urllib.error
 import urllib.parse
@@ -10,6 +11,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
+from pathlib import Path
 
 import factories
 import requests
@@ -18,9 +20,12 @@ from flask import session
 from flask_wtf.csrf import generate_csrf
 from test_lti import CLIENT_ID, DEPLOYMENT, LEARNER, TEACHER, Person, Platform, PlatformSite
 from test_lti import launch as full_launch
+from test_question_types import typed_bank as choice_types_bank
+from test_typed_answers import CAPITAL, DISTANCE
 
 from app.attempts.service import record_version, start_attempt, store_answers
 from app.bank import Quiz
+from app.config import PROJECT_ROOT
 from app.extensions import db
 from app.grading import grade
 from app.lti.models import LtiCourse, LtiPlatform
@@ -39,6 +44,27 @@ STUDENTS_PER_ADDRESS = 100
 """Personal-code starts and LTI logins come from this many students per school address
 (X-Forwarded-For): the app allows 300 starts and 600 LTI logins per address a minute, which one
 address would pass in seconds."""
+
+
+TYPES_SLUG = "one-of-each-type"
+TYPES = ("numerical", "short answer", "true or false", "select all")
+"""The question types beyond single choice, in the order of the quiz `bank_with_every_type` adds."""
+
+
+def bank_with_every_type(folder: Path) -> str:
+    """questions.json with a second quiz of one question of each type beyond single choice, as
+    the tests write them; the path of the bank written in `folder`."""
+    bank = json.loads((PROJECT_ROOT / "questions.json").read_text())
+    choices = json.loads(Path(choice_types_bank(folder)).read_text())["quizzes"][0]["questions"]
+    true_false, select_all = choices[:2]
+    bank["quizzes"].append({
+        "slug": TYPES_SLUG, "title": "One of each type",
+        "description": "A question of each type a student types or ticks.",
+        "questions": [DISTANCE, CAPITAL, true_false, select_all],
+    })  # fmt: skip
+    path = folder / "bench-bank.json"
+    path.write_text(json.dumps(bank))
+    return str(path)
 
 
 def school_address(n: int) -> str:
@@ -165,6 +191,7 @@ class Lti:
 
     site: PlatformSite = field(default_factory=PlatformSite)
     platform: QuickPlatform | None = None
+    slug: str = ""
     class_id: int | None = None
     prepared: int = 0
 
@@ -192,6 +219,7 @@ class Lti:
         course = db.session.scalars(db.select(LtiCourse)).one()
         self.class_id = course.class_id
         factories.assignment(db.session.get(Class, self.class_id), quiz, **open_window(), **RULES)
+        self.slug = quiz.slug
 
     @property
     def target(self) -> str:
@@ -207,7 +235,8 @@ class Lti:
             return list(pool.map(lambda n: self._launch(f"{tag + n:06d}"), range(count)))
 
     def _launch(self, n: str) -> Request:
-        who = Person(f"bench-learner-{n}", f"Learner {n}", LEARNER)
+        # The link names its quiz, as one made by deep linking does: the site offers two.
+        who = Person(f"bench-learner-{n}", f"Learner {n}", LEARNER, custom={"quiz": self.slug})
         login = urllib.request.Request(
             self.platform.login_url(who.sub, self.target),
             headers={"X-Forwarded-For": school_address(int(n))},
