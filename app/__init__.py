@@ -28,6 +28,7 @@ from . import (
     roster,
     sqlite,
     teach,
+    transactions,
 )
 from .config import (
     PROJECT_ROOT,
@@ -96,6 +97,7 @@ def create_app(config: dict | None = None, *, migrations: bool = True) -> Flask:
         if db.engine.dialect.name == "sqlite":
             sqlalchemy.event.listen(db.engine, "connect", sqlite.tune)
             sqlalchemy.event.listen(db.engine, "handle_error", sqlite.drop_read_only_connection)
+    transactions.init_app(app)
 
     # The bank comes from the database on first use, never from the file a worker boots beside:
     # a file edited or broken on disk cannot make workers disagree or stop one from starting.
