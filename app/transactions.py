@@ -1,17 +1,18 @@
-"""A request that only read ends its transaction with COMMIT instead of ROLLBACK.
+"""On PostgreSQL, a request that only read ends its transaction with COMMIT, not ROLLBACK.
 
 psycopg prepares a statement the fifth time a connection runs it, and forgets every prepared
-statement at each rollback (the objects they name may have been dropped), which is how every
-request ended. So on PostgreSQL each page's queries were planned anew each time: the question
-page's one query for the attempt, seven tables joined, spent 2.5 ms of its 7 being planned
-(bench/analysis.md). For a transaction that wrote nothing a commit is the same as a rollback, and
-its statements stay prepared. Anything that may have written still ends with the rollback."""
+statement when it sends a ROLLBACK (the objects they name may have been dropped), which is how
+every request ended. So each page's queries were planned anew each time: the question page's
+query for the attempt, seven tables joined, spent 2.5 ms of the page's 7 being planned
+(bench/analysis.md). For a transaction that ran nothing but SELECTs a commit is the same as a
+rollback. It is sent on the connection itself: the session's own rollback then finds nothing to
+undo and sends nothing, and the session's objects stay as they were (a commit through the
+session would expire them). A transaction that ran anything else ends with the rollback."""
 
 from contextlib import suppress
 
 from flask import Flask
 from sqlalchemy import event
-from sqlalchemy.exc import SQLAlchemyError
 
 from .extensions import db
 
@@ -21,9 +22,11 @@ WROTE = "quizwright.wrote"
 
 def init_app(app: Flask) -> None:
     with app.app_context():
+        if db.engine.dialect.driver != "psycopg":
+            return
         event.listen(db.engine, "begin", _forget_writes)
         event.listen(db.engine, "before_cursor_execute", _note_writes)
-    # After Flask-SQLAlchemy's own teardown in registration, so before it when they run.
+    # Registered after Flask-SQLAlchemy's teardown, so it runs before it.
     app.teardown_appcontext(_commit_reads)
 
 
@@ -37,14 +40,12 @@ def _note_writes(connection, cursor, statement, parameters, context, executemany
 
 
 def _commit_reads(error: BaseException | None) -> None:
-    """End a transaction that only read with a commit; leave any other to the rollback."""
-    session = db.session()
-    if error is not None or not session.in_transaction():
+    """Commit a transaction that only read; leave any other to the session's rollback."""
+    transaction = db.session().get_transaction()
+    if error is not None or transaction is None or not transaction.is_active:
         return
-    if session.new or session.dirty or session.deleted:  # changes not yet sent: not a read
-        return
-    if session.connection().info.get(WROTE):
-        return
-    # If the connection failed, Flask-SQLAlchemy's teardown that follows discards it.
-    with suppress(SQLAlchemyError):
-        session.commit()
+    connection = db.session().connection()
+    if not connection.info.get(WROTE):
+        # A connection that fails here is discarded by the session's teardown, which follows.
+        with suppress(connection.dialect.loaded_dbapi.Error):
+            connection.connection.dbapi_connection.commit()
