@@ -13,11 +13,14 @@ from contextlib import suppress
 
 from flask import Flask
 from sqlalchemy import event
+from sqlalchemy.exc import SQLAlchemyError
 
 from .extensions import db
 
 WROTE = "quizwright.wrote"
 """Set in a connection's info when its transaction runs a statement other than a SELECT."""
+CONNECTION = "quizwright.connection"
+"""The connection a session's transaction began on, in the session's info."""
 
 
 def init_app(app: Flask) -> None:
@@ -26,6 +29,7 @@ def init_app(app: Flask) -> None:
             return
         event.listen(db.engine, "begin", _forget_writes)
         event.listen(db.engine, "before_cursor_execute", _note_writes)
+        event.listen(db.session, "after_begin", _remember_connection)
     # Registered after Flask-SQLAlchemy's teardown, so it runs before it.
     app.teardown_appcontext(_commit_reads)
 
@@ -39,13 +43,20 @@ def _note_writes(connection, cursor, statement, parameters, context, executemany
         connection.info[WROTE] = True
 
 
+def _remember_connection(session, transaction, connection) -> None:
+    session.info[CONNECTION] = connection
+
+
 def _commit_reads(error: BaseException | None) -> None:
-    """Commit a transaction that only read; leave any other to the session's rollback."""
-    transaction = db.session().get_transaction()
-    if error is not None or transaction is None or not transaction.is_active:
+    """Commit a transaction that only read; leave any other to the session's rollback, and any
+    connection that failed to the session's teardown, which follows and discards it."""
+    session = db.session()
+    connection = session.info.pop(CONNECTION, None)
+    transaction = session.get_transaction()
+    if error is not None or connection is None or transaction is None:
         return
-    connection = db.session().connection()
-    if not connection.info.get(WROTE):
-        # A connection that fails here is discarded by the session's teardown, which follows.
-        with suppress(connection.dialect.loaded_dbapi.Error):
+    if not transaction.is_active or connection.closed or connection.invalidated:
+        return
+    with suppress(SQLAlchemyError, connection.dialect.loaded_dbapi.Error):
+        if not connection.info.get(WROTE):
             connection.connection.dbapi_connection.commit()

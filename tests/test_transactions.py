@@ -57,3 +57,21 @@ def test_a_request_that_wrote_and_did_not_commit_stores_nothing(tmp_path, wrote)
     assert (refused.status_code, refused.text) == (400, "Refused.")
     with app.app_context():
         assert db.session.scalar(select(func.count()).select_from(Instructor)) == 0
+
+
+def test_a_connection_lost_in_a_handled_error_still_ends_the_request_cleanly(tmp_path):
+    """A view that catches a failure of its connection and answers anyway (as an LTI launch
+    refuses when the platform's keys cannot be read) gets its answer, and the next request a
+    fresh connection."""
+    app = make_app(tmp_path)
+
+    @app.get("/connection-lost")
+    def connection_lost():
+        db.session.scalar(select(func.count()).select_from(Instructor))
+        db.session.connection().invalidate()
+        return "Answered anyway."
+
+    client = app.test_client()
+    lost = client.get("/connection-lost")
+    assert (lost.status_code, lost.text) == (200, "Answered anyway.")
+    assert client.get("/connection-lost").status_code == 200
