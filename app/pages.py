@@ -29,8 +29,6 @@ def loader() -> DictLoader:
     return DictLoader(SOURCES)
 
 
-
-
 def _minified(path: Path) -> tuple[bytes, str]:
     """A stylesheet without its comments and spacing, and the tag a browser revalidates it by."""
     sheet = rcssmin.cssmin(path.read_text(encoding="utf-8")).encode()
