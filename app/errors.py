@@ -9,6 +9,7 @@ from werkzeug.exceptions import (
     InternalServerError,
     SecurityError,
     ServiceUnavailable,
+    TooManyRequests,
 )
 
 from .extensions import db
@@ -101,6 +102,14 @@ def _names_what_the_schema_lacks(error: SQLAlchemyError) -> bool:
     return str(cause).startswith(("no such column", "no such table"))
 
 
+def render_too_many(error: TooManyRequests):
+    """A limit's page, with when to try again where the limit says (the answer limit does)."""
+    page, code = render_error(error)
+    if not isinstance(error.retry_after, int):
+        return page, code
+    return page, code, {"Retry-After": str(error.retry_after)}
+
+
 def refuse_host(error: SecurityError | BadHost):
     """A Host header not in TRUSTED_HOSTS, or no valid host name at all (a label over 63
     characters): no link can be built for it, so no page in the layout either."""
@@ -110,6 +119,7 @@ def refuse_host(error: SecurityError | BadHost):
 def init_app(app):
     app.register_error_handler(CSRFError, render_csrf_error)
     app.register_error_handler(HTTPException, render_error)
+    app.register_error_handler(TooManyRequests, render_too_many)
     app.register_error_handler(SecurityError, refuse_host)
     app.register_error_handler(BadHost, refuse_host)
     app.register_error_handler(InternalServerError, render_crash)

@@ -7,6 +7,7 @@ RATELIMIT_STORAGE_URI; Redis and the library's other storages keep working throu
 import functools
 import hashlib
 import logging
+import math
 import time
 
 import sqlalchemy as sa
@@ -16,6 +17,7 @@ from limits.storage import MemoryStorage, Storage
 from limits.strategies import FixedWindowRateLimiter
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import SQLAlchemyError
+from werkzeug.exceptions import TooManyRequests
 
 from .extensions import db, limiter
 from .models import RateLimitCount
@@ -96,14 +98,16 @@ def limited_answers(key):
     def decorate(view):
         @functools.wraps(view)
         def counted(*args, **kwargs):
+            counts = current_app.extensions[ANSWER_COUNTS]
             if (
                 request.method == "POST"
                 and limiter.enabled
-                and not current_app.extensions[ANSWER_COUNTS].hit(
-                    ANSWERS_PER_BROWSER, "answers", key()
-                )
+                and not counts.hit(ANSWERS_PER_BROWSER, "answers", key())
             ):
-                abort(429, description=TOO_MANY_ANSWERS)
+                # Say when the minute ends, so that a client that waits waits long enough.
+                reset, _ = counts.get_window_stats(ANSWERS_PER_BROWSER, "answers", key())
+                wait = max(1, math.ceil(reset - time.time()))
+                raise TooManyRequests(TOO_MANY_ANSWERS, retry_after=wait)
             return view(*args, **kwargs)
 
         return counted

@@ -329,6 +329,8 @@ def test_answer_submissions_are_limited_per_browser(app, student):
     assert [r.status_code for r in responses[:60]] == [400] * 60
     assert responses[60].status_code == 429
     assert "your answers so far are saved" in text(responses[60])
+    # The minute began with the first answer: a client told when it ends waits no longer.
+    assert 1 <= int(responses[60].headers["Retry-After"]) <= 60
 
 
 def test_security_events_are_logged_without_forged_lines(app, caplog):
