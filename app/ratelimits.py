@@ -98,16 +98,13 @@ def limited_answers(key):
     def decorate(view):
         @functools.wraps(view)
         def counted(*args, **kwargs):
-            counts = current_app.extensions[ANSWER_COUNTS]
-            if (
-                request.method == "POST"
-                and limiter.enabled
-                and not counts.hit(ANSWERS_PER_BROWSER, "answers", key())
-            ):
-                # Say when the minute ends, so that a client that waits waits long enough.
-                reset, _ = counts.get_window_stats(ANSWERS_PER_BROWSER, "answers", key())
-                wait = max(1, math.ceil(reset - time.time()))
-                raise TooManyRequests(TOO_MANY_ANSWERS, retry_after=wait)
+            if request.method == "POST" and limiter.enabled:
+                counts, browser = current_app.extensions[ANSWER_COUNTS], key()
+                if not counts.hit(ANSWERS_PER_BROWSER, "answers", browser):
+                    # Say when the minute ends, so that a client that waits waits long enough.
+                    reset, _ = counts.get_window_stats(ANSWERS_PER_BROWSER, "answers", browser)
+                    wait = max(1, math.ceil(reset - time.time()))
+                    raise TooManyRequests(TOO_MANY_ANSWERS, retry_after=wait)
             return view(*args, **kwargs)
 
         return counted

@@ -27,15 +27,10 @@ def init_app(app: Flask) -> None:
     with app.app_context():
         if db.engine.dialect.driver != "psycopg":
             return
-        event.listen(db.engine, "begin", _forget_writes)
         event.listen(db.engine, "before_cursor_execute", _note_writes)
         event.listen(db.session, "after_begin", _remember_connection)
     # Registered after Flask-SQLAlchemy's teardown, so it runs before it.
     app.teardown_appcontext(_commit_reads)
-
-
-def _forget_writes(connection) -> None:
-    connection.info.pop(WROTE, None)
 
 
 def _note_writes(connection, cursor, statement, parameters, context, executemany) -> None:
@@ -44,6 +39,8 @@ def _note_writes(connection, cursor, statement, parameters, context, executemany
 
 
 def _remember_connection(session, transaction, connection) -> None:
+    """A session's transaction begins on a connection that has written nothing yet."""
+    connection.info.pop(WROTE, None)
     session.info[CONNECTION] = connection
 
 

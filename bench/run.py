@@ -273,18 +273,14 @@ def servers_side_by_side(folder: Path, url: str, base: str, seeded: dict, answer
             ))  # fmt: skip
             # Less each server's first answer, which writes() sends alone before wrk starts.
             stored = answers() - before - len(bases)
-    return {
-        "one": one,
-        "two": {
-            "question": {"rps": sum(q["rps"] for q in questions),
-                         "p99": max(q["p99"] for q in questions),
-                         "errors": sum(q["errors"] for q in questions)},
-            "answer": {"rps": sum(w["rps"] for w in writing),
-                       "p99": max(w["p99"] for w in writing),
-                       "errors": sum(w["errors"] for w in writing),
-                       "requests": sum(w["requests"] for w in writing), "stored": stored},
-        },
-    }  # fmt: skip
+    two = {"question": together(questions), "answer": {**together(writing), "stored": stored}}
+    return {"one": one, "two": two}
+
+
+def together(runs: list[dict]) -> dict:
+    """wrk runs made at once, as one: their rates, requests and errors added, the worse p99."""
+    total = {key: sum(run[key] for run in runs) for key in ("rps", "requests", "errors")}
+    return {**total, "p99": max(run["p99"] for run in runs)}
 
 
 def count(app, model):
