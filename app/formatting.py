@@ -63,10 +63,10 @@ def _time(moment: datetime, shape: str, clock: bool = False) -> Markup:
     local = utc_to_local(moment, zone)
     # A clock's seconds let the countdown agree with it; a date is said to the minute.
     stamp = utc(moment).strftime("%Y-%m-%dT%H:%M:%SZ" if clock else "%Y-%m-%dT%H:%MZ")
-    shown = f"{local.strftime(shape)} {local.tzname()}"
-    return Markup('<time datetime="{}" data-zone="{}"{}>{}</time>').format(
-        stamp, zone, Markup(' class="clock"') if clock else "", shown
-    )
+    shown = escape(f"{local.strftime(shape)} {local.tzname()}")
+    kind = ' class="clock"' if clock else ""
+    # An f-string, not Markup.format, whose Formatter was half of a 500-row class table's times.
+    return Markup(f'<time datetime="{stamp}" data-zone="{escape(zone)}"{kind}>{shown}</time>')
 
 
 def when(moment: datetime) -> Markup:

@@ -22,7 +22,9 @@ def ignorable(char: str) -> bool:
 def student_key(name: str) -> str:
     """Students have no accounts: within a class, a name is a student, whatever its case and
     invisible characters (a joiner the name form keeps, a zero-width space in an older name)."""
-    shown = "".join(char for char in name if not ignorable(char))
+    # No ASCII character is invisible: most names skip the look at each character, which was a
+    # tenth of a 500-student class page.
+    shown = name if name.isascii() else "".join(char for char in name if not ignorable(char))
     return " ".join(shown.split()).casefold()
 
 

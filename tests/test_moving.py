@@ -22,7 +22,7 @@ from app.question_types import right_choice
 from app.served import current_bank, recheck_bank
 from app.zones import utc
 
-from helpers import Student, login, shown, text, wrong_choice
+from helpers import Student, login, queries, shown, text, wrong_choice
 
 pytestmark = pytest.mark.postgres
 
@@ -347,3 +347,24 @@ def test_no_second_attempt_starts_while_the_first_can_still_change(app, quiz, co
         assert db.session.scalar(db.select(db.func.count()).select_from(Attempt)) == 1
     student.finish()
     assert student.post(f"/attempts/{student.token}/retake").status_code == 303
+
+
+def test_an_exams_pages_cost_a_fixed_number_of_statements(app, client, quiz, course, held):
+    """A question read costs what it costs on a one-pass quiz; an answer costs two statements
+    more, which changes need: the attempt's row locked first, so that two saves of one question
+    take turns, then the answer it replaces read under that lock."""
+    student = taking(app, client, quiz, held)
+    first = quiz.questions[0]
+    student.csrf  # noqa: B018 - fetch the form token before counting
+    with queries(app) as asking:
+        client.get(student.question_url(1))
+    with queries(app) as answering:
+        save(student, 1, choice=wrong_choice(first).id)
+    with queries(app) as changing:
+        save(student, 1, choice=right_choice(first).id)
+    # Reads: the attempt with its answers, its assignment's rules (with the student's exception).
+    assert len(asking) == 2
+    kinds = [" ".join(sql.split()[:2]) for sql in answering[2:]]
+    assert kinds == ["UPDATE attempts", "SELECT answers.id,", "INSERT INTO", "UPDATE attempts"]
+    # A change updates the answer and keeps the one it replaced.
+    assert len(changing) == len(answering) + 1
