@@ -1,5 +1,6 @@
 """Running for real: settings, headers, health checks, outages, rate limits and logs."""
 
+import gzip
 import logging
 import re
 import shutil
@@ -168,6 +169,23 @@ def test_the_stylesheet_is_sent_without_its_comments_and_spacing(client):
     assert again.status_code == 304 and not again.data
     with client.get("/static/favicon.svg") as other_file:  # served from the folder, as before
         assert other_file.status_code == 200 and other_file.mimetype == "image/svg+xml"
+
+
+def test_the_stylesheet_is_gzipped_for_browsers_that_take_it(client):
+    """A quarter of the bytes to a browser that accepts gzip, the same rules once unpacked, under
+    a tag of its own; one that refuses gzip gets the sheet as it is. Either says it varies."""
+    plain = client.get("/static/quizwright.css")
+    zipped = client.get("/static/quizwright.css", headers={"Accept-Encoding": "gzip, deflate, br"})
+    assert zipped.headers["Content-Encoding"] == "gzip" and zipped.mimetype == "text/css"
+    assert gzip.decompress(zipped.data) == plain.data
+    assert int(zipped.headers["Content-Length"]) == len(zipped.data) < 0.35 * len(plain.data)
+    assert zipped.headers["ETag"] != plain.headers["ETag"]
+    assert all("Accept-Encoding" in sent.headers["Vary"] for sent in (plain, zipped))
+    again = client.get("/static/quizwright.css", headers={
+        "Accept-Encoding": "gzip", "If-None-Match": zipped.headers["ETag"]})  # fmt: skip
+    assert again.status_code == 304 and not again.data
+    refused = client.get("/static/quizwright.css", headers={"Accept-Encoding": "gzip;q=0"})
+    assert "Content-Encoding" not in refused.headers and refused.data == plain.data
 
 
 def test_liveness_needs_no_database(tmp_path):
