@@ -32,20 +32,26 @@ def loader() -> DictLoader:
 
 
 class Stylesheet(NamedTuple):
-    """A stylesheet as sent: minified, and gzipped for the browsers that take it."""
+    """A stylesheet as sent, minified, and gzipped for the browsers that take it; each with the
+    tag a browser revalidates it by."""
 
     sheet: bytes
-    zipped: bytes
     tag: str
-    """The tag a browser revalidates it by."""
+    zipped: bytes
+    zipped_tag: str
+
+
+def _tag(sent: bytes) -> str:
+    return hashlib.sha256(sent).hexdigest()[:32]
 
 
 def _minified(path: Path) -> Stylesheet:
     """A stylesheet without its comments and spacing."""
     sheet = rcssmin.cssmin(path.read_text(encoding="utf-8")).encode()
-    # mtime 0: the same bytes from every worker and server, so that one tag names them.
+    # Tagged by its own bytes: another server's zlib may compress the same sheet differently,
+    # and a resumed download must not join the two.
     zipped = gzip.compress(sheet, compresslevel=9, mtime=0)
-    return Stylesheet(sheet, zipped, hashlib.sha256(sheet).hexdigest()[:32])
+    return Stylesheet(sheet, _tag(sheet), zipped, _tag(zipped) + "-gzip")
 
 
 # The stylesheets' comments and spacing are for their readers: a fifth of the bytes that every
@@ -65,7 +71,7 @@ def static_file(filename: str):
         io.BytesIO(stylesheet.zipped if zipped else stylesheet.sheet),
         mimetype="text/css",
         # Each encoding its own tag: a cache must not answer one with the other.
-        etag=stylesheet.tag + ("-gzip" if zipped else ""),
+        etag=stylesheet.zipped_tag if zipped else stylesheet.tag,
         max_age=current_app.get_send_file_max_age(filename),
         conditional=True,
     )

@@ -357,14 +357,18 @@ def test_an_exams_pages_cost_a_fixed_number_of_statements(app, client, quiz, cou
     first = quiz.questions[0]
     student.csrf  # noqa: B018 - fetch the form token before counting
     with queries(app) as asking:
-        client.get(student.question_url(1))
+        assert client.get(student.question_url(1)).status_code == 200
     with queries(app) as answering:
-        save(student, 1, choice=wrong_choice(first).id)
+        assert save(student, 1, choice=wrong_choice(first).id).status_code == 303
     with queries(app) as changing:
-        save(student, 1, choice=right_choice(first).id)
+        assert save(student, 1, choice=right_choice(first).id).status_code == 303
     # Reads: the attempt with its answers, its assignment's rules (with the student's exception).
-    assert len(asking) == 2
-    kinds = [" ".join(sql.split()[:2]) for sql in answering[2:]]
-    assert kinds == ["UPDATE attempts", "SELECT answers.id,", "INSERT INTO", "UPDATE attempts"]
+    kinds = [" ".join(sql.split()[:3]) for sql in answering]
+    assert [kind.split()[1].split(".")[0] for kind in asking] == ["attempts", "assignments"]
+    assert [kind.split()[1].split(".")[0] for kind in kinds[:2]] == ["attempts", "assignments"]
+    assert kinds[2:] == [
+        "UPDATE attempts SET", "SELECT answers.id, answers.attempt_id,", "INSERT INTO answers",
+        "UPDATE attempts SET",
+    ]  # fmt: skip
     # A change updates the answer and keeps the one it replaced.
     assert len(changing) == len(answering) + 1
