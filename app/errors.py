@@ -9,7 +9,6 @@ from werkzeug.exceptions import (
     InternalServerError,
     SecurityError,
     ServiceUnavailable,
-    TooManyRequests,
 )
 
 from .extensions import db
@@ -44,7 +43,9 @@ def render_error(error: HTTPException):
     if error.description != type(error).description and own_words:
         message = error.description
     page = render_template("errors.html", code=code, title=title, message=message, back=_back(code))
-    return page, code
+    # What the error itself says beside its page: Retry-After (a limit, an outage), Allow (405).
+    said = [(name, value) for name, value in error.get_headers() if name != "Content-Type"]
+    return page, code, said
 
 
 def _back(code: int) -> tuple[str, str]:
@@ -75,14 +76,12 @@ def render_outage(error: SQLAlchemyError):
     behind = schema_behind() if _names_what_the_schema_lacks(error) else None
     if behind:
         current_app.logger.error("schema behind the code: %s", behind)
-        page, code = render_error(ServiceUnavailable(description=UPGRADING))
-        return page, code, {"Retry-After": "120"}
+        return render_error(ServiceUnavailable(description=UPGRADING, retry_after=120))
     if isinstance(error, ProgrammingError):  # a bug in a query, not an outage
         current_app.logger.error("database error", exc_info=error)
         return render_crash(InternalServerError())
     current_app.logger.error("database unavailable: %s", error.__class__.__name__)
-    page, code = render_error(ServiceUnavailable())
-    return page, code, {"Retry-After": "30"}
+    return render_error(ServiceUnavailable(retry_after=30))
 
 
 UPGRADING = ("Quizwright is being upgraded: its database is being brought up to date. Your saved "
@@ -102,14 +101,6 @@ def _names_what_the_schema_lacks(error: SQLAlchemyError) -> bool:
     return str(cause).startswith(("no such column", "no such table"))
 
 
-def render_too_many(error: TooManyRequests):
-    """A limit's page, with when to try again where the limit says (the answer limit does)."""
-    page, code = render_error(error)
-    if not isinstance(error.retry_after, int):
-        return page, code
-    return page, code, {"Retry-After": str(error.retry_after)}
-
-
 def refuse_host(error: SecurityError | BadHost):
     """A Host header not in TRUSTED_HOSTS, or no valid host name at all (a label over 63
     characters): no link can be built for it, so no page in the layout either."""
@@ -119,7 +110,6 @@ def refuse_host(error: SecurityError | BadHost):
 def init_app(app):
     app.register_error_handler(CSRFError, render_csrf_error)
     app.register_error_handler(HTTPException, render_error)
-    app.register_error_handler(TooManyRequests, render_too_many)
     app.register_error_handler(SecurityError, refuse_host)
     app.register_error_handler(BadHost, refuse_host)
     app.register_error_handler(InternalServerError, render_crash)

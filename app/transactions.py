@@ -24,6 +24,7 @@ CONNECTION = "quizwright.connection"
 
 
 def init_app(app: Flask) -> None:
+    """Watch a psycopg engine's statements, and end each request that only read with COMMIT."""
     with app.app_context():
         if db.engine.dialect.driver != "psycopg":
             return

@@ -211,10 +211,11 @@ def test_unknown_class_code_is_a_form_error(app, student):
 
 
 def test_wrong_method_is_a_friendly_405(client):
-    """Using a page the wrong way gets the app's 405 page."""
+    """Using a page the wrong way gets the app's 405 page, which says the ways it takes."""
     response = client.get("/attempts/whatever/retake")
     assert response.status_code == 405
     assert "Not allowed" in text(response)
+    assert set(response.headers["Allow"].split(", ")) == {"POST", "OPTIONS"}
 
 
 def test_crash_is_a_friendly_500_without_traceback(app, caplog):
