@@ -514,7 +514,7 @@ def side_by_side_lines(servers: dict) -> list[str]:
         "errors | answers stored / answered |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
-    for name, row in (("one", servers["one"]), ("two", servers["two"])):
+    for name, row in servers.items():
         question, answer = row["question"], row["answer"]
         lines.append(
             f"| {name} | {question['rps']:.0f} | {question['p99']:.1f} | {answer['rps']:.0f} | "
