@@ -269,13 +269,13 @@ def test_the_evidence_page_leads_back_and_keeps_developer_notes_apart(client):
     """Opened from a review it links back there; `make evidence` lives under its own heading."""
     review = "/attempts/abc/results#review-3"
     page = text(client.get("/evidence/checkpointing", query_string={"back": review}))
-    assert page.count(f'<a href="{review}">Back to the review</a>') == 2
+    assert page.count(f'<a href="{review}">Back to the question</a>') == 2
     panel = page[page.index('<details class="measured"') : page.index("</details>")]
     assert "make evidence" not in panel
     assert "How this was measured" in page and "make evidence" in page
     for elsewhere in ("https://evil.example/", "//evil.example", "/\\evil.example"):
         page = text(client.get("/evidence/checkpointing", query_string={"back": elsewhere}))
-        assert "Back to the review" not in page and "evil.example" not in page
+        assert "Back to the question" not in page and "evil.example" not in page
 
 
 def test_the_script_and_its_numbers_can_be_read(client):

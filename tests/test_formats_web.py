@@ -3,6 +3,7 @@
 import html
 import logging
 import re
+from urllib.parse import unquote
 
 import factories
 import pytest
@@ -75,6 +76,11 @@ def test_preview_shows_every_question_with_the_key_and_every_explanation(app, te
     assert len(evidence_questions) > 1
     assert '<details class="measured"' not in body
     assert words.count('<p class="measured-link"><a href="/evidence/') == len(evidence_questions)
+    # The measurement leads back to the question it was opened from, in the preview.
+    link = html.unescape(re.search(r'class="measured-link"><a href="([^"]+)"', body).group(1))
+    back = re.search(r"back=([^&]+)", link).group(1)
+    assert f'<a href="{unquote(back)}">Back to the question</a>' in text(teacher.get(link))
+    assert unquote(back).startswith(f"{PREVIEW}#preview-")
 
 
 def test_preview_makes_no_attempt_and_a_fixed_number_of_queries(app, teacher, quiz):

@@ -127,7 +127,7 @@ def test_no_page_scrolls_sideways_on_a_phone(browse, quiz):
     fits(student)
     student.get_by_role("link", name="What we measured").first.click()
     fits(student)
-    student.get_by_role("link", name="Back to the review").first.click()
+    student.get_by_role("link", name="Back to the question").first.click()
     assert "/results#review-" in student.url
     student.goto("/no/such/page")
     fits(student)
