@@ -18,6 +18,7 @@ from app.extensions import db
 from app.models import Attempt, Class, Instructor
 from app.question_types import right_choice
 from app.served import current_bank
+from app.teach.views import TablePage
 
 from helpers import SLUG, Student, form_token, login, make_app, queries, text
 
@@ -601,6 +602,64 @@ def test_class_pages_cost_the_same_queries_for_10_and_500_students(app, teacher,
     # The class page also reads its voided attempts, the roster to list who has not started,
     # and the grades passed back to an LMS; each reads the quizzes the instructor may use.
     assert counted_queries(490) == small <= (10 if kind == "" else 8)
+
+
+def test_the_student_table_comes_a_page_at_a_time(app, teacher):
+    """Forty rows a page, by name, every student on exactly one page; the page's weight does
+    not grow with the class (issue 32: 500 students were 218 KB), and a page that is not there
+    says which are."""
+    class_id, _ = create_class(teacher)
+    seed(app, class_id, 100)
+    url = f"/teach/classes/{class_id}"
+
+    def names(page):
+        return re.findall(r'<th scope="row">(Student \d+)</th>', page)
+
+    pages = [text(teacher.get(url, query_string={"page": n})) for n in (1, 2, 3)]
+    assert names(pages[0]) == names(text(teacher.get(url)))  # the first without a page
+    assert [len(names(page)) for page in pages] == [40, 40, 20]
+    everyone = [name for page in pages for name in names(page)]
+    assert sorted(everyone) == sorted(f"Student {n}" for n in range(100))
+    assert everyone == sorted(everyone)  # "Student 1", "Student 10", ... by name across pages
+    assert "Students 41–80 of 100, by name" in pages[1]
+    nav = re.search(r'<nav class="table-pages".*?</nav>', pages[1], re.S).group(0)
+    assert re.findall(r"page=(\d)[^\"]*#students-heading", nav) == ["1", "1", "2", "3", "3"]
+    assert 'aria-current="page"><span class="visually-hidden">Page </span>2</a>' in nav
+    assert 'rel="prev"' in nav and 'rel="next"' in nav
+    assert 'rel="prev"' not in pages[0] and 'rel="next"' not in pages[2]
+
+    # Refreshing keeps its page, and paging keeps the refresh.
+    refreshing = text(teacher.get(url, query_string={"page": 2, "refresh": "on"}))
+    assert re.search(r'href="[^"]*page=2[^"]*">Stop refreshing', refreshing)
+    following = re.search(r'href="([^"]+)" rel="next"', refreshing).group(1)
+    assert "page=3" in following and "refresh=on" in following
+
+    for wrong in ("4", "0", "-1", "two", "", "1e3"):
+        missing = teacher.get(url, query_string={"page": wrong})
+        assert missing.status_code == 404, wrong
+        assert "pages go from 1 to 3" in text(missing)
+
+    seed(app, class_id, 100)  # twice the class: the page weighs what it did, give or take a link
+    doubled = text(teacher.get(url))
+    assert len(names(doubled)) == 40 and "Students 1–40 of 200, by name" in doubled
+    assert abs(len(doubled) - len(pages[0])) < 600
+
+
+@pytest.mark.parametrize(
+    "number, count, links",
+    [
+        (1, 1, [1]),
+        (3, 9, [1, 2, 3, 4, 5, 6, 7, 8, 9]),
+        (1, 20, [1, 2, 3, None, 20]),
+        (4, 20, [1, 2, 3, 4, 5, 6, None, 20]),
+        (10, 20, [1, None, 8, 9, 10, 11, 12, None, 20]),
+        (20, 250, [1, None, 18, 19, 20, 21, 22, None, 250]),
+        (250, 250, [1, None, 248, 249, 250]),
+    ],
+)
+def test_page_links_name_the_first_the_last_and_those_near(number, count, links):
+    """Every page while there are few; else the ends and two each side of the current one."""
+    assert TablePage([], number, count, 1, 0).links == links
 
 
 def seed(app, class_id, students):
