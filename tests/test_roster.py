@@ -551,7 +551,10 @@ def test_class_pages_cost_the_same_queries_with_a_roster_of_500(app, teacher, ki
         return len(statements), body
 
     small, first = counted_queries(0, 10)
-    assert first.lower().count("not started") >= 490
+    if kind:
+        assert first.lower().count("not started") >= 490
+    else:  # the table comes a page at a time; the headline counts them all
+        assert "(490 of 500 on the roster not started)" in first
     large, second = counted_queries(10, 500)
     # The class page alone also reads voided attempts and the grades passed back to an LMS;
     # each reads the quizzes the instructor may use, for its quiz list.
