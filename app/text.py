@@ -18,7 +18,6 @@ import re
 
 import nh3
 from markdown_it import MarkdownIt
-from markdownify import MarkdownConverter
 from markupsafe import Markup
 
 from .images import ADDRESS
@@ -186,35 +185,43 @@ def from_plain(text: str) -> str:
     return _LIST_MARK.sub(lambda found: found[1] + "\\" + found[2], escaped)
 
 
-class _ToMarkdown(MarkdownConverter):
-    """HTML to the Markdown this module reads: what the subset cannot hold becomes its text."""
+@functools.cache
+def _to_markdown() -> type:
+    """The converter from HTML, made at the first import of a file: markdownify and
+    BeautifulSoup are 4 MB that a worker serving students never needs."""
+    from markdownify import MarkdownConverter
 
-    def escape(self, text, parent_tags):
-        # A text escaped only where Markdown would misread it, so the editor shows it as written.
-        return text if "_noformat" in parent_tags else from_plain(text)
+    class ToMarkdown(MarkdownConverter):
+        """HTML to the Markdown this module reads: what the subset cannot hold becomes its text."""
 
-    def convert_a(self, el, text, parent_tags):
-        # A link the page would not keep (javascript:, data:, this app's own paths) is its text;
-        # so is one around a picture (a logo linking home), which Markdown here cannot nest.
-        if el.get("href", "").split(":", 1)[0].lower() not in SCHEMES or "](/images/" in text:
-            return text
-        # What would end the address or the words early is escaped, so the link stays whole.
-        el["href"] = re.sub(r"[\s()<>]", lambda found: f"%{ord(found[0]):02X}", el["href"])
-        return super().convert_a(el, re.sub(r"(?<!\\)([\[\]])", r"\\\1", text), parent_tags)
+        def escape(self, text, parent_tags):
+            # Escaped only where Markdown would misread it, so the editor shows it as written.
+            return text if "_noformat" in parent_tags else from_plain(text)
 
-    def convert_hN(self, n, el, text, parent_tags):
-        # Headings are not in the subset: a heading in a prompt reads as strong text.
-        return f"\n\n**{text.strip()}**\n\n" if text.strip() else ""
+        def convert_a(self, el, text, parent_tags):
+            # A link the page would not keep (javascript:, data:, this app's own paths) is its text;
+            # so is one around a picture (a logo linking home), which Markdown here cannot nest.
+            if el.get("href", "").split(":", 1)[0].lower() not in SCHEMES or "](/images/" in text:
+                return text
+            # What would end the address or the words early is escaped, so the link stays whole.
+            el["href"] = re.sub(r"[\s()<>]", lambda found: f"%{ord(found[0]):02X}", el["href"])
+            return super().convert_a(el, re.sub(r"(?<!\\)([\[\]])", r"\\\1", text), parent_tags)
 
-    def convert_img(self, el, text, parent_tags):
-        # The importer decides: the picture at its address here, or its words (app/formats).
-        return self.options["picture"](el.get("src", ""), el.get("alt", ""))
+        def convert_hN(self, n, el, text, parent_tags):
+            # Headings are not in the subset: a heading in a prompt reads as strong text.
+            return f"\n\n**{text.strip()}**\n\n" if text.strip() else ""
+
+        def convert_img(self, el, text, parent_tags):
+            # The importer decides: the picture at its address here, or its words (app/formats).
+            return self.options["picture"](el.get("src", ""), el.get("alt", ""))
+
+    return ToMarkdown
 
 
 def from_html(markup: str, picture=lambda src, alt: from_plain(" ".join(alt.split()))) -> str:
     """An imported piece of HTML as Markdown in the subset, its line breaks as new lines; each
     picture as `picture(src, alt)` writes it, by default its words."""
-    converted = _ToMarkdown(
+    converted = _to_markdown()(
         autolinks=True, bullets="-", escape_misc=False, picture=picture
     ).convert(markup)
     # A no-break space reads as a space; Markdown would keep it as a mark of its own.
