@@ -50,9 +50,10 @@ def render_error(error: HTTPException):
 
 def _back(code: int) -> tuple[str, str]:
     """Where the error page's link leads: an instructor refused a change to a class they can
-    see (their role, or the class archived) goes back to that class, not the students' quizzes."""
+    see (their role, or the class archived), or a page of it asked for wrongly, goes back to
+    that class, not the students' quizzes."""
     class_id = (request.view_args or {}).get("class_id")
-    if code in (403, 409) and isinstance(class_id, int) and request.blueprint == "teach":
+    if code in (400, 403, 409) and isinstance(class_id, int) and request.blueprint == "teach":
         return url_for("teach.class_page", class_id=class_id), "Back to the class"
     return url_for("quiz.index"), "Back to the quizzes"
 

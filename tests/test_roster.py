@@ -428,6 +428,23 @@ def test_a_student_whose_name_was_taken_meanwhile_is_not_restored(app, teacher):
     assert sorted(removed for _, _, _, removed in stored(app)) == [False, True]
 
 
+def test_the_class_page_lists_who_started_before_who_has_not(app, teacher):
+    """In a live class the first page of a long roster shows who has started: those first,
+    each part by name; the gradebook stays by name alone."""
+    class_id, _ = create_class(teacher)
+    add(teacher, class_id, "\n".join(f"Student {n:02d}" for n in range(60)))
+    with app.app_context():
+        question = current_bank().quizzes[SLUG].questions[0]
+    for name in ("Student 59", "Student 07"):
+        sign_in(app, code_of(app, name))[0].answer(1, right_choice(question).id)
+    first = text(teacher.get(f"/teach/classes/{class_id}"))
+    listed = re.findall(r'<th scope="row">(Student \d+)</th>', first)
+    assert listed[:4] == ["Student 07", "Student 59", "Student 00", "Student 01"]
+    assert "Students 1–40 of 60, by name, those not started last" in first
+    gradebook = rows(teacher.get(f"/teach/classes/{class_id}/gradebook.csv"))
+    assert [row["student"] for row in gradebook] == [f"Student {n:02d}" for n in range(60)]
+
+
 def test_the_gradebook_lists_every_roster_student(app, teacher):
     """Not started, not finished and finished roster students, by name, with their ids."""
     class_id, _ = create_class(teacher)

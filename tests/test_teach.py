@@ -6,6 +6,7 @@ import io
 import json
 import re
 from datetime import UTC, datetime, timedelta
+from urllib.parse import parse_qs, urlsplit
 
 import factories
 import pytest
@@ -606,8 +607,9 @@ def test_class_pages_cost_the_same_queries_for_10_and_500_students(app, teacher,
 
 def test_the_student_table_comes_a_page_at_a_time(app, teacher):
     """Forty rows a page, by name, every student on exactly one page; the page's weight does
-    not grow with the class (issue 32: 500 students were 218 KB), and a page that is not there
-    says which are."""
+    not grow with the class (issue 32: 500 students were 218 KB). A number past the last page
+    leads to the last (the class shrank under a refreshing page); one that is no number is
+    refused, with a way back to the class."""
     class_id, _ = create_class(teacher)
     seed(app, class_id, 100)
     url = f"/teach/classes/{class_id}"
@@ -621,7 +623,8 @@ def test_the_student_table_comes_a_page_at_a_time(app, teacher):
     everyone = [name for page in pages for name in names(page)]
     assert sorted(everyone) == sorted(f"Student {n}" for n in range(100))
     assert everyone == sorted(everyone)  # "Student 1", "Student 10", ... by name across pages
-    assert "Students 41–80 of 100, by name" in pages[1]
+    # Said above the table and again with the links under it.
+    assert pages[1].count("Students 41–80 of 100, by name") == 2
     nav = re.search(r'<nav class="table-pages".*?</nav>', pages[1], re.S).group(0)
     assert re.findall(r"page=(\d)[^\"]*#students-heading", nav) == ["1", "1", "2", "3", "3"]
     assert 'aria-current="page"><span class="visually-hidden">Page </span>2</a>' in nav
@@ -634,10 +637,17 @@ def test_the_student_table_comes_a_page_at_a_time(app, teacher):
     following = re.search(r'href="([^"]+)" rel="next"', refreshing).group(1)
     assert "page=3" in following and "refresh=on" in following
 
-    for wrong in ("4", "0", "-1", "two", "", "1e3"):
-        missing = teacher.get(url, query_string={"page": wrong})
-        assert missing.status_code == 404, wrong
-        assert "pages go from 1 to 3" in text(missing)
+    for past in ("4", "0004", "9" * 5000):
+        shrunk = teacher.get(url, query_string={"page": past, "refresh": "on", "count": "all"})
+        assert shrunk.status_code == 303
+        assert parse_qs(urlsplit(shrunk.location).query) == {
+            "page": ["3"], "refresh": ["on"], "count": ["all"]
+        }
+    for wrong in ("0", "-1", "+2", " 2", "two", "", "1e3", "٣", "２"):
+        refused = teacher.get(url, query_string={"page": wrong})
+        assert refused.status_code == 400, wrong
+        assert "Pages of the student table are numbered from 1." in text(refused)
+        assert f'<a href="{url}">Back to the class</a>' in text(refused)
 
     seed(app, class_id, 100)  # twice the class: the page weighs what it did, give or take a link
     doubled = text(teacher.get(url))
@@ -652,8 +662,10 @@ def test_the_student_table_comes_a_page_at_a_time(app, teacher):
         (3, 9, [1, 2, 3, 4, 5, 6, 7, 8, 9]),
         (1, 20, [1, 2, 3, None, 20]),
         (4, 20, [1, 2, 3, 4, 5, 6, None, 20]),
+        (5, 11, [1, 2, 3, 4, 5, 6, 7, None, 11]),  # page 2 itself where "…" would stand for it
         (10, 20, [1, None, 8, 9, 10, 11, 12, None, 20]),
         (20, 250, [1, None, 18, 19, 20, 21, 22, None, 250]),
+        (248, 250, [1, None, 246, 247, 248, 249, 250]),
         (250, 250, [1, None, 248, 249, 250]),
     ],
 )

@@ -153,27 +153,34 @@ class TablePage(NamedTuple):
     @property
     def links(self) -> list[int | None]:
         """The pages to link to: every one when few, else the first, the last and the current
-        with two each side, None where pages are left out."""
+        with two each side, None where two or more pages are left out."""
         if self.count <= 9:
             return list(range(1, self.count + 1))
-        near = list(range(max(2, self.number - 2), min(self.count - 1, self.number + 2) + 1))
-        head = [1] + ([None] if near[0] > 2 else [])
-        tail = ([None] if near[-1] < self.count - 1 else []) + [self.count]
-        return head + near + tail
+        near = range(max(1, self.number - 2), min(self.count, self.number + 2) + 1)
+        links, previous = [], 0
+        for number in sorted({1, *near, self.count}):
+            if number - previous == 2:  # one page left out: its number is as short as "…"
+                links.append(number - 1)
+            elif number - previous > 2:
+                links.append(None)
+            links.append(number)
+            previous = number
+        return links
 
 
 def table_page(rows: list, asked: str | None) -> TablePage:
-    """The page of rows an address asks for (`?page=2`, the first without); one that is not
-    there is a 404 that says which are."""
+    """The page of rows an address asks for (`?page=2`, the first without). A number past the
+    last leads to the last: the table shrinks (attempts voided, students merged) under whoever
+    reads its last page, and their refresh should go on."""
     count = max(1, ceil(len(rows) / ROWS_A_PAGE))
-    try:
-        number = 1 if asked is None else int(asked)
-    except ValueError:
-        number = 0
-    if not 1 <= number <= count:
-        abort(404, description=f"That page of students is not there: pages go from 1 to {count}.")
-    start = (number - 1) * ROWS_A_PAGE
-    return TablePage(rows[start : start + ROWS_A_PAGE], number, count, start + 1, len(rows))
+    asked = "1" if asked is None else asked
+    if not (asked.isascii() and asked.isdigit() and asked.strip("0")):
+        abort(400, description="Pages of the student table are numbered from 1.")
+    if len(asked) > 9 or int(asked) > count:
+        last = {**request.view_args, **request.args.to_dict(), "page": count}
+        abort(redirect(url_for(request.endpoint, **last), 303))
+    start = (int(asked) - 1) * ROWS_A_PAGE
+    return TablePage(rows[start : start + ROWS_A_PAGE], int(asked), count, start + 1, len(rows))
 
 
 @bp.get("/no-class", defaults={"class_id": None})
@@ -181,7 +188,9 @@ def table_page(rows: list, asked: str | None) -> TablePage:
 def class_page(class_id):
     """Who took the quiz, how they scored, and which questions and wrong answers troubled them."""
     class_, form, report = _report(class_id)
-    rows = table_page(report.students, request.args.get("page"))
+    # Who has started first, each part by name: in a live class the first page shows them.
+    started_first = sorted(report.students, key=lambda row: row.shown is None)
+    rows = table_page(started_first, request.args.get("page"))
     join_url, qr, fix = _join(class_) if class_ else (None, None, None)
     refresh = request.args.get("refresh") == "on"
     role = role_in(class_) if class_ else Role.OWN
