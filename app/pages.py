@@ -31,27 +31,24 @@ def loader() -> DictLoader:
     return DictLoader(SOURCES)
 
 
-class Stylesheet(NamedTuple):
-    """A stylesheet as sent, minified, and gzipped for the browsers that take it; each with the
-    tag a browser revalidates it by."""
+class Sent(NamedTuple):
+    """A stylesheet's bytes in one encoding, and the tag a browser revalidates them by."""
 
-    sheet: bytes
+    body: bytes
     tag: str
-    zipped: bytes
-    zipped_tag: str
 
 
-def _tag(sent: bytes) -> str:
-    return hashlib.sha256(sent).hexdigest()[:32]
+def _sent(body: bytes, suffix: str = "") -> Sent:
+    # Each encoding tagged by its own bytes: a cache must not answer one with the other, and
+    # another server's zlib may compress the same sheet differently.
+    return Sent(body, hashlib.sha256(body).hexdigest()[:32] + suffix)
 
 
-def _minified(path: Path) -> Stylesheet:
-    """A stylesheet without its comments and spacing."""
+def _minified(path: Path) -> dict[str, Sent]:
+    """A stylesheet without its comments and spacing, as it is and gzipped."""
     sheet = rcssmin.cssmin(path.read_text(encoding="utf-8")).encode()
-    # Tagged by its own bytes: another server's zlib may compress the same sheet differently,
-    # and a resumed download must not join the two.
     zipped = gzip.compress(sheet, compresslevel=9, mtime=0)
-    return Stylesheet(sheet, _tag(sheet), zipped, _tag(zipped) + "-gzip")
+    return {"identity": _sent(sheet), "gzip": _sent(zipped, "-gzip")}
 
 
 # The stylesheets' comments and spacing are for their readers: a fifth of the bytes that every
@@ -65,17 +62,16 @@ def static_file(filename: str):
     """A stylesheet as this worker read and minified it; any other file from the folder."""
     if filename not in STYLESHEETS:
         return current_app.send_static_file(filename)
-    stylesheet = STYLESHEETS[filename]
-    zipped = request.accept_encodings["gzip"] > 0  # "gzip;q=0" refuses it
+    encoding = "gzip" if request.accept_encodings["gzip"] > 0 else "identity"  # gzip;q=0 refuses
+    sent = STYLESHEETS[filename][encoding]
     response = send_file(
-        io.BytesIO(stylesheet.zipped if zipped else stylesheet.sheet),
+        io.BytesIO(sent.body),
         mimetype="text/css",
-        # Each encoding its own tag: a cache must not answer one with the other.
-        etag=stylesheet.zipped_tag if zipped else stylesheet.tag,
+        etag=sent.tag,
         max_age=current_app.get_send_file_max_age(filename),
         conditional=True,
     )
-    if zipped:
+    if encoding == "gzip":
         response.content_encoding = "gzip"
     response.vary.add("Accept-Encoding")
     return response
