@@ -19,7 +19,7 @@ from app.extensions import db
 from app.models import Attempt, Class, Instructor
 from app.question_types import right_choice
 from app.served import current_bank
-from app.teach.views import TablePage
+from app.teach.views import ROWS_A_PAGE, TablePage
 
 from helpers import SLUG, Student, form_token, login, make_app, queries, text
 
@@ -671,7 +671,7 @@ def test_the_student_table_comes_a_page_at_a_time(app, teacher):
 )
 def test_page_links_name_the_first_the_last_and_those_near(number, count, links):
     """Every page while there are few; else the ends and two each side of the current one."""
-    assert TablePage([], number, count, 1, 0).links == links
+    assert TablePage([None] * count * ROWS_A_PAGE, number).links == links
 
 
 def seed(app, class_id, students):

@@ -141,14 +141,27 @@ def _lms_panel(class_id: int, slug: str):
 
 
 class TablePage(NamedTuple):
-    """One page of the student table: its rows, which page it is and of how many."""
+    """One page of the student table: the whole table's rows, and which page is shown."""
 
-    rows: list
+    every: list
     number: int
-    count: int
-    first: int
-    """The place of its first row in the whole table, from 1."""
-    total: int
+
+    @property
+    def count(self) -> int:
+        return max(1, ceil(len(self.every) / ROWS_A_PAGE))
+
+    @property
+    def first(self) -> int:
+        """The place of the page's first row in the whole table, from 1."""
+        return (self.number - 1) * ROWS_A_PAGE + 1
+
+    @property
+    def rows(self) -> list:
+        return self.every[self.first - 1 : self.first - 1 + ROWS_A_PAGE]
+
+    @property
+    def last(self) -> int:
+        return self.first + len(self.rows) - 1
 
     @property
     def links(self) -> list[int | None]:
@@ -172,15 +185,14 @@ def table_page(rows: list, asked: str | None) -> TablePage:
     """The page of rows an address asks for (`?page=2`, the first without). A number past the
     last leads to the last: the table shrinks (attempts voided, students merged) under whoever
     reads its last page, and their refresh should go on."""
-    count = max(1, ceil(len(rows) / ROWS_A_PAGE))
+    page = TablePage(rows, 1)
     asked = "1" if asked is None else asked
     if not (asked.isascii() and asked.isdigit() and asked.strip("0")):
         abort(400, description="Pages of the student table are numbered from 1.")
-    if len(asked) > 9 or int(asked) > count:
-        last = {**request.view_args, **request.args.to_dict(), "page": count}
+    if len(asked) > 9 or int(asked) > page.count:
+        last = {**request.view_args, **request.args.to_dict(), "page": page.count}
         abort(redirect(url_for(request.endpoint, **last), 303))
-    start = (int(asked) - 1) * ROWS_A_PAGE
-    return TablePage(rows[start : start + ROWS_A_PAGE], int(asked), count, start + 1, len(rows))
+    return page._replace(number=int(asked))
 
 
 @bp.get("/no-class", defaults={"class_id": None})
