@@ -654,6 +654,11 @@ def test_the_student_table_comes_a_page_at_a_time(app, teacher):
     assert len(names(doubled)) == 40 and "Students 1–40 of 200, by name" in doubled
     assert abs(len(doubled) - len(pages[0])) < 600
 
+    seed(app, class_id, 1)  # a last page of one row; counting all, a row is an attempt
+    assert "Student 201 of 201, by name" in text(teacher.get(url, query_string={"page": 6}))
+    every = text(teacher.get(url, query_string={"count": "all"}))
+    assert "Rows 1–40 of 201 (a row for each attempt), by name" in every
+
 
 @pytest.mark.parametrize(
     "number, count, links",
