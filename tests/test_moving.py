@@ -362,11 +362,13 @@ def test_an_exams_pages_cost_a_fixed_number_of_statements(app, client, quiz, cou
         assert save(student, 1, choice=wrong_choice(first).id).status_code == 303
     with queries(app) as changing:
         assert save(student, 1, choice=right_choice(first).id).status_code == 303
+
     # Reads: the attempt with its answers, its assignment's rules (with the student's exception).
-    kinds = [" ".join(sql.split()[:3]) for sql in answering]
-    assert [kind.split()[1].split(".")[0] for kind in asking] == ["attempts", "assignments"]
-    assert [kind.split()[1].split(".")[0] for kind in kinds[:2]] == ["attempts", "assignments"]
-    assert kinds[2:] == [
+    def tables(statements):
+        return [sql.split()[1].split(".")[0] for sql in statements]
+
+    assert tables(asking) == tables(answering[:2]) == ["attempts", "assignments"]
+    assert [" ".join(sql.split()[:3]) for sql in answering[2:]] == [
         "UPDATE attempts SET", "SELECT answers.id, answers.attempt_id,", "INSERT INTO answers",
         "UPDATE attempts SET",
     ]  # fmt: skip
