@@ -313,6 +313,7 @@ def attempt_review(token):
     return render_template(
         "teach/attempt.html",
         class_=class_,
+        back=back_to_table(request.args),
         may_change=may(role_in(class_), Role.MANAGE) and not class_.archived_at if class_ else True,
         attempt=attempt,
         quiz=quiz,
@@ -321,6 +322,18 @@ def attempt_review(token):
         choices={question.id: shown_choices(attempt, question) for question in quiz.questions},
         retired=quiz.slug not in current_bank().quizzes,
     )
+
+
+def back_to_table(args) -> dict[str, str]:
+    """The class page's counting and page a review was opened from (`?count=best&page=3`), for
+    its link back; what is not one of them is left out rather than refused."""
+    back = {}
+    if args.get("count") in set(reports.Counting):
+        back["count"] = args["count"]
+    page = args.get("page", "")
+    if page.isascii() and page.isdigit() and page.strip("0") and len(page) <= 9:
+        back["page"] = page
+    return back
 
 
 def _download(class_: Class | None, quiz: Quiz, kind: str, table: exports.Table):
