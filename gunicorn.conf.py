@@ -19,13 +19,12 @@ worker_class = "gevent"
 worker_connections = 1000
 # The cores this process may use, which in a container can be fewer than the machine has.
 CORES = len(os.sched_getaffinity(0))
-# On PostgreSQL workers wait on the database server, so more than the cores keep them busy. On
-# SQLite one write at a time is all there is, and a worker descheduled while it holds the write
-# lock stops every other: a worker per core answered with a shorter tail than five on two cores
-# (bench/analysis.md). Never one alone, which a long export or a restart would stop.
-_ON_SQLITE = (os.environ.get("DATABASE_URL") or "sqlite").startswith("sqlite")
-_BY_DATABASE = max(2, CORES) if _ON_SQLITE else 2 * CORES + 1
-workers = int(os.environ.get("WEB_CONCURRENCY") or _BY_DATABASE)
+# A worker per core: a gevent worker waits on the database (psycopg yields to gevent) while it
+# serves its other connections, so more workers than cores only take turns on them. On two cores
+# five answered with a longer tail than two on SQLite, where a worker descheduled while it
+# holds the write lock stops every other, and on PostgreSQL too (bench/analysis.md). Never one
+# alone, which a long export or a restart would stop.
+workers = int(os.environ.get("WEB_CONCURRENCY") or max(2, CORES))
 # Every page is a few quick queries; a request still running after 30 s is stuck, not busy.
 timeout = 30
 # On SIGTERM, finish the requests in flight (an answer being saved) before exiting.

@@ -9,9 +9,9 @@ from werkzeug.security import generate_password_hash
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 INSTANCE_PATH = PROJECT_ROOT / "instance"
 
-# Per gunicorn worker, which handles one request at a time: 2 kept open, 2 more at a pinch.
-# The default 2 x cores + 1 workers on 8 cores then open at most 17 x 4 = 68 connections,
-# under PostgreSQL's default max_connections of 100, with room for a second server's idle pool.
+# Per gunicorn worker: 2 kept open, 2 more at a pinch; its other requests wait their turn for one.
+# The default worker per core on 8 cores then opens at most 8 x 4 = 32 connections, under
+# PostgreSQL's default max_connections of 100, with room for a second and third server's.
 POOL_SIZE, POOL_OVERFLOW = 2, 2
 
 

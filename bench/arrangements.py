@@ -1,6 +1,7 @@
 """Server arrangements side by side in one run, on the answering tail: each serves the same
-SQLite database in turn, and wrk measures /livez, the question page, answering (each request a
-new answer) and the question page with slow clients held, at 20 connections, in two rounds.
+database in turn (SQLite, or PostgreSQL with BENCH_DATABASE_URL as in bench/run.py), and wrk
+measures /livez, the question page, answering (each request a new answer) and the question page
+with slow clients held, at 20 connections, in two rounds.
 
     .venv/bin/python bench/arrangements.py [earlier checkout]
 
@@ -8,6 +9,7 @@ An earlier checkout (for example `git worktree add /tmp/before <commit>`) is mea
 the first arrangement. Prints a Markdown table for bench/analysis.md.
 """
 
+import os
 import random
 import sys
 import tempfile
@@ -37,16 +39,29 @@ ARRANGEMENTS = [
     ("gevent, 2 workers (the cores: the default on SQLite)", THIS, 2, "--worker-class gevent"),
     ("gthread, 2 workers x 8 threads", THIS, 2, "--worker-class gthread --threads 8"),
 ]
+# On PostgreSQL workers wait on the database server, not on one file's lock: how many is the
+# question, and the default there is 2 x cores + 1.
+ON_POSTGRESQL = [
+    ("gevent, 5 workers (2 x cores + 1: the default on PostgreSQL)", THIS, 5,
+     "--worker-class gevent"),
+    ("gevent, 3 workers", THIS, 3, "--worker-class gevent"),
+    ("gevent, 2 workers", THIS, 2, "--worker-class gevent"),
+]  # fmt: skip
 
 
 def main() -> None:
-    arrangements = list(ARRANGEMENTS)
+    arrangements = list(ON_POSTGRESQL if os.environ.get("BENCH_DATABASE_URL") else ARRANGEMENTS)
     if len(sys.argv) > 1:
         before = Path(sys.argv[1]).resolve()
         arrangements.insert(0, ("the earlier checkout: gevent, 5 workers", before, 5,
                                 "--worker-class gevent"))  # fmt: skip
     folder = Path(tempfile.mkdtemp(prefix="quizwright-arrangements-"))
-    url = f"sqlite:///{folder / 'bench.db'}"
+    with run.database(folder) as url:
+        measure(arrangements, folder, url)
+
+
+def measure(arrangements: list, folder: Path, url: str) -> None:
+    """Seed the database, then each arrangement serves it in turn, in two rounds."""
     app = create_app({"SECRET_KEY": run.SECRET, "SQLALCHEMY_DATABASE_URI": url})
     rng = random.Random(2026)
     with app.app_context():

@@ -26,6 +26,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -51,10 +52,7 @@ from helpers import csrf_token, gunicorn, half_sent_requests, login, queries, st
 CONF = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
 SECONDS = int(os.environ.get("BENCH_SECONDS") or 6)
 STUDENTS, ATTEMPTS_EACH = int(os.environ.get("BENCH_STUDENTS") or 500), 25  # x 8 answers
-# gunicorn.conf.py's rule for the database measured.
-WORKERS = int(os.environ.get("BENCH_WORKERS")
-              or (2 * CONF["CORES"] + 1 if os.environ.get("BENCH_DATABASE_URL")
-                  else max(2, CONF["CORES"])))  # fmt: skip
+WORKERS = int(os.environ.get("BENCH_WORKERS") or CONF["workers"])  # gunicorn.conf.py's rule
 WORKER_CLASS = os.environ.get("BENCH_WORKER_CLASS") or CONF["worker_class"]
 THREADS = int(os.environ.get("BENCH_THREADS") or 4) if WORKER_CLASS == "gthread" else 1
 CONNECTIONS = int(os.environ.get("BENCH_CONNECTIONS") or 20)
@@ -357,18 +355,25 @@ def drain(url: str, app, lti: scenarios.Lti) -> dict:
 def main() -> None:
     """Run the benchmark on SQLite, or on PostgreSQL in a schema of its own."""
     folder = Path(tempfile.mkdtemp(prefix="quizwright-bench-"))
+    with database(folder) as url:
+        run(folder, url, os.environ.get("BENCH_DATABASE_URL"))
+
+
+@contextmanager
+def database(folder: Path):
+    """The database a run serves: SQLite in the folder, or with BENCH_DATABASE_URL a schema of
+    this run's own on PostgreSQL, dropped afterwards, so any database will do."""
     pg = os.environ.get("BENCH_DATABASE_URL")
     if not pg:
-        run(folder, f"sqlite:///{folder / 'bench.db'}", None)
+        yield f"sqlite:///{folder / 'bench.db'}"
         return
-    # A schema of this run's own, dropped afterwards, so any database will do.
     schema = f"quizwright_bench_{os.getpid()}"
     engine = sqlalchemy.create_engine(pg)
     with engine.begin() as connection:
         connection.exec_driver_sql(f"CREATE SCHEMA {schema}")
     try:
         options = urllib.parse.quote(f"-csearch_path={schema}")
-        run(folder, f"{pg}{'&' if '?' in pg else '?'}options={options}", pg)
+        yield f"{pg}{'&' if '?' in pg else '?'}options={options}"
     finally:
         with engine.begin() as connection:
             connection.exec_driver_sql(f"DROP SCHEMA {schema} CASCADE")
