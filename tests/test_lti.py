@@ -30,6 +30,7 @@ from app.bank import load_bank
 from app.extensions import db
 from app.formatting import breakable_address
 from app.lti.keys import signing_key
+from app.lti.launch import DatabaseStorage
 from app.lti.models import (
     LtiAttempt,
     LtiCourse,
@@ -42,7 +43,7 @@ from app.lti.models import (
 from app.lti.people import instructor_for, user_for
 from app.lti.platforms import PlatformDetails, save_platform
 from app.lti.registration import platform_name
-from app.lti.storage import DatabaseStorage, aware, purge_expired
+from app.lti.storage import aware, purge_expired
 from app.models import (
     Answer,
     Attempt,

@@ -25,10 +25,10 @@ from test_lti import (
 from app import signals
 from app.attempts.policy import ANSWER_GRACE
 from app.extensions import db
-from app.lti.grades import MOST_TRIES, send_due
 from app.lti.keys import signing_key
 from app.lti.models import LtiAttempt, LtiScore
 from app.lti.rules import retry_delay
+from app.lti.sending import MOST_TRIES, send_due
 from app.lti.storage import aware
 from app.models import Assignment, Attempt, FeedbackWhen, RosterStudent, now
 from app.question_types import right_choice

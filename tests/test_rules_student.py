@@ -10,7 +10,7 @@ import pytest
 from app.attempts import policy
 from app.attempts.service import answers_held_back, find_attempt, quiz_of, standing
 from app.extensions import db
-from app.lti.grades import _held
+from app.lti.sending import _held
 from app.models import Assignment, FeedbackWhen
 from app.question_types import right_choice
 from app.teach.assignments import listing

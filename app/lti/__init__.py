@@ -1,7 +1,13 @@
 """LTI 1.3: Quizwright as a tool that learning platforms (Moodle, Canvas, Blackboard,
 Brightspace) launch. The rest of the app knows nothing of LTI: this package plugs into it through
 app/signals.py, and the LTI library (pylti1p3) is imported only inside this package, so it can be
-replaced in one place."""
+replaced in one place.
+
+The LTI library and what it brings (requests, PyJWT, jwcrypto with cryptography: 14.5 MB in
+each worker) load with the first launch, registration, roster load or grade sent: launch.py,
+config.py and sending.py import them, and the modules loaded at start import those three, or
+the libraries, only inside the functions that talk to a platform. A worker that serves students
+who never came from an LMS never loads them (tests/test_cli.py)."""
 
 from flask import Flask
 

@@ -9,14 +9,13 @@ from flask.cli import AppGroup
 
 from ..auth import find_instructor
 from ..extensions import db
-from .config import find_platform
-from .grades import send_due
 from .keys import GRACE, rotate, signing_key
 from .models import LtiPlatform
 from .people import link_instructor
 from .platforms import (
     PlatformDetails,
     PlatformError,
+    find_platform,
     is_web_address,
     remove_platform,
     save_platform,
@@ -170,6 +169,8 @@ def registration_link(site):
 )
 def send_scores(loop, every):
     """Send waiting grades to the platforms' gradebooks; run it from cron or systemd."""
+    from .sending import send_due  # the LTI library, which a server's workers load only if used
+
     while True:
         done = send_due()
         if done.sent or done.retrying or done.failed:

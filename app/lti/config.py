@@ -7,17 +7,8 @@ from pylti1p3.tool_config import ToolConfAbstract
 
 from ..extensions import db
 from .keys import signing_key
-from .models import LtiDeployment, LtiPlatform
-
-
-def find_platform(issuer: str, client_id: str | None, any_one=False) -> LtiPlatform | None:
-    """The platform with this issuer and client id; without a client id (the login request's is
-    optional), the issuer's only registration, or with `any_one` the first of several."""
-    query = db.select(LtiPlatform).filter_by(issuer=issuer).order_by(LtiPlatform.id)
-    if client_id:
-        return db.session.scalar(query.filter_by(client_id=client_id))
-    found = db.session.scalars(query.limit(2)).all()
-    return found[0] if len(found) == 1 or (found and any_one) else None
+from .models import LtiDeployment
+from .platforms import find_platform
 
 
 class ToolRegistration(Registration):

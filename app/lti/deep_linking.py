@@ -6,9 +6,6 @@ from urllib.parse import urlsplit
 
 from flask import abort, redirect, render_template, request, session, url_for
 from flask_login import current_user, login_required
-from pylti1p3.deep_link import DeepLink
-from pylti1p3.deep_link_resource import DeepLinkResource
-from pylti1p3.lineitem import LineItem
 
 from ..audit import audit
 from ..auth import class_or_404
@@ -19,9 +16,8 @@ from ..models import Class, Role
 from ..served import current_bank
 from ..teach.assignments import AlreadyAssigned, AssignmentForm, save_assignment
 from .blueprint import bp
-from .config import DatabaseToolConf
-from .launch import CLAIM
 from .models import LtiPlatform
+from .rules import CLAIM
 
 SETTINGS_CLAIM = "https://purl.imsglobal.org/spec/lti-dl/claim/deep_linking_settings"
 SESSION_KEY = "lti_deep_link"
@@ -79,6 +75,12 @@ def deep_link():
 
 def _answer(asked: dict, slug: str):
     """The signed LtiDeepLinkingResponse, in a form the browser posts to the platform."""
+    from pylti1p3.deep_link import DeepLink  # loaded by the first launch anyway
+    from pylti1p3.deep_link_resource import DeepLinkResource
+    from pylti1p3.lineitem import LineItem
+
+    from .config import DatabaseToolConf
+
     platform = db.session.get(LtiPlatform, asked["platform"])
     if platform is None:
         abort(410, description="The platform that asked has been removed from Quizwright.")

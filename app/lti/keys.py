@@ -4,7 +4,6 @@ published, and a rotation keeps the old key published for a grace period."""
 import json
 from datetime import timedelta
 
-from jwcrypto.jwk import JWK
 from sqlalchemy import or_
 
 from ..extensions import db
@@ -19,6 +18,8 @@ GRACE = timedelta(days=7)
 
 
 def _new_key() -> LtiToolKey:
+    from jwcrypto.jwk import JWK  # with cryptography 9 MB, which a worker without LTI never loads
+
     pair = JWK.generate(kty="RSA", size=KEY_SIZE)
     pem = pair.export_to_pem(private_key=True, password=None).decode()
     return LtiToolKey(kid=pair.thumbprint(), private_key=pem)
@@ -53,6 +54,8 @@ def published_keys() -> list[LtiToolKey]:
 
 def public_jwk(key: LtiToolKey) -> dict:
     """A key's public half as a JWK, with the kid, algorithm and use platforms look for."""
+    from jwcrypto.jwk import JWK
+
     public = json.loads(JWK.from_pem(key.private_key.encode()).export_public())
     return {**public, "kid": key.kid, "alg": "RS256", "use": "sig"}
 

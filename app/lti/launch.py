@@ -16,10 +16,13 @@ from pylti1p3.contrib.flask import (
     FlaskSessionService,
 )
 from pylti1p3.exception import LtiException, OIDCException
+from pylti1p3.launch_data_storage.base import LaunchDataStorage
 
 from ..cookies import attributes, in_frame
-from .config import DatabaseToolConf, find_platform
-from .storage import DatabaseStorage
+from . import storage
+from .config import DatabaseToolConf
+from .platforms import find_platform
+from .rules import CLAIM, STORAGE_CHECKED, Refusal
 
 FETCH_TIMEOUT = 5
 """Seconds a platform's key set may take: a launch waits for it, so never long."""
@@ -38,71 +41,47 @@ STORAGE_PARAMS = "platform_storage"
 FRAMED_PARAMS = "framed_new_window"
 """Under which a framed login that set partitioned cookies keeps the same login in a window of
 its own, for a browser that kept not even those."""
-STORAGE_CHECKED = "lti_storage_checked"
-"""The field the tool's check page adds when it re-posts a launch whose state it read back."""
 CLOCK_SKEW = 60
 """Seconds of disagreement between the platform's clock and ours that `exp` and `iat` forgive."""
 
-CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
-AGS_CLAIM = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
-NRPS_CLAIM = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
 
-REASONS = {
-    "no_launch": (400, "No launch here", "This address receives launches from a learning "
-                  "platform (an LMS). Open the activity from your course instead."),
-    "state": (401, "Launch not started in this browser", "The launch did not carry the state "
-              "this browser was given when it started (the state is missing, foreign or "
-              "expired, or the browser blocked Quizwright's cookie). Launch the activity again "
-              "from your course; if it happens again, open it in a new window."),
-    "malformed": (400, "Unreadable launch", "The platform sent an id_token that is not a JWT."),
-    "platform": (400, "Platform not registered", "No platform with this issuer and client id "
-                 "is registered with Quizwright. An admin registers it with "
-                 "`flask lti add-platform` or dynamic registration."),
-    "key_set": (401, "Platform keys unavailable", "Quizwright could not fetch the platform's "
-                "public keys to check the launch's signature."),
-    "unknown_key": (401, "Unknown signing key", "The launch is signed with a key (kid) that "
-                    "the platform's key set does not publish."),
-    "bad_key": (401, "Unusable signing key", "The platform's key set gives the launch's key "
-                "(kid) in a form that cannot check an RSA signature."),
-    "signature": (401, "Bad signature", "The launch's signature does not match the platform's "
-                  "public key: it was not signed by the registered platform."),
-    "expired": (401, "Launch expired", "The launch has expired (exp) or was issued in the "
-                "future (iat). Launch the activity again; if it keeps happening, check the "
-                "clocks of both servers."),
-    "audience": (401, "Launch meant for another tool", "The launch's audience (aud, azp) is "
-                 "not this tool's client id."),
-    "issuer": (401, "Wrong issuer", "The launch's issuer (iss) is not the registered one."),
-    "claims": (401, "Incomplete launch", "The launch lacks a claim the Security Framework "
-               "requires."),
-    "nonce": (401, "Launch already used", "This launch's nonce was used before or was never "
-              "issued: a launch works once. Launch the activity again from your course."),
-    "deployment": (400, "Deployment not registered", "The launch names a deployment id that "
-                   "is not registered for this platform. An admin adds it with "
-                   "`flask lti add-platform ... --deployment-id`."),
-    "message_type": (400, "Unsupported message type", "Quizwright answers resource link "
-                     "launches (LtiResourceLinkRequest) and deep linking requests "
-                     "(LtiDeepLinkingRequest) only."),
-    "message": (400, "Invalid LTI message", "The launch is not a valid LTI 1.3 message."),
-}  # fmt: skip
+class DatabaseStorage(LaunchDataStorage):
+    """pylti1p3's launch data storage on the database's kept values (storage.py); a nonce is
+    taken, not read, so it works once."""
 
+    def __init__(self, browser_bound: bool = True):
+        """Keys are kept under pylti1p3's session-id cookie, which ties a login's nonce to its
+        browser; not `browser_bound` for a login whose state the platform's frame keeps, as it
+        sets no cookie."""
+        super().__init__()
+        if not browser_bound:
+            self._session_cookie_name = None
 
-@dataclass
-class Refusal(Exception):
-    """A launch or login turned away: why (a key of REASONS) and the detail for the log."""
+    def can_set_keys_expiration(self) -> bool:
+        return True
 
-    reason: str
-    detail: str = ""
+    def get_value(self, key: str):
+        return storage.value(self._prepare_key(key))
 
-    @property
-    def status(self) -> int:
-        return REASONS[self.reason][0]
+    def set_value(self, key: str, value, exp: int | None = None) -> None:
+        storage.keep(self._prepare_key(key), value, exp)
+
+    def check_value(self, key: str) -> bool:
+        """Take the value (pylti1p3 asks this only of nonces): of two launches carrying the
+        same nonce, only one gets it."""
+        return storage.take(self._prepare_key(key))
 
 
 class TimedSession(requests.Session):
-    """An HTTP session whose every request gives up after FETCH_TIMEOUT seconds."""
+    """An HTTP session whose every request gives up after `timeout` seconds: requests waits for
+    ever by default, and a platform that hangs must not hold a page or the sender."""
+
+    def __init__(self, timeout: float = FETCH_TIMEOUT):
+        super().__init__()
+        self.timeout = timeout
 
     def request(self, *args, **kwargs):
-        kwargs.setdefault("timeout", FETCH_TIMEOUT)
+        kwargs.setdefault("timeout", self.timeout)
         return super().request(*args, **kwargs)
 
 
@@ -137,13 +116,12 @@ class FrameCookies(FlaskCookieService):
 
 
 def _oidc_login(session: FlaskSessionService, browser_bound: bool = True) -> FlaskOIDCLogin:
-    storage = _storage(browser_bound)
     return FlaskOIDCLogin(
         FlaskRequest(),
         DatabaseToolConf(),
         session_service=session,
         cookie_service=FrameCookies(FlaskRequest()),
-        launch_data_storage=storage,
+        launch_data_storage=_storage(browser_bound),
     )
 
 
@@ -282,7 +260,7 @@ class Launch(FlaskMessageLaunch):
         registration = (self._registration.get_issuer(), self._registration.get_client_id())
         if body.get("nonce") != held.nonce or registration != (held.issuer, held.client_id):
             raise Refusal("state", "the id_token is not of the login that stored this state")
-        taken = DatabaseStorage(browser_bound=False).check_value(f"lti1p3-{held.state}")
+        taken = storage.take(f"lti1p3-{held.state}")
         if not taken:
             raise Refusal("state", "this state was launched already")
         return self
@@ -356,11 +334,10 @@ class Launch(FlaskMessageLaunch):
     def _may_refetch(self) -> bool:
         """At most one fetch for an unknown kid per REFETCH_SECONDS: launches with made-up kids
         must not make the tool hammer the platform's key set, each fetch holding a request."""
-        storage = DatabaseStorage()
         marker = "refetched-" + self._key_set_key()
-        if storage.get_value(marker):
+        if storage.value(marker):
             return False
-        storage.set_value(marker, True, exp=REFETCH_SECONDS)
+        storage.keep(marker, True, REFETCH_SECONDS)
         return True
 
     def _key_set_key(self) -> str:
@@ -368,11 +345,10 @@ class Launch(FlaskMessageLaunch):
         return _key_set_cache_key(self._registration.get_key_set_url())
 
     def _cached_key_set(self):
-        return DatabaseStorage().get_value(self._key_set_key())
+        return storage.value(self._key_set_key())
 
     def _forget_key_set(self):
-        probe = DatabaseStorage()
-        probe.forget(probe._prepare_key(self._key_set_key()))
+        storage.forget(self._key_set_key())
         self._registration.set_key_set(None)
 
     def validate_jwt_signature(self):

@@ -10,8 +10,8 @@ from ..extensions import db
 from ..models import Attempt, Class, Instructor, QuizVersion, RosterStudent
 from ..names import student_key
 from ..races import commit_first_free, insert_or_get
-from .config import find_platform
 from .models import LtiAttempt, LtiCourse, LtiLearner, LtiPlatform, LtiUser
+from .platforms import find_platform
 
 UNUSABLE_PASSWORD = "!lti"
 """No hash werkzeug can match: a linked account is entered only by a launch."""

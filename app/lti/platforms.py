@@ -1,5 +1,5 @@
-"""Registering platforms, from `flask lti add-platform` or dynamic registration alike: every
-problem with the details found at once, and nothing stored unless all are right."""
+"""Finding and registering platforms, from `flask lti add-platform` or dynamic registration
+alike: every problem with the details found at once, and nothing stored unless all are right."""
 
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -7,8 +7,18 @@ from urllib.parse import urlsplit
 from sqlalchemy.exc import IntegrityError
 
 from ..extensions import db
-from .config import find_platform
 from .models import URL_LENGTH, LtiDeployment, LtiPlatform
+
+
+def find_platform(issuer: str, client_id: str | None, any_one=False) -> LtiPlatform | None:
+    """The platform with this issuer and client id; without a client id (the login request's is
+    optional), the issuer's only registration, or with `any_one` the first of several."""
+    query = db.select(LtiPlatform).filter_by(issuer=issuer).order_by(LtiPlatform.id)
+    if client_id:
+        return db.session.scalar(query.filter_by(client_id=client_id))
+    found = db.session.scalars(query.limit(2)).all()
+    return found[0] if len(found) == 1 or (found and any_one) else None
+
 
 ID_LENGTH = 255
 NAME_LENGTH = 100

@@ -12,19 +12,20 @@ import re
 import secrets
 import socket
 from datetime import timedelta
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-import requests
 from flask import current_app, render_template, request, url_for
 
 from ..audit import audit
 from ..extensions import csrf
 from ..headers import allow_framing
+from . import storage
 from .blueprint import bp
-from .config import find_platform
-from .launch import TimedSession
-from .platforms import PlatformDetails, PlatformError, save_platform
-from .storage import DatabaseStorage
+from .platforms import PlatformDetails, PlatformError, find_platform, save_platform
+
+if TYPE_CHECKING:  # loaded by the first registration (app/lti/__init__.py)
+    import requests
 
 LINK_LIFETIME = timedelta(days=1)
 PLATFORM_CONFIGURATION = "https://purl.imsglobal.org/spec/lti-platform-configuration"
@@ -115,16 +116,16 @@ def _code_key(code: str) -> str:
 def new_link_code() -> str:
     """A registration code, valid once within LINK_LIFETIME."""
     code = secrets.token_urlsafe(24)
-    DatabaseStorage().set_value(_code_key(code), True, int(LINK_LIFETIME.total_seconds()))
+    storage.keep(_code_key(code), True, int(LINK_LIFETIME.total_seconds()))
     return code
 
 
 def _code_is_valid(code: str) -> bool:
-    return bool(code) and DatabaseStorage().get_value(_code_key(code)) is True
+    return bool(code) and storage.value(_code_key(code)) is True
 
 
 def _take_code(code: str) -> bool:
-    return bool(code) and DatabaseStorage().check_value(_code_key(code))
+    return bool(code) and storage.take(_code_key(code))
 
 
 def tool_registration(name: str) -> dict:
@@ -155,8 +156,10 @@ def tool_registration(name: str) -> dict:
     }
 
 
-def _answer(session: requests.Session, what: str, method: str, url: str, **how) -> dict:
+def _answer(session: "requests.Session", what: str, method: str, url: str, **how) -> dict:
     """A JSON answer from the platform, from a public address, with no redirect followed."""
+    import requests
+
     check_public(url)
     try:
         response = session.request(method, url, allow_redirects=False, **how)
@@ -176,7 +179,7 @@ def _answer(session: requests.Session, what: str, method: str, url: str, **how) 
     return answer
 
 
-def fetch_configuration(session: requests.Session, url: str) -> dict:
+def fetch_configuration(session: "requests.Session", url: str) -> dict:
     """The platform's OpenID configuration, checked to come from its own issuer, whose origin
     every one of its addresses keeps."""
     found_at = normal_url(url)
@@ -233,6 +236,8 @@ def platform_name(configuration: dict) -> str:
 def register_with(configuration_url: str, token: str | None) -> tuple[str, str]:
     """Register the tool with the platform and store it; returns the platform's name and client
     id. Raises RegistrationError."""
+    from .launch import TimedSession
+
     session = TimedSession()
     configuration = fetch_configuration(session, configuration_url)
     if find_platform(configuration["issuer"], None, any_one=True) is not None:

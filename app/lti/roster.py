@@ -3,22 +3,23 @@ its class's roster, keyed by the platform's sub, so the gradebook lists those wh
 launched as "Not started"; and what the class page shows of a course's class."""
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import requests
 from flask import flash, redirect, url_for
 from flask_login import login_required
-from pylti1p3.exception import LtiServiceException
-from pylti1p3.names_roles import NamesRolesProvisioningService
 
 from ..audit import audit
 from ..auth import class_or_404
 from ..extensions import db
 from ..models import Role
 from .blueprint import bp
-from .grades import connector, passback
+from .grades import passback
 from .models import LtiCourse, LtiLearner, LtiPlatform
 from .people import roster_student_for, user_for
 from .rules import display_name, quizwright_role
+
+if TYPE_CHECKING:  # loaded by the first roster load (app/lti/__init__.py)
+    from pylti1p3.names_roles import NamesRolesProvisioningService
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ MOST_PAGES = 50
 """Pages of members one load reads: a platform that never stops paging cannot hold a worker."""
 
 
-def _members(service: NamesRolesProvisioningService, url: str) -> list[dict]:
+def _members(service: "NamesRolesProvisioningService", url: str) -> list[dict]:
     """The course's members, page by page, up to MOST_PAGES pages."""
     members: list[dict] = []
     for _ in range(MOST_PAGES):
@@ -80,6 +81,12 @@ def load_roster(class_id):
         flash("The LMS has not offered this course's member list: launch the activity from the "
               "course once, then try again.")  # fmt: skip
         return back
+    import requests
+    from pylti1p3.exception import LtiServiceException
+    from pylti1p3.names_roles import NamesRolesProvisioningService
+
+    from .sending import connector
+
     platform = db.session.get(LtiPlatform, course.platform_id)
     service = NamesRolesProvisioningService(
         connector(platform), {"context_memberships_url": course.memberships_url}

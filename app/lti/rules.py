@@ -1,8 +1,16 @@
-"""Pure rules of a launch over plain values: who the launcher is in Quizwright, what they are
-called, and which quiz a resource link opens."""
+"""Pure rules of a launch over plain values: the claims it carries, who the launcher is in
+Quizwright, what they are called, which quiz a resource link opens, and what each refusal
+says. Nothing here loads the LTI library."""
 
+from dataclasses import dataclass
 from datetime import timedelta
 from urllib.parse import parse_qs, urlsplit
+
+CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"
+AGS_CLAIM = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
+NRPS_CLAIM = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
+STORAGE_CHECKED = "lti_storage_checked"
+"""The field the tool's check page adds when it re-posts a launch whose state it read back."""
 
 MEMBERSHIP = "http://purl.imsglobal.org/vocab/lis/v2/membership#"
 MEMBERSHIP_SUB = "http://purl.imsglobal.org/vocab/lis/v2/membership/"
@@ -75,3 +83,54 @@ def retry_delay(tries: int) -> timedelta:
     """How long a score waits after its `tries`-th failed send: doubling from 30 seconds, so a
     platform down for a minute or a day is asked neither constantly nor rarely; at most 6 hours."""
     return min(FIRST_RETRY * 2 ** (tries - 1), LONGEST_WAIT)
+
+
+REASONS = {
+    "no_launch": (400, "No launch here", "This address receives launches from a learning "
+                  "platform (an LMS). Open the activity from your course instead."),
+    "state": (401, "Launch not started in this browser", "The launch did not carry the state "
+              "this browser was given when it started (the state is missing, foreign or "
+              "expired, or the browser blocked Quizwright's cookie). Launch the activity again "
+              "from your course; if it happens again, open it in a new window."),
+    "malformed": (400, "Unreadable launch", "The platform sent an id_token that is not a JWT."),
+    "platform": (400, "Platform not registered", "No platform with this issuer and client id "
+                 "is registered with Quizwright. An admin registers it with "
+                 "`flask lti add-platform` or dynamic registration."),
+    "key_set": (401, "Platform keys unavailable", "Quizwright could not fetch the platform's "
+                "public keys to check the launch's signature."),
+    "unknown_key": (401, "Unknown signing key", "The launch is signed with a key (kid) that "
+                    "the platform's key set does not publish."),
+    "bad_key": (401, "Unusable signing key", "The platform's key set gives the launch's key "
+                "(kid) in a form that cannot check an RSA signature."),
+    "signature": (401, "Bad signature", "The launch's signature does not match the platform's "
+                  "public key: it was not signed by the registered platform."),
+    "expired": (401, "Launch expired", "The launch has expired (exp) or was issued in the "
+                "future (iat). Launch the activity again; if it keeps happening, check the "
+                "clocks of both servers."),
+    "audience": (401, "Launch meant for another tool", "The launch's audience (aud, azp) is "
+                 "not this tool's client id."),
+    "issuer": (401, "Wrong issuer", "The launch's issuer (iss) is not the registered one."),
+    "claims": (401, "Incomplete launch", "The launch lacks a claim the Security Framework "
+               "requires."),
+    "nonce": (401, "Launch already used", "This launch's nonce was used before or was never "
+              "issued: a launch works once. Launch the activity again from your course."),
+    "deployment": (400, "Deployment not registered", "The launch names a deployment id that "
+                   "is not registered for this platform. An admin adds it with "
+                   "`flask lti add-platform ... --deployment-id`."),
+    "message_type": (400, "Unsupported message type", "Quizwright answers resource link "
+                     "launches (LtiResourceLinkRequest) and deep linking requests "
+                     "(LtiDeepLinkingRequest) only."),
+    "message": (400, "Invalid LTI message", "The launch is not a valid LTI 1.3 message."),
+}  # fmt: skip
+
+
+@dataclass
+class Refusal(Exception):
+    """A launch or login turned away: why (a key of REASONS) and the detail for the log."""
+
+    reason: str
+    detail: str = ""
+
+    @property
+    def status(self) -> int:
+        return REASONS[self.reason][0]

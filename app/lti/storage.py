@@ -1,10 +1,10 @@
-"""pylti1p3's launch data storage kept in the database: the login may reach one app server and
-the launch another, so nonces, states and launches cannot live in one process's memory."""
+"""Short-lived values kept in the database by key: LTI logins' nonces and states, platforms' key
+sets, launches handed to a window and registration links. The login may reach one app server
+and the launch another, so they cannot live in one process's memory. pylti1p3 reads and writes
+them through launch.DatabaseStorage; nothing here loads the LTI library."""
 
 import secrets
 from datetime import timedelta
-
-from pylti1p3.launch_data_storage.base import LaunchDataStorage
 
 from ..extensions import db
 from ..models import now
@@ -13,59 +13,57 @@ from .models import LtiLaunchData
 
 DEFAULT_LIFETIME = 24 * 3600
 """Seconds a value lives when pylti1p3 names no expiry."""
+PREFIX = "lti1p3-"
+"""pylti1p3 keeps every key under this prefix; the tool's own values (hand-offs, registration
+links) share it, as they did when they went through pylti1p3's storage."""
 
 
-class DatabaseStorage(LaunchDataStorage):
-    """Values by key with an expiry; a nonce is taken, not read, so it works once."""
+def _stored(key: str) -> str:
+    return key if key.startswith(PREFIX) else PREFIX + key
 
-    def __init__(self, browser_bound: bool = True):
-        """Keys are kept under pylti1p3's session-id cookie, which ties a login's nonce to its
-        browser; not `browser_bound` for a login whose state the platform's frame keeps, as it
-        sets no cookie."""
-        super().__init__()
-        if not browser_bound:
-            self._session_cookie_name = None
 
-    def can_set_keys_expiration(self) -> bool:
-        return True
+def value(key: str):
+    """The value kept under `key`, or None once it has expired."""
+    row = db.session.get(LtiLaunchData, _stored(key))
+    if row is None or aware(row.expires_at) <= now():
+        return None
+    return row.value
 
-    def get_value(self, key: str):
-        row = db.session.get(LtiLaunchData, self._prepare_key(key))
-        if row is None or aware(row.expires_at) <= now():
-            return None
-        return row.value
 
-    def set_value(self, key: str, value, exp: int | None = None) -> None:
-        key = self._prepare_key(key)
-        expires = now() + timedelta(seconds=exp or DEFAULT_LIFETIME)
-        replace = (
-            db.update(LtiLaunchData)
-            .where(LtiLaunchData.key == key)
-            .values(value=value, expires_at=expires)
-            .execution_options(synchronize_session=False)
-        )
-        if db.session.execute(replace).rowcount == 0:
-            # Another server may store the same key first (two launches caching one platform's
-            # key set): theirs is as fresh as ours.
-            insert_or_get(LtiLaunchData(key=key, value=value, expires_at=expires))
-            return
-        db.session.commit()
+def keep(key: str, kept, seconds: int | None = None) -> None:
+    """Keep a value under `key` for `seconds` (a day without), replacing any, and commit."""
+    key = _stored(key)
+    expires = now() + timedelta(seconds=seconds or DEFAULT_LIFETIME)
+    replace = (
+        db.update(LtiLaunchData)
+        .where(LtiLaunchData.key == key)
+        .values(value=kept, expires_at=expires)
+        .execution_options(synchronize_session=False)
+    )
+    if db.session.execute(replace).rowcount == 0:
+        # Another server may store the same key first (two launches caching one platform's
+        # key set): theirs is as fresh as ours.
+        insert_or_get(LtiLaunchData(key=key, value=kept, expires_at=expires))
+        return
+    db.session.commit()
 
-    def check_value(self, key: str) -> bool:
-        """Take the value (pylti1p3 asks this only of nonces): of two launches carrying the
-        same nonce, whatever server each reaches, the database lets exactly one delete it."""
-        taken = db.session.execute(
-            db.delete(LtiLaunchData)
-            .where(LtiLaunchData.key == self._prepare_key(key), LtiLaunchData.expires_at > now())
-            .execution_options(synchronize_session=False)
-        )
-        db.session.commit()
-        return taken.rowcount == 1
 
-    def forget(self, key: str) -> None:
-        """Drop a value, so that the next read finds nothing (a stale platform key set)."""
-        db.session.execute(db.delete(LtiLaunchData).where(LtiLaunchData.key == key))
-        db.session.commit()
+def take(key: str) -> bool:
+    """Take the value under `key` if it has not expired: of two requests taking the same one,
+    whatever server each reaches, the database lets exactly one delete it."""
+    taken = db.session.execute(
+        db.delete(LtiLaunchData)
+        .where(LtiLaunchData.key == _stored(key), LtiLaunchData.expires_at > now())
+        .execution_options(synchronize_session=False)
+    )
+    db.session.commit()
+    return taken.rowcount == 1
+
+
+def forget(key: str) -> None:
+    """Drop a value, so that the next read finds nothing (a stale platform key set)."""
+    db.session.execute(db.delete(LtiLaunchData).where(LtiLaunchData.key == _stored(key)))
+    db.session.commit()
 
 
 HAND_OFF_SECONDS = 120
@@ -75,15 +73,14 @@ HAND_OFF_SECONDS = 120
 def hand_off(launched: dict) -> str:
     """Keep a checked launch for a window of its own; the code that takes it, once."""
     code = secrets.token_urlsafe(32)
-    DatabaseStorage(browser_bound=False).set_value(f"hand-off-{code}", launched, HAND_OFF_SECONDS)
+    keep(f"hand-off-{code}", launched, HAND_OFF_SECONDS)
     return code
 
 
 def take_hand_off(code: str) -> dict | None:
     """The launch kept under `code`, taken: of two requests with one code, only one gets it."""
-    storage = DatabaseStorage(browser_bound=False)
-    launched = storage.get_value(f"hand-off-{code}")
-    if launched is None or not storage.check_value(f"hand-off-{code}"):
+    launched = value(f"hand-off-{code}")
+    if launched is None or not take(f"hand-off-{code}"):
         return None
     return launched
 

@@ -31,20 +31,6 @@ from ..served import current_bank
 from .blueprint import bp
 from .deep_linking import choose_quiz
 from .keys import key_set, published_keys, signing_key
-from .launch import (
-    AGS_CLAIM,
-    CLAIM,
-    NRPS_CLAIM,
-    REASONS,
-    STORAGE_CHECKED,
-    Refusal,
-    framed_new_window,
-    held_state,
-    login_redirect,
-    read_back,
-    storage_login,
-    validated_launch,
-)
 from .models import LtiPlatform, LtiUser
 from .people import (
     course_class,
@@ -58,7 +44,18 @@ from .people import (
     user_for,
 )
 from .registration import LINK_LIFETIME, new_link_code
-from .rules import chosen_quiz, display_name, quizwright_role, share_role
+from .rules import (
+    AGS_CLAIM,
+    CLAIM,
+    NRPS_CLAIM,
+    REASONS,
+    STORAGE_CHECKED,
+    Refusal,
+    chosen_quiz,
+    display_name,
+    quizwright_role,
+    share_role,
+)
 from .storage import hand_off, purge_expired, take_hand_off
 
 LOGIN_PARAMETERS = (
@@ -106,6 +103,9 @@ def addresses() -> dict[str, str]:
 @limiter.limit("600 per minute")
 def login():
     """OIDC third-party login initiation: check the platform, then send the browser to it."""
+    # The LTI library loads with the first login or launch, not with every worker.
+    from .launch import login_redirect, storage_login
+
     purge_expired()
     if any(len(request.values.get(name, "")) > MAX_PARAMETER for name in LOGIN_PARAMETERS):
         # Each is kept with the login for minutes: a flood of huge ones would fill the table.
@@ -139,6 +139,8 @@ def launch():
         # A platform checks the address when an activity is saved (Moodle does), and people
         # open it by hand: answered plainly, and no refusal in the log.
         return render_template("lti/launch_here.html")
+    from .launch import framed_new_window, held_state, read_back, validated_launch
+
     held = held_state()
     if held and not read_back(held):
         if request.form.get(STORAGE_CHECKED) or request.headers.get("Sec-Fetch-Dest") != "iframe":
