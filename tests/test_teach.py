@@ -12,6 +12,7 @@ from urllib.parse import parse_qs, urlsplit
 import factories
 import pytest
 from flask import before_render_template, template_rendered
+from sqlalchemy import event
 
 from app.auth import create_instructor
 from app.codes import CODE_ALPHABET
@@ -701,6 +702,34 @@ def test_a_review_leads_back_to_the_page_and_counting_it_came_from(app, teacher)
 def test_page_links_name_the_first_the_last_and_those_near(number, count, links):
     """Every page while there are few; else the ends and two each side of the current one."""
     assert TablePage([None] * count * ROWS_A_PAGE, number).links == links
+
+
+def test_the_class_page_finds_voided_attempts_without_reading_every_attempt(app, teacher):
+    """The list of voided attempts reads an index of them alone: it read every attempt of the
+    class to find the few voided, 5 ms of each view at 12,500 attempts (issue 32)."""
+    class_id, _ = create_class(teacher)
+    seed(app, class_id, 3)
+    sent = []
+    with app.app_context():
+        engine = db.engine
+
+    def record(_connection, _cursor, statement, parameters, *_):
+        if "voided_at IS NOT NULL" in statement:
+            sent.append((statement, parameters))
+
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        assert teacher.get(f"/teach/classes/{class_id}").status_code == 200
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+    [(statement, parameters)] = sent
+    with engine.connect() as connection:
+        if engine.dialect.name == "sqlite":
+            plan = connection.exec_driver_sql(f"EXPLAIN QUERY PLAN {statement}", parameters)
+        else:  # PostgreSQL scans three rows rather than use any index, unless told not to
+            connection.exec_driver_sql("SET enable_seqscan = off")
+            plan = connection.exec_driver_sql(f"EXPLAIN {statement}", parameters)
+        assert "ix_attempts_voided" in str(plan.all())
 
 
 def seed(app, class_id, students):
