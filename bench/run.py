@@ -254,7 +254,8 @@ def writes(base, folder: Path, name: str, pool, rows, expect=303, **options) -> 
 
 def servers_side_by_side(folder: Path, url: str, base: str, seeded: dict, answers) -> dict:
     """The question page and answering against this app server alone, then against it and a
-    second one like it on the same database, wrk's connections shared between the two."""
+    second one like it on the same database, wrk's connections shared between the two; and the
+    second one's worker memory."""
     path, cookie = seeded["question"]
     one_pool, two_pool = seeded["posts"][-2:]
     one = {"question": wrk(base, path, cookie=cookie),
@@ -271,8 +272,10 @@ def servers_side_by_side(folder: Path, url: str, base: str, seeded: dict, answer
             ))  # fmt: skip
             # Less each server's first answer, which writes() sends alone before wrk starts.
             stored = answers() - before - len(bases)
+        # Workers that served question pages and answers alone: no LMS, no instructor.
+        memory = worker_memory(second.pid)
     two = {"question": together(questions), "answer": {**together(writing), "stored": stored}}
-    return {"one": one, "two": two}
+    return {"one": one, "two": two, "memory": memory}
 
 
 def together(runs: list[dict]) -> dict:
@@ -459,8 +462,9 @@ def run(folder: Path, url: str, pg: str | None) -> None:
         hall_taken = hall.take(base, seeded["hall"], seeded["quiz"],
                                lambda model: count(app, model)())  # fmt: skip
         print(hall.line(hall_taken))
-        memory = worker_memory(server.pid)
+        memory = {"after the run": worker_memory(server.pid)}
         servers = servers_side_by_side(folder, url, base, seeded, answers)
+        memory["the second server's, which served students only"] = servers.pop("memory")
         started = time.perf_counter()
         drained = drain(url, app, lti)
         print(f"Scores sent in {time.perf_counter() - started:.0f} s")
@@ -590,9 +594,10 @@ def report(rounds, memory, pg, drained, fetches, counted, hall_taken, servers) -
         "",
         *side_by_side_lines(servers),
         "",
-        "Worker memory after the run, resident (proportional: shared pages divided among the "
-        "processes sharing them): "
-        + ", ".join(f"{rss} MB ({pss} MB)" for rss, pss in memory)
+        "Worker memory, resident (proportional: shared pages divided among the processes sharing "
+        "them), "
+        + "; ".join(f"{when}: " + ", ".join(f"{rss} MB ({pss} MB)" for rss, pss in sizes)
+                    for when, sizes in memory.items())  # fmt: skip
         + f" (target: under {MEMORY_MB} MB each).",
         "",
         "Class page statements, in process: "
