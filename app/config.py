@@ -10,8 +10,9 @@ PROJECT_ROOT = Path(__file__).resolve().parent.parent
 INSTANCE_PATH = PROJECT_ROOT / "instance"
 
 # Per gunicorn worker: 2 kept open, 2 more at a pinch; its other requests wait their turn for one.
-# The default worker per core on 8 cores then opens at most 8 x 4 = 32 connections, under
-# PostgreSQL's default max_connections of 100, with room for a second and third server's.
+# Without Redis the rate-limit counts take as many again (app/ratelimits.py): the default worker
+# per core on 8 cores then opens at most 8 x 8 = 64, under PostgreSQL's default max_connections
+# of 100 (docs/deploy.md says when to raise it).
 POOL_SIZE, POOL_OVERFLOW = 2, 2
 
 

@@ -663,14 +663,17 @@ def test_the_student_table_comes_a_page_at_a_time(app, teacher):
 
 
 def test_a_review_leads_back_to_the_page_and_counting_it_came_from(app, teacher):
-    """Going through the reviews on page 2 counting the latest attempt, the way back is to page
-    2 counted so, not to the first page; what is not a counting or a page is left out."""
+    """Going through the reviews on page 2 counting the latest attempt, refreshing, the way back
+    is to page 2 counted so and still refreshing, not to the first page; what is not a counting,
+    a page or the refresh is left out."""
     class_id, _ = create_class(teacher)
     seed(app, class_id, 100)
     url = f"/teach/classes/{class_id}"
-    page = text(teacher.get(url, query_string={"page": 2, "count": "latest"}))
+    page = text(teacher.get(url, query_string={"page": 2, "count": "latest", "refresh": "on"}))
     review = html.unescape(re.search(r'href="(/teach/attempts/[^"]+)">Attempt 1', page).group(1))
-    assert parse_qs(urlsplit(review).query) == {"count": ["latest"], "page": ["2"]}
+    assert parse_qs(urlsplit(review).query) == {
+        "count": ["latest"], "page": ["2"], "refresh": ["on"]
+    }
 
     def way_back(address):
         found = re.search(r'<p class="quiz-name">\s*<a href="([^"]+)"', text(teacher.get(address)))
@@ -678,9 +681,11 @@ def test_a_review_leads_back_to_the_page_and_counting_it_came_from(app, teacher)
 
     back = way_back(review)
     assert back.path == url and back.fragment == "students-heading"
-    assert parse_qs(back.query) == {"quiz": [SLUG], "count": ["latest"], "page": ["2"]}
+    assert parse_qs(back.query) == {
+        "quiz": [SLUG], "count": ["latest"], "page": ["2"], "refresh": ["on"]
+    }
     plain = urlsplit(review).path
-    for junk in ("count=evil&page=٣", "page=0", "count=&page=-2", ""):
+    for junk in ("count=evil&page=٣", "page=0", "count=&page=-2&refresh=off", ""):
         back = way_back(f"{plain}?{junk}")
         assert (back.path, back.query, back.fragment) == (url, f"quiz={SLUG}", ""), junk
 

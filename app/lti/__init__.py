@@ -4,10 +4,10 @@ app/signals.py, and the LTI library (pylti1p3) is imported only inside this pack
 replaced in one place.
 
 The LTI library and what it brings (requests, PyJWT, jwcrypto with cryptography: 14.5 MB in
-each worker) load with the first launch, registration, roster load or grade sent: launch.py,
-config.py and sending.py import them, and the modules loaded at start import those three, or
-the libraries, only inside the functions that talk to a platform. A worker that serves students
-who never came from an LMS never loads them (tests/test_cli.py)."""
+each worker) load with a worker's first launch, registration, roster load or key set served, and
+in the grade sender: launch.py, config.py and sending.py import them, and the modules loaded at
+start import those three, or the libraries, only inside the functions that need them. A worker
+that serves students and instructors, none from an LMS, never loads them (tests/test_cli.py)."""
 
 from flask import Flask
 

@@ -75,7 +75,7 @@ def deep_link():
 
 def _answer(asked: dict, slug: str):
     """The signed LtiDeepLinkingResponse, in a form the browser posts to the platform."""
-    from pylti1p3.deep_link import DeepLink  # loaded by the first launch anyway
+    from pylti1p3.deep_link import DeepLink  # the LTI library, if this worker has not loaded it
     from pylti1p3.deep_link_resource import DeepLinkResource
     from pylti1p3.lineitem import LineItem
 

@@ -103,9 +103,6 @@ def addresses() -> dict[str, str]:
 @limiter.limit("600 per minute")
 def login():
     """OIDC third-party login initiation: check the platform, then send the browser to it."""
-    # The LTI library loads with the first login or launch, not with every worker.
-    from .launch import login_redirect, storage_login
-
     purge_expired()
     if any(len(request.values.get(name, "")) > MAX_PARAMETER for name in LOGIN_PARAMETERS):
         # Each is kept with the login for minutes: a flood of huge ones would fill the table.
@@ -113,6 +110,9 @@ def login():
     target = request.values.get("target_link_uri", "")
     if not target or urlsplit(target).netloc != request.host:
         raise Refusal("no_launch", f"target_link_uri {target!r} is not on {request.host}")
+    # The LTI library loads with a worker's first login that passes the checks above.
+    from .launch import login_redirect, storage_login
+
     launch_url = url_for("lti.launch", _external=True)
     if request.headers.get("Sec-Fetch-Dest") != "iframe" or request.values.get(NEW_WINDOW):
         return login_redirect(launch_url)

@@ -205,6 +205,10 @@ def class_page(class_id):
     rows = table_page(started_first, request.args.get("page"))
     join_url, qr, fix = _join(class_) if class_ else (None, None, None)
     refresh = request.args.get("refresh") == "on"
+    # Each review links back to this page of the table, counted and refreshing as it is.
+    back = {"count": report.counting.value}
+    back |= {"page": str(rows.number)} if rows.number > 1 else {}
+    back |= {"refresh": "on"} if refresh else {}
     role = role_in(class_) if class_ else Role.OWN
     return render_template(
         "teach/class.html",
@@ -216,6 +220,7 @@ def class_page(class_id):
         form=form,
         report=report,
         rows=rows,
+        back=back,
         join_url=join_url,
         qr=qr,
         loopback_fix=fix,
@@ -325,14 +330,17 @@ def attempt_review(token):
 
 
 def back_to_table(args) -> dict[str, str]:
-    """The class page's counting and page a review was opened from (`?count=best&page=3`), for
-    its link back; what is not one of them is left out rather than refused."""
+    """The class page's counting, page and refresh a review was opened from
+    (`?count=best&page=3&refresh=on`), for its link back; what is not one of them is left out
+    rather than refused."""
     back = {}
     if args.get("count") in set(reports.Counting):
         back["count"] = args["count"]
     page = args.get("page", "")
     if page.isascii() and page.isdigit() and page.strip("0") and len(page) <= 9:
         back["page"] = page
+    if args.get("refresh") == "on":
+        back["refresh"] = "on"
     return back
 
 
