@@ -181,18 +181,28 @@ class TablePage(NamedTuple):
         return links
 
 
+def page_number(text: str) -> int | None:
+    """A table page's number as an address writes it, plain ASCII digits from 1; None for
+    anything else (`0`, `-1`, ` 2`, `٣`, `1e3`). Past nine digits it is past any table's last
+    page, and not read: Python refuses to read a number of thousands of digits."""
+    if not (text.isascii() and text.isdigit() and text.strip("0")):
+        return None
+    return int(text) if len(text) <= 9 else 10**9
+
+
 def table_page(rows: list, asked: str | None) -> TablePage:
     """The page of rows an address asks for (`?page=2`, the first without). A number past the
     last leads to the last: the table shrinks (attempts voided, students merged) under whoever
     reads its last page, and their refresh should go on."""
     page = TablePage(rows, 1)
     asked = "1" if asked is None else asked
-    if not (asked.isascii() and asked.isdigit() and asked.strip("0")):
+    number = page_number(asked)
+    if number is None:
         abort(400, description="Pages of the student table are numbered from 1.")
-    if len(asked) > 9 or int(asked) > page.count:
+    if number > page.count:
         last = {**request.view_args, **request.args.to_dict(), "page": page.count}
         abort(redirect(url_for(request.endpoint, **last), 303))
-    return page._replace(number=int(asked))
+    return page._replace(number=number)
 
 
 @bp.get("/no-class", defaults={"class_id": None})
@@ -336,9 +346,8 @@ def back_to_table(args) -> dict[str, str]:
     back = {}
     if args.get("count") in set(reports.Counting):
         back["count"] = args["count"]
-    page = args.get("page", "")
-    if page.isascii() and page.isdigit() and page.strip("0") and len(page) <= 9:
-        back["page"] = page
+    if page_number(args.get("page", "")) is not None:  # the class page reads it the same way
+        back["page"] = args["page"]
     if args.get("refresh") == "on":
         back["refresh"] = "on"
     return back
