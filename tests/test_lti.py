@@ -1149,10 +1149,12 @@ def test_unknown_kid_refetches_the_key_set_then_refuses(world):
         ({"kty": "oct", "k": "c2VjcmV0LXdpdGgtbm9ib2R5"}, "bad_key", "cannot check an RSA"),
         ({"kty": "RSA", "e": "AQAB"}, "bad_key", "cannot check an RSA"),
         ({"kty": "nonsense"}, "bad_key", "cannot check an RSA"),
-        # Read as some other number: a key, but not the one that signed.
-        ({"kty": "RSA", "n": "not base64url!", "e": "AQAB"}, "signature", "does not match"),
+        ({"kty": "RSA", "n": "not base64url!", "e": "AQAB"}, "bad_key", "cannot check an RSA"),
+        # A key, but not the one that signed.
+        ({"kty": "RSA", "n": public_jwk(private_pem())["n"], "e": "AQAB"}, "signature",
+         "does not match"),
     ],
-    ids=["symmetric", "no modulus", "unknown type", "bad modulus"],
+    ids=["symmetric", "no modulus", "unknown type", "bad modulus", "another modulus"],
 )
 def test_any_key_set_content_is_a_refusal(world, key, reason, words):
     """Attacker repro: the platform's key set holds a symmetric (or broken) key under the kid
