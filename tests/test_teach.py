@@ -690,6 +690,45 @@ def test_a_review_leads_back_to_the_page_and_counting_it_came_from(app, teacher)
         assert (back.path, back.query, back.fragment) == (url, f"quiz={SLUG}", ""), junk
 
 
+def test_voiding_restoring_and_marking_keep_the_way_back_to_the_page(app, teacher):
+    """From a review opened on page 2 counting the latest attempt: voiding it (asked, then
+    confirmed), restoring it and giving it a score by hand each lead to a page whose way back
+    is still page 2 counted so."""
+    class_id, _ = create_class(teacher)
+    seed(app, class_id, 100)
+    page = text(teacher.get(f"/teach/classes/{class_id}?page=2&count=latest"))
+    review = html.unescape(re.search(r'href="(/teach/attempts/[^"]+)">Attempt 1', page).group(1))
+    came_from = {"count": ["latest"], "page": ["2"]}
+
+    def kept(address):
+        asked = parse_qs(urlsplit(address).query)
+        assert {key: asked.get(key) for key in came_from} == came_from, address
+        return address
+
+    def sent(address, ending, **fields):
+        """Send the page's form that goes to `ending`, as its button would."""
+        action = re.search(rf'<form method="post" action="([^"]*/{ending}\?[^"]*)"', address)
+        response = teacher.post(
+            kept(html.unescape(action.group(1))), data={"csrf_token": form_token(teacher), **fields}
+        )
+        return response
+
+    def way_back(address):
+        found = re.search(r'<p class="quiz-name">\s*<a href="([^"]+)"', text(teacher.get(address)))
+        return html.unescape(found.group(1))
+
+    asked = sent(text(teacher.get(review)), "void")
+    assert asked.status_code == 200 and "Keep it counting" in text(asked)
+    voided = sent(text(asked), "void", confirm="yes")
+    assert voided.status_code == 303 and "/teach/classes/" in kept(way_back(kept(voided.location)))
+    restored = sent(text(teacher.get(voided.location)), "restore")
+    assert restored.status_code == 303 and kept(restored.location)
+    marks = re.search(r'href="([^"]+/marks\?[^"]+)"', text(teacher.get(restored.location)))
+    marked = sent(text(teacher.get(kept(html.unescape(marks.group(1))))), "override", points="1")
+    assert marked.status_code == 303 and "#score" in kept(marked.location)
+    assert urlsplit(kept(way_back(marked.location))).path == urlsplit(review).path
+
+
 @pytest.mark.parametrize(
     "number, count, links",
     [

@@ -20,7 +20,7 @@ from .students import (
     seen_students,
     void_attempt,
 )
-from .views import new_join_code
+from .views import back_to_table, new_join_code
 
 
 def _manage_page(class_id: int, status: int = 200, **forms):
@@ -181,12 +181,14 @@ def void(token):
     instructor has confirmed it: the first press asks, as removing and deleting do."""
     attempt = managed_attempt(token)
     if attempt.voided_at is None and request.form.get("confirm") != "yes":
-        return render_template("teach/confirm_void.html", attempt=attempt)
+        return render_template(
+            "teach/confirm_void.html", attempt=attempt, back=back_to_table(request.args)
+        )
     if attempt.voided_at is None:
         void_attempt(attempt, current_user)
         audit(f"attempt {attempt.id} of {attempt.student_name!r} voided")
         flash(f"This attempt of {attempt.student_name}'s is voided: it no longer counts.")
-    return redirect(url_for(".attempt_review", token=token), 303)
+    return redirect(url_for(".attempt_review", token=token, **back_to_table(request.args)), 303)
 
 
 @bp.post("/attempts/<token>/restore")
@@ -203,4 +205,4 @@ def restore(token):
             )
         audit(f"attempt {attempt.id} of {name!r} restored")
         flash(f"This attempt of {name}'s counts again.")
-    return redirect(url_for(".attempt_review", token=token), 303)
+    return redirect(url_for(".attempt_review", token=token, **back_to_table(request.args)), 303)

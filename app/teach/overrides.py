@@ -2,7 +2,7 @@
 attempt another score, with a comment its student reads in their review, and may undo it. Each
 change is audit-logged, and the grade goes to the LMS again through the outbox, as a regrade's."""
 
-from flask import abort, flash, redirect, render_template, url_for
+from flask import abort, flash, redirect, render_template, request, url_for
 from flask_wtf import FlaskForm
 from wtforms import HiddenField, StringField, TextAreaField
 from wtforms.validators import Length, ValidationError
@@ -24,6 +24,7 @@ from ..models import Answer, Attempt
 from ..question_types import Question, type_of
 from .blueprint import bp
 from .manage import managed_attempt
+from .views import back_to_table
 
 
 class OverrideForm(FlaskForm):
@@ -72,6 +73,7 @@ def marks_page(attempt: Attempt, quiz: Quiz, sent: OverrideForm | None = None):
         said={q.id: type_of(q).describe(q, answers[q.id].response)
               for q in quiz.questions if q.id in answers},  # fmt: skip
         sent=sent,
+        back=back_to_table(request.args),
     )
     return page, 400 if sent else 200
 
@@ -163,5 +165,7 @@ def _changed(attempt: Attempt, token: str, number: int | None, changed: bool, sa
 
 
 def _back(token: str, number: int | None) -> str:
-    """The marks page, at the question changed or at the score."""
-    return url_for(".marks", token=token, _anchor=f"mark-{number}" if number else "score")
+    """The marks page, at the question changed or at the score, still leading back to the
+    class page's table it came from."""
+    anchor = f"mark-{number}" if number else "score"
+    return url_for(".marks", token=token, _anchor=anchor, **back_to_table(request.args))
