@@ -275,23 +275,35 @@ def wrong_choice(question):
 
 
 @contextmanager
-def queries(app):
-    """Collect the SQL statements the app sends while the block runs."""
-    statements = []
+def _heard(app, name: str, record):
+    """Call `record` on the engines' `name` event while the block runs."""
     with app.app_context():
         # On PostgreSQL the rate-limit counts have an engine of their own; they count too.
         engines = {db.engine, counts_engine(app)}
-
-    def record(_conn, _cursor, statement, *_):
-        statements.append(statement)
-
     for engine in engines:
-        event.listen(engine, "before_cursor_execute", record)
+        event.listen(engine, name, record)
     try:
-        yield statements
+        yield
     finally:
         for engine in engines:
-            event.remove(engine, "before_cursor_execute", record)
+            event.remove(engine, name, record)
+
+
+@contextmanager
+def queries(app):
+    """Collect the SQL statements the app sends while the block runs."""
+    statements = []
+    with _heard(app, "before_cursor_execute", lambda _c, _k, sql, *_: statements.append(sql)):
+        yield statements
+
+
+@contextmanager
+def executed(app):
+    """Collect the statement objects the app executes while the block runs: the same object
+    on every request is a statement built once."""
+    statements = []
+    with _heard(app, "before_execute", lambda _c, statement, *_: statements.append(statement)):
+        yield statements
 
 
 def login(client, username, password):

@@ -8,7 +8,7 @@ from app.extensions import db
 from app.models import Answer, Attempt
 from app.question_types import right_choice
 
-from helpers import SLUG, Student, queries, shown, text, wrong_choice
+from helpers import SLUG, Student, executed, queries, shown, text, wrong_choice
 
 pytestmark = pytest.mark.postgres
 
@@ -189,6 +189,29 @@ def test_question_pages_cost_a_fixed_number_of_queries(app, student, quiz):
     # quiz's key; answering adds the answer and the tallies. The browser's answer count is kept
     # in memory (ratelimits.limited_answers): no write of its own beside the answer's.
     assert (len(asking), len(answering), len(feedback), len(results)) == (2, 4, 2, 2)
+
+
+def test_question_pages_send_statements_built_once(app, quiz):
+    """Each statement a student's pages send is built once, as its module loads: building the
+    check for another class's hold on the key anew each request cost four times what running
+    it did (bench/analysis.md)."""
+
+    def taken(student):
+        """Every statement of one attempt once started (which writes through the ORM): each
+        question asked, answered and shown with its feedback, and its results."""
+        student.start()
+        with executed(app) as sent:
+            for number, question in enumerate(quiz.questions, 1):
+                student.client.get(student.question_url(number))
+                student.answer(number, right_choice(question).id)
+                student.client.get(student.question_url(number))
+            student.client.get(student.results_url)
+        return sent
+
+    taken(Student(app.test_client()))  # the first request of all also reads the bank
+    first, second = (taken(Student(app.test_client())) for _ in range(2))  # kept alive
+    assert len(first) == len(second) > 8 * 8
+    assert [a is b for a, b in zip(first, second, strict=True)] == [True] * len(first)
 
 
 def test_a_students_pages_leave_their_cookies_alone(student, quiz):

@@ -228,20 +228,23 @@ def used_seats(assignment_id: int, key: str) -> tuple[set[int], int]:
     return seats_by_assignment(key, [assignment_id])[assignment_id]
 
 
+# Built once: nearly every student page asks it, and building it anew each time (and its key
+# in SQLAlchemy's statement cache) cost more than running it.
+_HOLDING = db.select(*policy.RULE_COLUMNS).where(
+    Assignment.quiz_slug == bindparam("slug"),
+    Assignment.id.is_distinct_from(bindparam("besides", type_=Assignment.id.type)),
+    Assignment.feedback != FeedbackWhen.EACH_ANSWER.value,
+    Assignment.feedback_released_at.is_(None),
+    # A removed one starts no counted attempt: its class offers the quiz as unassigned.
+    Assignment.removed_at.is_(None),
+)
+
+
 def answers_held_back(slug: str, besides: int | None = None) -> bool:
     """Whether an assignment of this quiz (other than `besides`) still holds its key back, in
     any class, so that no other attempt may show it: one query, on the quiz's index."""
     moment = now()
-    waiting = db.session.execute(
-        db.select(*policy.RULE_COLUMNS).where(
-            Assignment.quiz_slug == slug,
-            Assignment.id.is_distinct_from(besides),
-            Assignment.feedback != FeedbackWhen.EACH_ANSWER.value,
-            Assignment.feedback_released_at.is_(None),
-            # A removed one starts no counted attempt: its class offers the quiz as unassigned.
-            Assignment.removed_at.is_(None),
-        )
-    )
+    waiting = db.session.execute(_HOLDING, {"slug": slug, "besides": besides})
     return any(policy.rules_for(row).holds_back_key(moment) for row in waiting)
 
 

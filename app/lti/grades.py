@@ -3,6 +3,7 @@ that finished the attempt, and sent to the platforms' line items by `flask lti s
 (sending.py), which retries with backoff while a platform is down. No request waits on a
 platform."""
 
+from sqlalchemy import bindparam
 from sqlalchemy.orm import joinedload
 
 from ..attempts.service import quiz_of
@@ -11,16 +12,19 @@ from ..models import Attempt, QuizVersion, now
 from ..reports import PICK, Counting
 from .models import LtiAttempt, LtiScore, LtiUser
 
+# Built once: every attempt's last answer asks it, launched or not.
+_LAUNCHED = (
+    db.select(LtiAttempt.user_id, LtiAttempt.line_item_url, LtiUser.sub)
+    .join(LtiUser, LtiUser.id == LtiAttempt.user_id)
+    .where(LtiAttempt.attempt_id == bindparam("attempt"))
+)
+
 
 def record_grade(_sender, *, attempt_id: int, occasion: str) -> None:
     """Add the student's grade to the outbox if the attempt came from a launch with a line item;
     the grade_changed signal's receiver, inside the transaction that changed it, before its
     commit."""
-    launched = db.session.execute(
-        db.select(LtiAttempt.user_id, LtiAttempt.line_item_url, LtiUser.sub)
-        .join(LtiUser, LtiUser.id == LtiAttempt.user_id)
-        .where(LtiAttempt.attempt_id == attempt_id)
-    ).first()
+    launched = db.session.execute(_LAUNCHED, {"attempt": attempt_id}).first()
     if launched is None or not launched.line_item_url:
         return
     counted = db.session.scalars(
