@@ -7,7 +7,7 @@ import io
 import json
 import re
 from datetime import UTC, datetime, timedelta
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 import factories
 import pytest
@@ -691,12 +691,14 @@ def test_a_review_leads_back_to_the_page_and_counting_it_came_from(app, teacher)
 
 
 def test_voiding_restoring_and_marking_keep_the_way_back_to_the_page(app, teacher):
-    """From a review opened on page 2 counting the latest attempt: voiding it (asked, then
-    confirmed), restoring it and giving it a score by hand each lead to a page whose way back
-    is still page 2 counted so."""
+    """From a review opened on page 2 counting the latest attempt: its measurement's page,
+    voiding it (asked, then confirmed), the class page's list of voided attempts, restoring it,
+    and giving it a score by hand and taking it back each lead to a page whose way back is still
+    page 2 counted so."""
     class_id, _ = create_class(teacher)
     seed(app, class_id, 100)
-    page = text(teacher.get(f"/teach/classes/{class_id}?page=2&count=latest"))
+    page_url = f"/teach/classes/{class_id}?page=2&count=latest"
+    page = text(teacher.get(page_url))
     review = html.unescape(re.search(r'href="(/teach/attempts/[^"]+)">Attempt 1', page).group(1))
     came_from = {"count": ["latest"], "page": ["2"]}
 
@@ -705,28 +707,34 @@ def test_voiding_restoring_and_marking_keep_the_way_back_to_the_page(app, teache
         assert {key: asked.get(key) for key in came_from} == came_from, address
         return address
 
-    def sent(address, ending, **fields):
-        """Send the page's form that goes to `ending`, as its button would."""
-        action = re.search(rf'<form method="post" action="([^"]*/{ending}\?[^"]*)"', address)
-        response = teacher.post(
+    def sent(shown, ending, **fields):
+        """Send the form of the page shown that goes to `ending`, as its button would."""
+        action = re.search(rf'<form method="post" action="([^"]*/{ending}\?[^"]*)"', shown)
+        return teacher.post(
             kept(html.unescape(action.group(1))), data={"csrf_token": form_token(teacher), **fields}
         )
-        return response
 
     def way_back(address):
         found = re.search(r'<p class="quiz-name">\s*<a href="([^"]+)"', text(teacher.get(address)))
         return html.unescape(found.group(1))
 
-    asked = sent(text(teacher.get(review)), "void")
-    assert asked.status_code == 200 and "Keep it counting" in text(asked)
+    opened = text(teacher.get(review))
+    measured = re.search(r'<a href="/evidence/[^"?]+\?back=([^"]+)">What we measured', opened)
+    kept(unquote(html.unescape(measured.group(1))))  # and back from what the review links
+    asked = sent(opened, "void")
+    kept(html.unescape(re.search(r'href="([^"]+)">Keep it counting', text(asked)).group(1)))
     voided = sent(text(asked), "void", confirm="yes")
     assert voided.status_code == 303 and "/teach/classes/" in kept(way_back(kept(voided.location)))
+    listed = re.search(r'<li><a href="([^"]+)">[^<]+</a>: voided by', text(teacher.get(page_url)))
+    kept(html.unescape(listed.group(1)))  # the class page's list of voided attempts
     restored = sent(text(teacher.get(voided.location)), "restore")
     assert restored.status_code == 303 and kept(restored.location)
     marks = re.search(r'href="([^"]+/marks\?[^"]+)"', text(teacher.get(restored.location)))
     marked = sent(text(teacher.get(kept(html.unescape(marks.group(1))))), "override", points="1")
     assert marked.status_code == 303 and "#score" in kept(marked.location)
     assert urlsplit(kept(way_back(marked.location))).path == urlsplit(review).path
+    undone = sent(text(teacher.get(marked.location)), "override/undo")
+    assert undone.status_code == 303 and kept(undone.location)
 
 
 @pytest.mark.parametrize(

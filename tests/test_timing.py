@@ -235,11 +235,12 @@ def test_the_class_page_and_gradebook_score_an_attempt_its_deadline_ended(
     """The student walked away and never pressed anything: once the deadline passes, the
     instructor sees the attempt over and scored on what was answered, not "Not finished"."""
     closes_in = settings.get("closes_in")
-    if closes_in:
+    if closes_in is not None:
         settings = {"closes_at": datetime.now(UTC) + closes_in}
     assignment = assign(app, quiz, course, **settings)
     taking(app, client, quiz, assignment, answers=[right_choice(quiz.questions[0]).id])
-    if closes_in:  # counted from the start itself, which a loaded machine may reach seconds late
+    # Counted from the start itself, which a loaded machine may reach seconds late.
+    if closes_in is not None:
         with app.app_context():
             started_at = db.session.scalars(db.select(Attempt.started_at)).one()
             db.session.get(Assignment, assignment).closes_at = utc(started_at) + closes_in
