@@ -13,6 +13,7 @@ from werkzeug.exceptions import (
 
 from .extensions import db
 from .health import schema_behind
+from .teach.views import back_to_table
 
 # What a student needs to hear, in place of werkzeug's wording for developers.
 MESSAGES = {
@@ -51,10 +52,16 @@ def render_error(error: HTTPException):
 def _back(code: int) -> tuple[str, str]:
     """Where the error page's link leads: an instructor refused a change to a class they can
     see (their role, or the class archived), or a page of it asked for wrongly, goes back to
-    that class, not the students' quizzes."""
-    class_id = (request.view_args or {}).get("class_id")
-    if code in (400, 403, 409) and isinstance(class_id, int) and request.blueprint == "teach":
-        return url_for("teach.class_page", class_id=class_id), "Back to the class"
+    that class, and one refused a change to an attempt (its marks while it is answered, its
+    restoring with no attempt left) back to that attempt; not to the students' quizzes."""
+    asked = request.view_args or {}
+    if code in (400, 403, 409) and request.blueprint == "teach":
+        if isinstance(asked.get("class_id"), int):
+            return url_for("teach.class_page", class_id=asked["class_id"]), "Back to the class"
+        # Not from the review itself, which would lead back to its own refusal.
+        if "token" in asked and request.endpoint != "teach.attempt_review":
+            review = {"token": asked["token"], **back_to_table(request.args)}
+            return url_for("teach.attempt_review", **review), "Back to the attempt"
     return url_for("quiz.index"), "Back to the quizzes"
 
 

@@ -149,6 +149,11 @@ def test_an_attempt_still_being_answered_or_an_unanswered_question_is_not_overri
     assert student.start(name="Ben", slug=SLUG, class_code=join).status_code == 303
     going = send(lecturer, student.token, points="1")
     assert going.status_code == 409 and "still being answered" in text(going)
+    # Its page leads back to the attempt, and on to the class page's table it came from.
+    review = f"/teach/attempts/{student.token}"
+    assert f'<a href="{review}">Back to the attempt</a>' in text(going)
+    going = send(lecturer, student.token, path="override?count=best&page=2", points="1")
+    assert f'<a href="{review}?count=best&amp;page=2">Back to the attempt</a>' in text(going)
     page = text(lecturer.get(f"/teach/attempts/{student.token}/marks"))
     assert "its marks can be changed once it is finished" in page and "Save mark" not in page
     assert sent == []
