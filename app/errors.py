@@ -60,8 +60,12 @@ def _back(code: int) -> tuple[str, str]:
             return url_for("teach.class_page", class_id=asked["class_id"]), "Back to the class"
         # Not from the review itself, which would lead back to its own refusal.
         if "token" in asked and request.endpoint != "teach.attempt_review":
-            review = {"token": asked["token"], **back_to_table(request.args)}
-            return url_for("teach.attempt_review", **review), "Back to the attempt"
+            try:
+                back = back_to_table(request.args)
+            except UnicodeDecodeError:  # the query itself was refused (guards.py)
+                back = {}
+            review = url_for("teach.attempt_review", token=asked["token"], **back)
+            return review, "Back to the attempt"
     return url_for("quiz.index"), "Back to the quizzes"
 
 

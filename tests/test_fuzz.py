@@ -631,6 +631,14 @@ def test_query_string_of_raw_bytes_not_utf8_is_a_400(world, role, path):
     assert response.status_code == 400
 
 
+def test_query_string_of_raw_bytes_on_an_attempts_page_is_a_400(world):
+    """The same on an attempt's marks page, whose error page leads back to the attempt with
+    the class page's table read from that same query string."""
+    path = f"/teach/attempts/{world.real['token'][0]}/marks".encode()
+    response = world.send(Sent("admin", "GET", path, query=b"page=\xff&count=\x80"))
+    assert response.status_code == 400
+
+
 # ---------------------------------------------------------------------------------------------
 # The answer form, fuzzed by the browser that owns the attempt
 
