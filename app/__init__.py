@@ -43,10 +43,12 @@ from .extensions import csrf, db, login_manager, talisman
 from .releases import ServedBank
 
 
-def create_app(config: dict | None = None, *, migrations: bool = True) -> Flask:
+def create_app(config: dict | None = None, *, command_line: bool = True) -> Flask:
     """Build the app: settings, extensions, question bank, pages, commands, error pages.
 
-    App servers leave out `migrations`, the `flask db` commands: Alembic costs each worker 11 MB.
+    App servers leave out what only the command line needs: the `flask db` commands (Alembic
+    costs each worker 11 MB) and checking the measurements against their schema (jsonschema,
+    3 MB), which `flask db upgrade` did before every start (`make run`, docs/deploy.md).
     """
     app = Flask(__name__)
     app.config.from_mapping(from_environment(app.instance_path))
@@ -75,7 +77,7 @@ def create_app(config: dict | None = None, *, migrations: bool = True) -> Flask:
 
     app.session_interface = SessionCookies()
     db.init_app(app)
-    if migrations:
+    if command_line:
         from flask_migrate import Migrate
 
         Migrate(app, db, directory=str(PROJECT_ROOT / "migrations"), render_as_batch=True)
@@ -105,7 +107,7 @@ def create_app(config: dict | None = None, *, migrations: bool = True) -> Flask:
         app.config["QUESTIONS_PATH"], app.config["BANK_CHECK_SECONDS"]
     )
     # A broken measurement raises EvidenceError here, before serving anyone.
-    app.extensions["quizwright.evidence"] = all_evidence()
+    app.extensions["quizwright.evidence"] = all_evidence(schema=command_line)
     app.jinja_env.globals["measurements"] = current_evidence
     # Guards first: the blueprints' rules are built with its converters in place.
     for feature in (

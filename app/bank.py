@@ -11,8 +11,6 @@ from functools import cache, cached_property, lru_cache
 from pathlib import Path
 from random import Random
 
-from jsonschema import Draft202012Validator
-
 from .question_types import DEFAULT, TYPES, Question
 
 SCHEMA_PATH = Path(__file__).with_name("questions.schema.json")
@@ -138,8 +136,12 @@ def _refuse_repeated_keys(pairs: list[tuple]) -> dict:
 
 
 @cache
-def _validator() -> Draft202012Validator:
-    return Draft202012Validator(json.loads(SCHEMA_PATH.read_text()))
+def schema_checker(schema: Path):
+    """A JSON Schema validator for `schema`. jsonschema is imported here, by what checks files
+    (the command line, authoring), so that a worker serving students never loads its 3 MB."""
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(json.loads(schema.read_text()))
 
 
 def load_bank(path: str | Path) -> Bank:
@@ -184,7 +186,7 @@ GAPS = frozenset({"explanation", "references"})
 def problems(data, gaps_allowed: bool = False) -> list[str]:
     """Every schema violation and duplicate id in a parsed bank, each naming where it is; with
     `gaps_allowed`, a missing explanation or source is none."""
-    errors = sorted(_validator().iter_errors(data), key=_document_order)
+    errors = sorted(schema_checker(SCHEMA_PATH).iter_errors(data), key=_document_order)
     if gaps_allowed:
         errors = [error for error in errors if not _a_gap(error)]
     found = [_describe(error, data) for error in errors]

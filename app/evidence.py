@@ -9,14 +9,13 @@ import json
 import math
 import statistics
 from dataclasses import dataclass
-from functools import cache, cached_property
+from functools import cached_property
 from pathlib import Path
 
 from flask import Blueprint, Response, abort, current_app, render_template, request
-from jsonschema import Draft202012Validator
 
 from .auth import safe_next
-from .bank import Bank, BankError
+from .bank import Bank, BankError, schema_checker
 from .config import PROJECT_ROOT
 
 FOLDER = PROJECT_ROOT / "evidence"
@@ -365,13 +364,9 @@ def _tick(top: float) -> float:
     return step * 0.1
 
 
-@cache
-def _validator() -> Draft202012Validator:
-    return Draft202012Validator(json.loads(SCHEMA_PATH.read_text()))
-
-
-def load_evidence(name: str, folder: Path | None = None) -> Evidence:
-    """Read and validate evidence/<name>.json; raise EvidenceError listing every problem."""
+def load_evidence(name: str, folder: Path | None = None, *, schema: bool = True) -> Evidence:
+    """Read and validate evidence/<name>.json, against its schema unless the command line already
+    did (`schema` False); raise EvidenceError listing every problem."""
     path = (folder or FOLDER) / f"{name}.json"
     try:
         data = json.loads(path.read_bytes())
@@ -381,7 +376,7 @@ def load_evidence(name: str, folder: Path | None = None) -> Evidence:
         raise EvidenceError([f"{path}: not valid JSON: {error}"]) from None
     errors = [
         f"{path}: {_where(error.absolute_path)}{error.message}"
-        for error in _validator().iter_errors(data)
+        for error in (schema_checker(SCHEMA_PATH).iter_errors(data) if schema else ())
     ]
     if not errors:
         problems = _incomplete(data["runs"])
@@ -459,12 +454,12 @@ def evidence_for(bank: Bank, folder: Path | None = None) -> dict[str, Evidence]:
     return found
 
 
-def all_evidence(folder: Path | None = None) -> dict[str, Evidence]:
+def all_evidence(folder: Path | None = None, *, schema: bool = True) -> dict[str, Evidence]:
     """Every measurement in the evidence folder, loaded and checked: any release may name one."""
     found, errors = {}, []
     for path in sorted((folder or FOLDER).glob("*.json")):
         try:
-            found[path.stem] = load_evidence(path.stem, folder)
+            found[path.stem] = load_evidence(path.stem, folder, schema=schema)
         except EvidenceError as error:
             errors += error.errors
     if errors:

@@ -353,6 +353,10 @@ class Server:
     """gunicorn's master process; its workers are its children."""
 
 
+SERVE = ("-OO", "-m", "gunicorn", "-c", "gunicorn.conf.py")
+"""Python's arguments for the app server, as `make run` and docs/deploy.md's service give them."""
+
+
 @contextmanager
 def gunicorn(tmp_path, workers=4, keep_alive=1, release=PROJECT_ROOT, **env):
     """A gunicorn server on a free port with the production config, until the block ends. It
@@ -374,7 +378,7 @@ def gunicorn(tmp_path, workers=4, keep_alive=1, release=PROJECT_ROOT, **env):
     log_path = tmp_path / f"gunicorn-{port}.log"
     log = open(log_path, "w")  # noqa: SIM115 - closed below
     process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", f"--keep-alive={keep_alive}"],
+        [sys.executable, *SERVE, f"--keep-alive={keep_alive}"],
         cwd=release, env=settings, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     base = f"http://127.0.0.1:{port}"

@@ -6,7 +6,6 @@ from math import ceil
 from typing import NamedTuple
 from urllib.parse import urlsplit
 
-import segno
 from flask import abort, redirect, render_template, request, url_for
 from flask_login import current_user, login_required
 from markupsafe import Markup
@@ -301,6 +300,8 @@ def is_loopback(host: str) -> bool:
 def qr_code(text: str) -> Markup | None:
     """An inline SVG QR code, or None for a link too long for any QR code; drawn once per link,
     as the class page reloads every 30 s."""
+    import segno  # on the first class page: a worker serving only students never loads it
+
     try:
         code = segno.make(text, error="m")
     except segno.DataOverflowError:
