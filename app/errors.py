@@ -72,7 +72,10 @@ def _back(code: int) -> tuple[str, str]:
 def render_csrf_error(error: CSRFError):
     """A form whose token is missing or stale: the session expired or the page is too old."""
     message = "This form has expired. Go back, reload the page and try again."
-    return render_template("errors.html", code=400, title="Form expired", message=message), 400
+    page = render_template(
+        "errors.html", code=400, title="Form expired", message=message, back=_back(400)
+    )
+    return page, 400
 
 
 def render_crash(error: InternalServerError):

@@ -159,6 +159,23 @@ def test_an_attempt_still_being_answered_or_an_unanswered_question_is_not_overri
     assert sent == []
 
 
+def test_an_expired_form_leads_back_to_the_attempt_or_the_class_it_came_from(app, finished):
+    """A form sent with a stale token (the session ended, the page was old) is refused as
+    expired, and its page links back to where the form was, not to the students' quizzes."""
+    lecturer, ada, sent = finished
+    review = f"/teach/attempts/{ada.token}"
+    stale = {"csrf_token": "stale", "question": "q1", "points": "1"}
+    refused = lecturer.post(f"{review}/override?count=best&page=2", data=stale)
+    assert refused.status_code == 400 and "This form has expired" in text(refused)
+    assert f'<a href="{review}?count=best&amp;page=2">Back to the attempt</a>' in text(refused)
+    with app.app_context():
+        class_id = db.session.scalars(db.select(Class.id)).one()
+    refused = lecturer.post(f"/teach/classes/{class_id}/close", data={"csrf_token": "stale"})
+    assert refused.status_code == 400 and "This form has expired" in text(refused)
+    assert f'<a href="/teach/classes/{class_id}">Back to the class</a>' in text(refused)
+    assert stored(app, ada.token)[0] == 1 and sent == []
+
+
 def test_a_regrade_leaves_a_mark_given_by_hand(app, finished):
     """Question 1's key corrected after the lecturer marked Ada's answer by hand: the regrade
     marks it again for its review, but the mark the lecturer gave, and the score, stand."""
