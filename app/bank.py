@@ -28,9 +28,9 @@ TYPE_WORDS = {
 PLACEHOLDER = "TO WRITE:"
 PLACEHOLDER_URL = "https://to-write.invalid/"
 UNFILLED = "still a placeholder from `flask quiz import --allow-gaps`: write it"
-MOST_QUESTIONS, MOST_CHOICES, MOST_CHARACTERS = 500, 20, 20000
-"""What the bank holds of a quiz, a question and a text (questions.schema.json says the same),
-so that every page stays usable."""
+MOST_QUESTIONS, MOST_CHOICES, MOST_SOURCES, MOST_CHARACTERS = 500, 20, 20, 20000
+"""What the bank holds of a quiz, a question's choices and sources, and a text
+(questions.schema.json says the same), so that every page stays usable."""
 PARSED_TYPES = {
     dict: "object", list: "array", str: "string", bool: "boolean",
     int: "integer", float: "number", type(None): "null",

@@ -684,6 +684,28 @@ def test_a_file_larger_than_the_browser_takes_is_refused_at_its_field(tmp_path):
     assert refused.status_code == 400 and "big.gift: larger than 100,000 bytes" in said(refused)
 
 
+def test_a_question_of_20_sources_opens_and_saves_with_all_of_them(app, lecturer):
+    """The editor offers a row for one more source only while the question may hold another:
+    one with all 20 opens (with a 21st row it was a 500) and saves them all."""
+    token = write_quiz(lecturer)
+    url = f"/teach/quizzes/{QUIZ}/questions/what-gas-do-plants-take-in"
+    sources = {}
+    for n in range(20):
+        sources |= {f"sources-{n}-title": f"Source {n}", f"sources-{n}-url": f"https://e.org/{n}"}
+    fields = {"csrf_token": token, "base": base_of(lecturer.get(url)), **question_fields()}
+    assert lecturer.post(url, data={**fields, **sources}).status_code == 303
+    editing = lecturer.get(url)
+    assert editing.status_code == 200
+    page = editing.get_data(as_text=True)
+    assert 'name="sources-19-url"' in page and 'name="sources-20-url"' not in page
+    fields["base"] = base_of(editing)
+    assert lecturer.post(url, data={**fields, **sources}).status_code == 303
+    with app.app_context():
+        record = db.session.scalar(db.select(QuizRecord).filter_by(slug=QUIZ))
+        kept = drafts.draft_of(record)["questions"][0]["references"]
+    assert [source["url"] for source in kept] == [f"https://e.org/{n}" for n in range(20)]
+
+
 def test_a_quiz_of_500_questions_takes_no_more_and_says_so_at_the_question(app, lecturer):
     with app.app_context():
         ada = db.session.scalar(db.select(factories.Instructor).filter_by(username="ada"))

@@ -820,6 +820,25 @@ def test_plain_https_links_in_general_feedback_become_sources(format_name):
     assert imported.gaps == []
 
 
+def test_a_question_citing_more_sources_than_the_bank_holds_keeps_the_first_20_and_says_so():
+    """Every https link of general feedback becomes a source, and a question holds 20: the
+    import keeps the first 20 and notes it, and the quiz it makes passes the bank's check."""
+    links = " ".join(f"https://e.org/{n}" for n in range(25))
+    source = gift.parse(unsourced(f"Read {links}.", "gift"), "many.gift")
+    assert len(source.questions[0].references) == 25
+    imported = formats.to_quiz(source, "many", None, "About links.")
+    (question,) = imported.quiz["questions"]
+    assert [r["url"] for r in question["references"]] == [f"https://e.org/{n}" for n in range(20)]
+    assert imported.noted == [
+        "many.gift:5: kept the first 20 of its 25 sources, as many as a question holds"
+    ]
+    assert problems({"quizzes": [imported.quiz]}) == []
+    too_many = {**question, "references": question["references"] * 2}
+    assert problems({"quizzes": [{**imported.quiz, "questions": [too_many]}]}) == [
+        'quiz "many", question "the-trade", field "references": has 40; at most 20 are allowed'
+    ]
+
+
 @pytest.mark.parametrize(
     ("text", "explanation", "references"),
     [

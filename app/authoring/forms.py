@@ -23,7 +23,7 @@ from wtforms.validators import DataRequired, Length, Optional, Regexp, Validatio
 
 from .. import images
 from ..auth import find_instructor
-from ..bank import MOST_CHARACTERS, MOST_CHOICES, MOST_PICTURES, says_nothing
+from ..bank import MOST_CHARACTERS, MOST_CHOICES, MOST_PICTURES, MOST_SOURCES, says_nothing
 from ..formats import slugify
 from ..names import tidy
 from ..question_types import TYPES
@@ -259,7 +259,7 @@ class QuestionForm(FlaskForm):
     if_true = _text("Said to a student who answers True")
     if_false = _text("Said to a student who answers False")
     explanation = _text("General explanation, shown after any answer")
-    sources = FieldList(FormField(SourceRow), min_entries=1, max_entries=20)
+    sources = FieldList(FormField(SourceRow), min_entries=1, max_entries=MOST_SOURCES)
     picture = FileField("Add a picture (optional)", render_kw={"accept": PICTURE_TYPES})
     picture_alt = StringField("What the picture shows, for those who cannot see it",
                               filters=[tidy], validators=[Length(max=300)])  # fmt: skip
@@ -597,7 +597,8 @@ def question_form_data(question: dict, kind: str | None = None) -> dict:
         "if_true": question.get("if_true", ""),
         "if_false": question.get("if_false", ""),
         "explanation": question.get("explanation", ""),
-        "sources": sources + [{"title": "", "url": ""}],
+        # A row to add one more, while the question may hold another.
+        "sources": sources + [{"title": "", "url": ""}] * (len(sources) < MOST_SOURCES),
     }
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from ..bank import (
     MOST_CHOICES,
     MOST_QUESTIONS,
+    MOST_SOURCES,
     PLACEHOLDER,
     PLACEHOLDER_URL,
     UNFILLED,
@@ -158,6 +159,10 @@ def to_quiz(source: Source, slug: str, title: str | None, description: str | Non
             )
             explanation = f"{PLACEHOLDER} the explanation shown after any answer."
         references = question.references
+        if len(references) > MOST_SOURCES:
+            noted.append(f"{where}: kept the first {MOST_SOURCES} of its {len(references)} "
+                         "sources, as many as a question holds")  # fmt: skip
+            references = references[:MOST_SOURCES]
         if not references:
             missing.append("a source (an https:// link in the general feedback)")
             references = (Reference(f"{PLACEHOLDER} a source for this question", PLACEHOLDER_URL),)
