@@ -7,7 +7,7 @@ FLASK := $(BIN)/flask --app wsgi
 .PHONY: run reload install instructor instructor-name password backup restore test lint bench profile evidence screenshots clean
 
 # On a laptop the secret key lives in instance/secret_key, made on first use; a server sets it.
-run reload instructor password backup restore: export SECRET_KEY ?= $(shell $(PYTHON) app/config.py)
+run reload instructor password backup restore evidence: export SECRET_KEY ?= $(shell $(PYTHON) app/config.py)
 
 # A restart serves what was published last; only the first start publishes questions.json.
 # -OO leaves the code's docstrings on disk: 5 MB less in each worker (bench/analysis.md).
@@ -56,9 +56,11 @@ bench: $(VENV)/.installed-test
 profile: $(VENV)/.installed-profile
 	$(BIN)/python bench/profile.py $(or $(PAGE),question)
 
-# Measures gradient checkpointing with PyTorch (a few minutes) and rewrites evidence/*.json.
+# Measures gradient checkpointing with PyTorch (a few minutes) and rewrites evidence/*.json,
+# then checks them against their schema, which app servers leave to the command line.
 evidence: $(VENV)/.installed-evidence
 	$(BIN)/python evidence/checkpointing.py
+	$(FLASK) quiz check
 
 screenshots: $(VENV)/.installed-test
 	$(BIN)/python tests/e2e/screenshots.py

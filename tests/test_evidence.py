@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from app.bank import load_bank
 from app.cli import quiz_cli
-from app.evidence import FOLDER, EvidenceError, Spread, evidence_for, load_evidence
+from app.evidence import FOLDER, EvidenceError, Spread, all_evidence, evidence_for, load_evidence
 from app.question_types import right_choice
 from app.served import current_bank
 
@@ -336,6 +336,26 @@ def test_a_broken_file_stops_the_app_saying_where(tmp_path, monkeypatch, change,
     assert any(
         message in problem and "checkpointing.json" in problem for problem in error.value.errors
     )
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda d: d.pop("torch"), "'torch' is a required property"),
+        (lambda d: d.pop("dropout"), "'dropout' is a required property"),
+        (lambda d: d["sweep"].pop("peaks"), "sweep: 'peaks' is a required property"),
+        (lambda d: d["runs"][0].update(extra=1), "runs[0]: Additional properties"),
+    ],
+)
+def test_a_file_changed_since_its_check_still_stops_an_app_server_saying_where(
+    tmp_path, change, message
+):
+    """App servers read the measurements without their schema, which `make evidence` and every
+    `flask` command check; a file changed since, in a shape the app cannot read, still stops
+    them at its spot, not with a KeyError."""
+    with pytest.raises(EvidenceError) as error:
+        all_evidence(broken(tmp_path, change), schema=False)
+    assert any(message in problem for problem in error.value.errors), error.value.errors
 
 
 def test_a_single_chain_length_still_shows(tmp_path, monkeypatch, quiz, data):
