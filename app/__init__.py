@@ -48,7 +48,7 @@ def create_app(config: dict | None = None, *, command_line: bool = True) -> Flas
 
     App servers leave out what only the command line needs: the `flask db` commands (Alembic
     costs each worker 11 MB) and checking the measurements against their schema (jsonschema,
-    3 MB), which `make evidence` and every `flask` command do (docs/evidence.md).
+    3 MB), which the command line makes: `flask db upgrade`, `flask quiz check` (docs/evidence.md).
     """
     app = Flask(__name__)
     app.config.from_mapping(from_environment(app.instance_path))

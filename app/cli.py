@@ -13,7 +13,7 @@ from flask.cli import AppGroup, with_appcontext
 from . import backups, formats
 from .bank import UNFILLED, Bank, BankError, load_bank, plural
 from .config import PROJECT_ROOT, questions_path
-from .evidence import Evidence, evidence_for
+from .evidence import Evidence, all_evidence, evidence_for
 from .extensions import db
 from .models import Attempt, QuizRecord
 from .releases import latest_generation, publish
@@ -21,11 +21,13 @@ from .releases import latest_generation, publish
 quiz_cli = AppGroup("quiz", help="Check the question bank and serve it.")
 
 
-def _checked(path) -> tuple[Bank, dict[str, Evidence]]:
-    """The bank at path and its measurements, or exit 1 listing every located problem."""
+def _checked(path, every_measurement=False) -> tuple[Bank, dict[str, Evidence]]:
+    """The bank at path and its measurements (with `every_measurement`, each in evidence/, as
+    app servers load them), or exit 1 listing every located problem."""
     try:
         bank = load_bank(path)
-        return bank, evidence_for(bank)
+        named = evidence_for(bank)
+        return bank, all_evidence() if every_measurement else named
     except BankError as error:  # EvidenceError too
         for problem in error.errors:
             click.echo(problem, err=True)
@@ -36,10 +38,10 @@ def _checked(path) -> tuple[Bank, dict[str, Evidence]]:
 @quiz_cli.command("check", with_appcontext=False)
 @click.argument("path", required=False, type=click.Path(dir_okay=False))
 def check(path):
-    """Validate a question bank (default: the configured one) and the measurements it names;
-    exit 1 listing every error."""
+    """Validate a question bank (default: the configured one) and every measurement, named by
+    it or not, as app servers load them all; exit 1 listing every error."""
     path = path or questions_path()
-    bank, measured = _checked(path)
+    bank, measured = _checked(path, every_measurement=True)
     quizzes = plural(len(bank.quizzes), "quiz", "quizzes")
     questions = sum(len(quiz.questions) for quiz in bank.quizzes.values())
     click.echo(f"{path}: OK, {quizzes}, {plural(questions, 'question', 'questions')}")
@@ -128,8 +130,8 @@ def import_command(source, format_name, slug, title, description, bank_path, all
         click.echo(f"{gap}: a placeholder to write", err=True)
     for note in imported.unmeasured + imported.unshown:
         click.echo(note, err=True)
-    for note in imported.noted:
-        click.echo(f"{source}: {note}", err=True)
+    for note in imported.noted:  # a question's note names its place, the file included
+        click.echo(note if note.startswith(f"{source}:") else f"{source}: {note}", err=True)
     quiz = imported.quiz
     counted = plural(len(quiz["questions"]), "question", "questions")
     skipped = plural(len(imported.skipped), "question", "questions")

@@ -366,8 +366,8 @@ def _tick(top: float) -> float:
 
 def load_evidence(name: str, folder: Path | None = None, *, schema: bool = True) -> Evidence:
     """Read and validate evidence/<name>.json, against its schema unless the command line
-    already did (`schema` False: `make evidence` and every `flask` command check it); raise
-    EvidenceError listing every problem."""
+    already did (`schema` False: docs/evidence.md); raise EvidenceError listing every
+    problem."""
     path = (folder or FOLDER) / f"{name}.json"
     try:
         data = json.loads(path.read_bytes())

@@ -698,6 +698,7 @@ def test_a_question_of_20_sources_opens_and_saves_with_all_of_them(app, lecturer
     assert editing.status_code == 200
     page = editing.get_data(as_text=True)
     assert 'name="sources-19-url"' in page and 'name="sources-20-url"' not in page
+    assert "A question holds at most 20." in said(editing) and "another empty row" not in page
     fields["base"] = base_of(editing)
     assert lecturer.post(url, data={**fields, **sources}).status_code == 303
     with app.app_context():

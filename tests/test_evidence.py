@@ -406,3 +406,17 @@ def test_quiz_check_names_broken_measurements(tmp_path, monkeypatch):
     result = CliRunner().invoke(quiz_cli, ["check", str(FOLDER.parent / "questions.json")])
     assert result.exit_code == 1
     assert "checkpointing.json: 'runs' is a required property" in result.output
+
+
+def test_quiz_check_names_a_broken_measurement_no_question_names(tmp_path, monkeypatch):
+    """App servers load every measurement, so `flask quiz check` (and `make evidence`, which
+    runs it) checks every one, not only those its bank names."""
+    monkeypatch.setattr("app.evidence.FOLDER", broken(tmp_path, lambda d: d.update(width="256")))
+    bank = json.loads((FOLDER.parent / "questions.json").read_text())
+    for question in bank["quizzes"][0]["questions"]:
+        question.pop("evidence", None)
+    unmeasured = tmp_path / "unmeasured.json"
+    unmeasured.write_text(json.dumps(bank))
+    result = CliRunner().invoke(quiz_cli, ["check", str(unmeasured)])
+    assert result.exit_code == 1
+    assert "checkpointing.json: width: '256' is not of type 'integer'" in result.output

@@ -833,6 +833,8 @@ def test_a_question_citing_more_sources_than_the_bank_holds_keeps_the_first_20_a
         "many.gift:5: kept the first 20 of its 25 sources, as many as a question holds"
     ]
     assert problems({"quizzes": [imported.quiz]}) == []
+    uploaded = formats.draft_from(unsourced(f"Read {links}.", "gift"), "many.gift")
+    assert uploaded.noted == imported.noted  # the browser's report says it too
     too_many = {**question, "references": question["references"] * 2}
     assert problems({"quizzes": [{**imported.quiz, "questions": [too_many]}]}) == [
         'quiz "many", question "the-trade", field "references": has 40; at most 20 are allowed'

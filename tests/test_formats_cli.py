@@ -410,6 +410,12 @@ def test_a_title_taken_from_a_gift_category_is_said(bank, tmp_path):
     )
     chosen = quiz_command(*args, "--title", "Cells")
     assert json.loads(chosen.stdout)["title"] == "Cells" and "$CATEGORY" not in chosen.stderr
+    # A question's own note names its place, the file with it, once.
+    links = " ".join(f"https://e.org/{n}" for n in range(25))
+    source.write_text(source.read_text().replace("See https://en.wikipedia.org/wiki/Mitochondrion",
+                                                 f"See {links}"))  # fmt: skip
+    noted = quiz_command(*args).stderr.splitlines()
+    assert f"{source}:3: kept the first 20 of its 25 sources, as many as a question holds" in noted
     exported = tmp_path / "gc.gift"
     quiz_command("export", SLUG, "--format", "gift", exported, "--bank", bank)
     again = quiz_command("import", exported, "--into", tmp_path / "new.json", "--dry-run")

@@ -304,14 +304,16 @@ def draft_from(
     imported.quiz = _unfilled(imported.quiz)
     # The page that shows the report asks for the title and description itself.
     imported.gaps = [gap for gap in imported.gaps if gap.where != "quiz"]
+    # The page asks for the title itself: to_quiz's first note, about --title, is said its way.
+    titled = bool(source.title_from and source.title)
     imported.noted = (
         [
             f'The title "{source.title}" is {source.title_from}: change it below if it is not the '
             "quiz's."
         ]
-        if source.title_from and source.title
+        if titled
         else []
-    )
+    ) + imported.noted[titled:]
     return imported
 
 
