@@ -73,9 +73,25 @@ def render_csrf_error(error: CSRFError):
     """A form whose token is missing or stale: the session expired or the page is too old."""
     message = "This form has expired. Go back, reload the page and try again."
     page = render_template(
-        "errors.html", code=400, title="Form expired", message=message, back=_back(400)
+        "errors.html", code=400, title="Form expired", message=message, back=_form_back()
     )
     return page, 400
+
+
+def _form_back() -> tuple[str, str]:
+    """Where an expired form's page leads: for an instructor, back to the quiz, question or
+    list the form was on (the editor is where a long pause ends a session), else as any 400."""
+    asked = request.view_args or {}
+    if request.blueprint == "authoring":
+        if asked.get("question_id"):
+            question = {name: asked[name] for name in ("slug", "question_id")}
+            return url_for("authoring.question", **question), "Back to the question"
+        if "slug" in asked:
+            return url_for("authoring.edit", slug=asked["slug"]), "Back to the quiz"
+        return url_for("authoring.quizzes"), "Back to your quizzes"
+    if request.blueprint == "teach" and not asked:
+        return url_for("teach.dashboard"), "Back to your classes"
+    return _back(400)
 
 
 def render_crash(error: InternalServerError):

@@ -707,6 +707,25 @@ def test_a_question_of_20_sources_opens_and_saves_with_all_of_them(app, lecturer
     assert [source["url"] for source in kept] == [f"https://e.org/{n}" for n in range(20)]
 
 
+def test_an_expired_form_in_the_editor_leads_back_to_what_it_was_on(app, lecturer):
+    """A long pause ends a session most often in the editor: the expired form's page leads back
+    to the question, the quiz or the list it was on, not to the students' quizzes."""
+    write_quiz(lecturer)
+    question = f"/teach/quizzes/{QUIZ}/questions/what-gas-do-plants-take-in"
+    stale = {"csrf_token": "stale"}
+    for sent, back in [
+        (question, f'<a href="{question}">Back to the question</a>'),
+        (f"{question}/down", f'<a href="{question}">Back to the question</a>'),
+        (EDITOR, f'<a href="{EDITOR}">Back to the quiz</a>'),
+        (f"/teach/quizzes/{QUIZ}/publish", f'<a href="{EDITOR}">Back to the quiz</a>'),
+        ("/teach/quizzes", '<a href="/teach/quizzes">Back to your quizzes</a>'),
+        ("/teach", '<a href="/teach">Back to your classes</a>'),
+    ]:
+        refused = lecturer.post(sent, data=stale)
+        assert refused.status_code == 400 and "This form has expired" in text(refused), sent
+        assert back in text(refused), sent
+
+
 def test_a_quiz_of_500_questions_takes_no_more_and_says_so_at_the_question(app, lecturer):
     with app.app_context():
         ada = db.session.scalar(db.select(factories.Instructor).filter_by(username="ada"))
