@@ -13,7 +13,7 @@ from flask.cli import AppGroup, with_appcontext
 from . import backups, formats
 from .bank import UNFILLED, Bank, BankError, load_bank, plural
 from .config import PROJECT_ROOT, questions_path
-from .evidence import Evidence, all_evidence, evidence_for
+from .evidence import Evidence, evidence_for
 from .extensions import db
 from .models import Attempt, QuizRecord
 from .releases import latest_generation, publish
@@ -26,8 +26,7 @@ def _checked(path, every_measurement=False) -> tuple[Bank, dict[str, Evidence]]:
     app servers load them), or exit 1 listing every located problem."""
     try:
         bank = load_bank(path)
-        named = evidence_for(bank)
-        return bank, all_evidence() if every_measurement else named
+        return bank, evidence_for(bank, every=every_measurement)
     except BankError as error:  # EvidenceError too
         for problem in error.errors:
             click.echo(problem, err=True)

@@ -448,26 +448,30 @@ def _incomplete(runs: list[dict]) -> list[str]:
     return problems
 
 
-def evidence_for(bank: Bank, folder: Path | None = None) -> dict[str, Evidence]:
-    """Every measurement the bank's questions name, loaded and checked."""
+def evidence_for(
+    bank: Bank, folder: Path | None = None, *, every: bool = False
+) -> dict[str, Evidence]:
+    """Every measurement the bank's questions name (with `every`, each in the folder too, as app
+    servers load them all), loaded and checked."""
     names = {q.evidence for quiz in bank.quizzes.values() for q in quiz.questions if q.evidence}
-    found, errors = {}, []
-    for name in sorted(names):
-        try:
-            found[name] = load_evidence(name, folder)
-        except EvidenceError as error:
-            errors += error.errors
-    if errors:
-        raise EvidenceError(errors)
-    return found
+    return _loaded(names | (_stored(folder) if every else set()), folder)
 
 
 def all_evidence(folder: Path | None = None, *, schema: bool = True) -> dict[str, Evidence]:
     """Every measurement in the evidence folder, loaded and checked: any release may name one."""
+    return _loaded(_stored(folder), folder, schema=schema)
+
+
+def _stored(folder: Path | None) -> set[str]:
+    return {path.stem for path in (folder or FOLDER).glob("*.json")}
+
+
+def _loaded(names: set[str], folder: Path | None, schema: bool = True) -> dict[str, Evidence]:
+    """The named measurements, each loaded once; EvidenceError lists every file's problems."""
     found, errors = {}, []
-    for path in sorted((folder or FOLDER).glob("*.json")):
+    for name in sorted(names):
         try:
-            found[path.stem] = load_evidence(path.stem, folder, schema=schema)
+            found[name] = load_evidence(name, folder, schema=schema)
         except EvidenceError as error:
             errors += error.errors
     if errors:
