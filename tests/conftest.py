@@ -2,6 +2,7 @@
 
 Which database runs a test is said by its marks; README.md beside this file says how to choose."""
 
+import itertools
 import os
 from collections import Counter
 from datetime import UTC, datetime, timedelta
@@ -12,9 +13,13 @@ import pytest
 import redis
 import sqlalchemy
 from cryptography.hazmat.primitives import serialization
+from werkzeug.routing.rules import Rule
 
+from app import evidence
 from app.config import database_url_from
 from app.extensions import db
+from app.lti import keys
+from app.lti.models import LtiToolKey
 from app.served import current_bank
 
 from helpers import (
@@ -50,6 +55,68 @@ def _parse_each_private_key_once() -> None:
 
 
 _parse_each_private_key_once()
+
+
+def _compile_each_url_builder_once() -> None:
+    """Werkzeug writes and compiles a Python function to build each rule's URLs as an app adds
+    the rule (about a millisecond each, a hundred rules an app, an app a test). The function
+    depends only on the rule, so each is compiled once per test process."""
+    compile_builder, compiled = Rule._compile_builder, {}
+
+    def compile_once(self, append_unknown=True):
+        defaults = sorted((self.defaults or {}).items())
+        key = (self.rule, self.subdomain, self.host, tuple(self._trace), repr(defaults),
+               self.merge_slashes, append_unknown)  # fmt: skip
+        if key not in compiled:
+            compiled[key] = compile_builder(self, append_unknown)
+        return compiled[key]
+
+    Rule._compile_builder = compile_once
+
+
+_compile_each_url_builder_once()
+
+
+def _check_each_measurement_once() -> None:
+    """Every app a test makes reads evidence/*.json and checks it against its schema (about
+    30 ms an app); the same bytes give the same measurements, so each file is checked once per
+    test process, and again only when a test changes it."""
+    load, loaded = evidence.load_evidence, {}
+
+    def load_once(name, folder=None, *, schema=True):
+        path = (folder or evidence.FOLDER) / f"{name}.json"
+        try:
+            key = (path, path.read_bytes(), schema)
+        except OSError:
+            return load(name, folder, schema=schema)
+        if key not in loaded:
+            loaded[key] = load(name, folder, schema=schema)
+        return loaded[key]
+
+    evidence.load_evidence = load_once
+
+
+_check_each_measurement_once()
+
+TOOL_KEYS: list[tuple[str, str]] = []
+"""The LTI tool's key pairs (kid, PEM), made as the tests first need them: RSA, 100 ms each."""
+
+
+@pytest.fixture(autouse=True)
+def tool_keys_made_once(monkeypatch):
+    """An app makes the LTI tool's key on first use, and many tests' worlds do; each test takes
+    this process's keys in order, so a rotation within a test still gets a new one."""
+    make_key, taken = keys._new_key, itertools.count()
+
+    def new_key():
+        made = next(taken)
+        if made == len(TOOL_KEYS):
+            key = make_key()
+            TOOL_KEYS.append((key.kid, key.private_key))
+        kid, private_key = TOOL_KEYS[made]
+        return LtiToolKey(kid=kid, private_key=private_key)
+
+    monkeypatch.setattr(keys, "_new_key", new_key)
 
 TALLY: Counter[str] = Counter()
 """What the robustness suites tried (requests fuzzed, payloads, faults) and what they lost."""

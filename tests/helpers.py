@@ -1,12 +1,15 @@
 """Helpers for the tests: an app on its own database, a student's browser, page reading."""
 
+import atexit
 import csv
 import json
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.error
@@ -14,6 +17,7 @@ import urllib.parse
 import urllib.request
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from jinja2 import BytecodeCache
@@ -106,26 +110,44 @@ def make_app(tmp_path, schema: str = SCHEMA, **config):
         **database(tmp_path, schema),
         **config,
     }
+    own_file = tmp_path / "quiz.db"
+    copied = not POSTGRES_URL and "SQLALCHEMY_DATABASE_URI" not in config and not own_file.exists()
+    if copied:
+        shutil.copyfile(empty_database(), own_file)
     app = create_app(settings)
     app.jinja_env.bytecode_cache = TEMPLATES
     USAGE.apps.append(app)
     with app.app_context():
         shared = db.engine.dialect.name == "postgresql" and "SQLALCHEMY_DATABASE_URI" not in config
-        if not shared or schema not in BUILT:
+        if not copied and (not shared or schema not in BUILT):
             db.create_all()
-            stamp(db)
+            stamp(db.engine)
         if shared:
             BUILT.add(schema)
         event.listen(db.engine, "before_cursor_execute", USAGE.note_sql)
     return app
 
 
-def stamp(db) -> None:
+@cache
+def empty_database() -> Path:
+    """A SQLite file with the models' tables, stamped, made once a process: each test's app
+    starts from a copy, a millisecond where making the tables costs fifty."""
+    folder = tempfile.mkdtemp(prefix="quizwright-empty-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    path = Path(folder) / "quiz.db"
+    engine = create_engine(f"sqlite:///{path}")
+    db.metadata.create_all(engine)
+    stamp(engine)
+    engine.dispose()
+    return path
+
+
+def stamp(engine) -> None:
     """Record the models' migration, as `flask db upgrade` would have: tables made from the
     models are that schema, and /healthz and the error pages check it."""
     from app.health import SCHEMA_REVISION
 
-    with db.engine.begin() as connection:
+    with engine.begin() as connection:
         connection.exec_driver_sql(
             "CREATE TABLE IF NOT EXISTS alembic_version "
             "(version_num VARCHAR(32) NOT NULL PRIMARY KEY)"
@@ -162,9 +184,15 @@ def empty_rows(engine, keep=()) -> None:
     tables = [table for table in db.metadata.sorted_tables if table.name not in keep]
     with engine.begin() as connection:
         if engine.dialect.name == "postgresql":
-            connection.exec_driver_sql("SET LOCAL lock_timeout = '20s'")
-            names = ", ".join(f'"{table.name}"' for table in tables)
-            connection.exec_driver_sql(f"TRUNCATE {names} RESTART IDENTITY CASCADE")
+            # DELETE, not TRUNCATE: a test leaves a few rows, and TRUNCATE gives each of the
+            # tables new files, 100 ms a test where deleting the rows takes 15.
+            counted = ", ".join(f"'\"{table.name}\"'" for table in tables if "id" in table.c)
+            connection.exec_driver_sql(
+                "SET LOCAL lock_timeout = '20s';"
+                + "".join(f'DELETE FROM "{table.name}";' for table in reversed(tables))
+                + f"SELECT setval(pg_get_serial_sequence(name, 'id'), 1, false) "
+                f"FROM unnest(ARRAY[{counted}]) AS name"
+            )
             return
         for table in reversed(tables):
             connection.execute(table.delete())
