@@ -5,10 +5,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqlalchemy.engine import make_url
-
 from .bank import plural
-from .config import INSTANCE_PATH, from_environment
 
 # What makes a file a Quizwright database, whatever migration it was made at.
 TABLES = {"alembic_version", "quiz_versions", "attempts", "answers"}
@@ -23,32 +20,6 @@ class Backup:
     path: Path
     revision: str
     attempts: int
-
-
-def sqlite_path(url: str, instance_path: str | Path = INSTANCE_PATH) -> Path | None:
-    """The database file a SQLAlchemy URL names, or None when it is not a SQLite file."""
-    parsed = make_url(url)
-    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
-        return None
-    # Flask-SQLAlchemy takes a relative SQLite path inside the instance folder.
-    return Path(instance_path) / parsed.database
-
-
-def configured_database() -> Path | None:
-    """The SQLite file the environment's settings name, for a process that has no app."""
-    return sqlite_path(from_environment(str(INSTANCE_PATH))["SQLALCHEMY_DATABASE_URI"])
-
-
-def fold_write_ahead_log(database: Path) -> None:
-    """Copy the write-ahead log into the database file and empty it, so that the file alone
-    holds every committed answer; SQLite deletes the log when the last connection closes."""
-    if not database.exists():
-        return
-    connection = sqlite3.connect(database, timeout=5)
-    try:
-        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    finally:
-        connection.close()
 
 
 def open_backup(path: Path, revisions: set[str]) -> tuple[sqlite3.Connection, Backup]:

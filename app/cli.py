@@ -17,6 +17,7 @@ from .evidence import Evidence, evidence_for
 from .extensions import db
 from .models import Attempt, QuizRecord
 from .releases import latest_generation, publish
+from .sqlite import sqlite_path
 
 quiz_cli = AppGroup("quiz", help="Check the question bank and serve it.")
 
@@ -267,7 +268,8 @@ def restore_command(path: Path):
     """Replace the SQLite database with a backup made by `flask backup`; stop the server first."""
     from alembic.script import ScriptDirectory  # the command line's, never a worker's 11 MB
 
-    database = backups.sqlite_path(db.engine.url.render_as_string(hide_password=False))
+    url = db.engine.url.render_as_string(hide_password=False)
+    database = sqlite_path(url, current_app.instance_path)
     if database is None:
         raise click.ClickException(
             "flask restore restores SQLite databases; for PostgreSQL use pg_restore "

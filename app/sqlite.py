@@ -4,6 +4,7 @@ Python, where a gevent worker goes on serving its other requests meanwhile."""
 import sqlite3
 import threading
 import time
+from pathlib import Path
 
 # As long as SQLite's own busy timeout waited before: then "database is locked" is an error.
 LOCK_WAIT_SECONDS = 5.0
@@ -124,3 +125,30 @@ def drop_read_only_connection(context) -> None:
         cursor = getattr(context.execution_context, "cursor", None)
         if cursor is not None:
             cursor.close()
+
+
+# gunicorn's master reads this module on its own as it stops (gunicorn.conf.py): what follows
+# imports nothing of the app, and SQLAlchemy only for a SQLite URL.
+def sqlite_path(url: str, instance_path: str | Path) -> Path | None:
+    """The database file a SQLAlchemy URL names, or None when it is not a SQLite file."""
+    if not url.startswith("sqlite"):
+        return None
+    from sqlalchemy.engine import make_url
+
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    # Flask-SQLAlchemy takes a relative SQLite path inside the instance folder.
+    return Path(instance_path) / parsed.database
+
+
+def fold_write_ahead_log(database: Path) -> None:
+    """Copy the write-ahead log into the database file and empty it, so that the file alone
+    holds every committed answer; SQLite deletes the log when the last connection closes."""
+    if not database.exists():
+        return
+    connection = sqlite3.connect(database, timeout=5)
+    try:
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        connection.close()

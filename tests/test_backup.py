@@ -13,6 +13,7 @@ import urllib.request
 from contextlib import closing
 from pathlib import Path
 
+import psutil
 import pytest
 import sqlalchemy
 from alembic.script import ScriptDirectory
@@ -194,6 +195,22 @@ def test_a_clean_stop_leaves_every_answer_in_quiz_db(tmp_path):
     (tmp_path / "copy").mkdir()
     shutil.copy(tmp_path / "quiz.db", tmp_path / "copy" / "quiz.db")
     assert stored_tokens(tmp_path / "copy" / "quiz.db") == tokens
+
+
+@sqlite_only
+def test_a_stop_that_kills_a_stuck_worker_still_leaves_every_answer_in_quiz_db(tmp_path):
+    """A worker killed at the stop never closes its connection, so no close folds what it
+    wrote into the database file: the server's own exit does."""
+    assert flask_command(sqlite_file(tmp_path), "db", "upgrade").returncode == 0
+    stop_waits_a_second = {"GUNICORN_CMD_ARGS": "--graceful-timeout=1"}
+    with gunicorn(tmp_path, workers=1, **stop_waits_a_second) as server:
+        token = take_first_question(server.url, "Ada")
+        # Stuck: it cannot answer the stop, and the server kills it when the wait is over.
+        psutil.Process(server.pid).children()[0].suspend()
+    assert not (tmp_path / "quiz.db-wal").exists()
+    (tmp_path / "copy").mkdir()
+    shutil.copy(tmp_path / "quiz.db", tmp_path / "copy" / "quiz.db")
+    assert stored_tokens(tmp_path / "copy" / "quiz.db") == {token}
 
 
 @sqlite_only
