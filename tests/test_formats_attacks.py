@@ -333,27 +333,33 @@ def _load_worst_cases():
 WORST = _load_worst_cases()
 
 
-def _cpu_seconds(format_name: str, data: bytes) -> float:
-    """This process's CPU time for the best of three parses: other processes do not count.
-    The cyclic collector is off while timing: its full passes grow with everything a test run
-    holds, not with this file. What the run holds is frozen first, so that the collections
-    between parses walk only what the parses left (walking it all was half these tests' time)."""
-    best = float("inf")
+@contextlib.contextmanager
+def _heap_frozen():
+    """The cyclic collector's full passes grow with everything a test run holds, not with the
+    file parsed: what the run holds is frozen while timing, so that collections walk only what
+    the parses leave (walking it all, once per measurement, was most of these tests' time)."""
     gc.collect()
     gc.freeze()
     try:
-        for _ in range(3):
-            gc.collect()
-            gc.disable()
-            try:
-                started = time.process_time()
-                with contextlib.suppress(FormatError):  # a refusal is an answer too
-                    FORMATS[format_name].parse(data, "crafted")
-                best = min(best, time.process_time() - started)
-            finally:
-                gc.enable()
+        yield
     finally:
         gc.unfreeze()
+
+
+def _cpu_seconds(format_name: str, data: bytes) -> float:
+    """This process's CPU time for the best of three parses: other processes do not count. The
+    collector is off while timing, inside `_heap_frozen`."""
+    best = float("inf")
+    for _ in range(3):
+        gc.collect()
+        gc.disable()
+        try:
+            started = time.process_time()
+            with contextlib.suppress(FormatError):  # a refusal is an answer too
+                FORMATS[format_name].parse(data, "crafted")
+            best = min(best, time.process_time() - started)
+        finally:
+            gc.enable()
     return max(best, 1e-4)
 
 
@@ -367,8 +373,9 @@ def test_a_crafted_file_four_times_as_big_costs_about_four_times_as_much(case):
     # Big enough to measure: a parse of a few milliseconds is mostly noise (a cache, the
     # allocator), which once made a linear reader look quadratic. Grown from small, so a format
     # that reads slowly (HTML) is measured at a twentieth of a second too, not ten times that.
-    while (small := _cpu_seconds(format_name, make(size))) < 0.05 and size < 1_000_000:
-        size *= 2
-    large = _cpu_seconds(format_name, make(4 * size))
+    with _heap_frozen():
+        while (small := _cpu_seconds(format_name, make(size))) < 0.05 and size < 1_000_000:
+            size *= 2
+        large = _cpu_seconds(format_name, make(4 * size))
     # Linear measured 4-5 (and up to 4.8 for a doubling's worth on a busy CI); quadratic is 16.
     assert large / small < 9, f"{case}: {small:.3f}s, then {large:.3f}s at four times the size"
