@@ -202,6 +202,31 @@ def empty_rows(engine, keep=()) -> None:
             connection.exec_driver_sql("DELETE FROM sqlite_sequence")
 
 
+def all_rows(app) -> dict:
+    """Every row of every table, typed as the models read them: for `put_rows` into another."""
+    with app.app_context(), db.engine.connect() as connection:
+        return {
+            table: [row._asdict() for row in connection.execute(table.select())]
+            for table in db.metadata.sorted_tables
+        }
+
+
+def put_rows(app, rows: dict) -> None:
+    """Copy `all_rows` of another app into this one's empty tables, ids and all; on PostgreSQL each
+    table's counter moves past the ids copied."""
+    with app.app_context(), db.engine.begin() as connection:
+        for table, found in rows.items():
+            if found:
+                connection.execute(table.insert(), found)
+        if db.engine.dialect.name == "postgresql":
+            for table, found in rows.items():
+                if found and "id" in table.c:
+                    connection.exec_driver_sql(
+                        f"SELECT setval(pg_get_serial_sequence('\"{table.name}\"', 'id'), "
+                        f"(SELECT max(id) FROM \"{table.name}\"))"
+                    )
+
+
 def bank_with_copies(tmp_path, *slugs: str) -> str:
     """The path of a question bank holding the seed quiz and a copy of it under each slug,
     titled after it ("second-quiz": "Second Quiz")."""
