@@ -1,14 +1,16 @@
 """The student flow through the test client: start, answer, feedback, results, retake."""
 
+import json
 import re
 
 import pytest
 
+from app.config import PROJECT_ROOT
 from app.extensions import db
 from app.models import Answer, Attempt
 from app.question_types import right_choice
 
-from helpers import SLUG, Student, executed, queries, shown, text, wrong_choice
+from helpers import SLUG, Student, executed, make_app, queries, shown, text, wrong_choice
 
 pytestmark = pytest.mark.postgres
 
@@ -19,6 +21,20 @@ def test_home_lists_the_quiz(client):
     assert "Gradient Checkpointing Quiz" in page
     assert "8 questions" in page
     assert f'href="/quizzes/{SLUG}"' in page
+
+
+def test_a_quiz_of_one_question_counts_it_in_the_singular(tmp_path):
+    """Home, start page and results say "1 question", not "1 questions"."""
+    bank = json.loads((PROJECT_ROOT / "questions.json").read_text())
+    del bank["quizzes"][0]["questions"][1:]
+    (tmp_path / "one.json").write_text(json.dumps(bank))
+    student = Student(make_app(tmp_path, QUESTIONS_PATH=str(tmp_path / "one.json")).test_client())
+    assert '<p class="meta">1 question</p>' in text(student.client.get("/"))
+    assert "1 question, one at a time." in text(student.client.get(f"/quizzes/{SLUG}"))
+    assert student.start().status_code == 303
+    assert re.search(
+        r"In progress: 0 of 1 question\s+answered", text(student.client.get(student.results_url))
+    )
 
 
 def test_start_form_has_the_named_fields(client):
