@@ -4,7 +4,9 @@ import gc
 import ipaddress
 import os
 import re
+import runpy
 import socket
+import time
 
 from gunicorn.glogging import Logger
 
@@ -175,17 +177,32 @@ def worker_exit(server, worker):
             db.engine.dispose()
 
 
-def on_exit(server):
-    """Fold what a killed worker left in SQLite's write-ahead log into the database file. The
-    settings and SQLite modules are read on their own: importing the app package to reach them
-    cost each stop two seconds of the master's time."""
-    import runpy
-
-    app = os.path.join(os.path.dirname(os.path.abspath(__file__)), "app")
-    settings = runpy.run_path(os.path.join(app, "config.py"))
-    sqlite = runpy.run_path(os.path.join(app, "sqlite.py"))
+def on_starting(server):
+    """Note the SQLite file to fold at the stop, from the settings alone."""
+    # app/config.py and app/sqlite.py, read on their own, import only the standard library: the
+    # app itself would cost two seconds, and would import SQLAlchemy before gevent patches the
+    # workers' locks. Read now, so that the stop reads no file a `git pull` may have replaced.
+    package = os.path.join(os.path.dirname(os.path.abspath(__file__)), "app")
+    settings = runpy.run_path(os.path.join(package, "config.py"))
+    sqlite = runpy.run_path(os.path.join(package, "sqlite.py"))
     instance = settings["INSTANCE_PATH"]
-    url = settings["from_environment"](str(instance))["SQLALCHEMY_DATABASE_URI"]
-    database = sqlite["sqlite_path"](url, instance)
-    if database is not None:
-        sqlite["fold_write_ahead_log"](database)
+    try:
+        url = settings["from_environment"](str(instance))["SQLALCHEMY_DATABASE_URI"]
+    except settings["ConfigError"]:
+        return  # each worker stops on it, saying which setting
+    server.quizwright_database = sqlite["sqlite_path"](url, instance)
+    server.quizwright_fold = sqlite["fold_write_ahead_log"]
+
+
+def on_exit(server):
+    """Fold what a killed worker left in SQLite's write-ahead log into the database file."""
+    database = getattr(server, "quizwright_database", None)
+    if database is None:
+        return
+    # The stop sends a worker still busy SIGKILL without waiting for it: while it lives, its
+    # connection is open, and folding would leave an empty log behind.
+    waited = time.monotonic() + 5
+    while server.WORKERS and time.monotonic() < waited:
+        server.reap_workers()
+        time.sleep(0.01)
+    server.quizwright_fold(database)

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .bank import plural
+from .config import INSTANCE_PATH, from_environment
+from .sqlite import fold_write_ahead_log, sqlite_path  # noqa: F401 (see configured_database)
 
 # What makes a file a Quizwright database, whatever migration it was made at.
 TABLES = {"alembic_version", "quiz_versions", "attempts", "answers"}
@@ -20,6 +22,14 @@ class Backup:
     path: Path
     revision: str
     attempts: int
+
+
+def configured_database() -> Path | None:
+    """The SQLite file the environment's settings name."""
+    # With fold_write_ahead_log, what a server started before gunicorn.conf.py's on_starting
+    # calls as it stops: kept for the first restart after an upgrade from such a release.
+    url = from_environment(str(INSTANCE_PATH))["SQLALCHEMY_DATABASE_URI"]
+    return sqlite_path(url, INSTANCE_PATH)
 
 
 def open_backup(path: Path, revisions: set[str]) -> tuple[sqlite3.Connection, Backup]:

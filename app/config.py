@@ -4,8 +4,8 @@ import os
 import secrets
 from pathlib import Path
 
-from werkzeug.security import generate_password_hash
-
+# gunicorn's master reads this module on its own as it starts (gunicorn.conf.py): the standard
+# library only up here, and nothing of the app package.
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 INSTANCE_PATH = PROJECT_ROOT / "instance"
 
@@ -112,6 +112,8 @@ def _hash_method(name: str) -> str:
     method = os.environ.get(name, "").strip()
     if not method:
         return "scrypt"
+    from werkzeug.security import generate_password_hash
+
     try:
         generate_password_hash("", method=method)
     except ValueError:

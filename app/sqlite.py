@@ -5,6 +5,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 # As long as SQLite's own busy timeout waited before: then "database is locked" is an error.
 LOCK_WAIT_SECONDS = 5.0
@@ -127,19 +128,17 @@ def drop_read_only_connection(context) -> None:
             cursor.close()
 
 
-# gunicorn's master reads this module on its own as it stops (gunicorn.conf.py): what follows
-# imports nothing of the app, and SQLAlchemy only for a SQLite URL.
+# gunicorn's master reads this module on its own as it starts (gunicorn.conf.py): the standard
+# library only, and nothing of the app package.
 def sqlite_path(url: str, instance_path: str | Path) -> Path | None:
-    """The database file a SQLAlchemy URL names, or None when it is not a SQLite file."""
-    if not url.startswith("sqlite"):
-        return None
-    from sqlalchemy.engine import make_url
-
-    parsed = make_url(url)
-    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+    """The database file a SQLAlchemy URL names (sqlite:///relative or sqlite:////absolute, as
+    SQLAlchemy reads it), or None when it is not a SQLite file."""
+    parts = urlsplit(url)
+    database = unquote(parts.path[1:])
+    if parts.scheme.split("+")[0] != "sqlite" or database in ("", ":memory:"):
         return None
     # Flask-SQLAlchemy takes a relative SQLite path inside the instance folder.
-    return Path(instance_path) / parsed.database
+    return Path(instance_path) / database
 
 
 def fold_write_ahead_log(database: Path) -> None:

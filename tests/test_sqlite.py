@@ -1,9 +1,12 @@
 """A writer waiting for SQLite's write lock waits in Python (app/sqlite.py), where a gevent
-worker serves its other requests meanwhile, and gets the lock once it is free."""
+worker serves its other requests meanwhile, and gets the lock once it is free; the file a
+database URL names."""
 
 import sqlite3
+from pathlib import Path
 
 import pytest
+from sqlalchemy.engine import make_url
 
 from app import sqlite
 
@@ -69,3 +72,23 @@ def test_a_statement_inside_a_transaction_is_not_run_again(two):
         waiter.execute("INSERT INTO answers VALUES (2)")
     assert not waiter.queued
     waiter.rollback()
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "sqlite:////srv/quizwright/quiz.db",
+        "sqlite:///quiz.db",
+        "sqlite:///folder/quiz.db?timeout=5",
+        "sqlite+pysqlite:////srv/a%20b.db",
+        "sqlite://",
+        "sqlite:///:memory:",
+        "postgresql+psycopg://quizwright@localhost/quizwright",
+    ],
+)
+def test_the_file_a_url_names_is_the_one_sqlalchemy_opens(url):
+    """gunicorn's master reads the URL without SQLAlchemy: it finds the same file."""
+    parsed = make_url(url)
+    opened = parsed.database if parsed.get_backend_name() == "sqlite" else None
+    expected = None if opened in (None, "", ":memory:") else Path("/instance") / opened
+    assert sqlite.sqlite_path(url, "/instance") == expected
