@@ -8,6 +8,7 @@ from axe_playwright_python.sync_playwright import Axe
 from PIL import Image
 from playwright.sync_api import expect
 
+from app.config import PROJECT_ROOT
 from app.question_types import right_choice
 
 from conftest import PHONE, fits
@@ -58,6 +59,17 @@ class Inspector:
         weight = len(page.content().encode()) + self.stylesheet
         if weight > PAGE_BUDGET:
             self.problems.append(f"{name}: {weight} bytes of HTML and CSS")
+
+
+def test_dark_mode_changes_only_colours():
+    """Why dark mode's axe pass checks the colour rules only: its one block sets the colour
+    variables and nothing else."""
+    css = (PROJECT_ROOT / "app" / "static" / "quizwright.css").read_text()
+    blocks = re.findall(r"@media \(prefers-color-scheme: dark\) \{\s*:root \{([^}]*)\}\s*\}", css)
+    assert len(blocks) == css.count("prefers-color-scheme") == 1
+    declarations = [part.strip() for part in blocks[0].split(";") if part.strip()]
+    assert declarations
+    assert all(re.fullmatch(r"--[a-z-]+: #[0-9a-f]{6}", part) for part in declarations)
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
