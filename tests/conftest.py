@@ -118,6 +118,7 @@ def tool_keys_made_once(monkeypatch):
 
     monkeypatch.setattr(keys, "_new_key", new_key)
 
+
 TALLY: Counter[str] = Counter()
 """What the robustness suites tried (requests fuzzed, payloads, faults) and what they lost."""
 
