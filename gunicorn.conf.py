@@ -178,7 +178,7 @@ def worker_exit(server, worker):
 
 
 def on_starting(server):
-    """Note the SQLite file to fold at the stop, from the settings alone."""
+    """Note the SQLite file to fold at the stop, from the settings alone; again on a reload."""
     # app/config.py and app/sqlite.py, read on their own, import only the standard library: the
     # app itself would cost two seconds, and would import SQLAlchemy before gevent patches the
     # workers' locks. Read now, so that the stop reads no file a `git pull` may have replaced.
@@ -194,6 +194,9 @@ def on_starting(server):
     server.quizwright_fold = sqlite["fold_write_ahead_log"]
 
 
+on_reload = on_starting
+
+
 def on_exit(server):
     """Fold what a killed worker left in SQLite's write-ahead log into the database file."""
     database = getattr(server, "quizwright_database", None)
@@ -201,8 +204,17 @@ def on_exit(server):
         return
     # The stop sends a worker still busy SIGKILL without waiting for it: while it lives, its
     # connection is open, and folding would leave an empty log behind.
-    waited = time.monotonic() + 5
-    while server.WORKERS and time.monotonic() < waited:
-        server.reap_workers()
+    killed, waited = set(server.WORKERS), time.monotonic() + 5
+    while killed and time.monotonic() < waited:
+        killed = {pid for pid in killed if not _ended(pid)}
         time.sleep(0.01)
     server.quizwright_fold(database)
+
+
+def _ended(pid: int) -> bool:
+    """Whether a worker has ended, reaping it quietly: gunicorn would log a SIGKILL it sent at
+    the stop as "Perhaps out of memory?"."""
+    try:
+        return os.waitpid(pid, os.WNOHANG)[0] == pid
+    except ChildProcessError:  # reaped already
+        return True

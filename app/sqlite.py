@@ -5,7 +5,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote
 
 # As long as SQLite's own busy timeout waited before: then "database is locked" is an error.
 LOCK_WAIT_SECONDS = 5.0
@@ -131,11 +131,13 @@ def drop_read_only_connection(context) -> None:
 # gunicorn's master reads this module on its own as it starts (gunicorn.conf.py): the standard
 # library only, and nothing of the app package.
 def sqlite_path(url: str, instance_path: str | Path) -> Path | None:
-    """The database file a SQLAlchemy URL names (sqlite:///relative or sqlite:////absolute, as
-    SQLAlchemy reads it), or None when it is not a SQLite file."""
-    parts = urlsplit(url)
-    database = unquote(parts.path[1:])
-    if parts.scheme.split("+")[0] != "sqlite" or database in ("", ":memory:"):
+    """The database file a SQLAlchemy URL names (sqlite:///relative or sqlite:////absolute), or
+    None when it is not a SQLite file."""
+    scheme, _, rest = url.partition("://")
+    # As SQLAlchemy reads it: after the host, which SQLite's URLs leave empty, up to any query;
+    # a "#" is part of the path.
+    database = unquote(rest.partition("/")[2].partition("?")[0])
+    if scheme.split("+")[0] != "sqlite" or database in ("", ":memory:"):
         return None
     # Flask-SQLAlchemy takes a relative SQLite path inside the instance folder.
     return Path(instance_path) / database

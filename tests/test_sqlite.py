@@ -78,6 +78,8 @@ def test_a_statement_inside_a_transaction_is_not_run_again(two):
     "url",
     [
         "sqlite:////srv/quizwright/quiz.db",
+        "sqlite:////srv/quiz#2/instance/quiz.db",
+        "sqlite:///quiz.db?mode=rw#x",
         "sqlite:///quiz.db",
         "sqlite:///folder/quiz.db?timeout=5",
         "sqlite+pysqlite:////srv/a%20b.db",
