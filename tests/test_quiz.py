@@ -3,6 +3,7 @@
 import json
 import re
 
+import factories
 import pytest
 
 from app.config import PROJECT_ROOT
@@ -10,7 +11,17 @@ from app.extensions import db
 from app.models import Answer, Attempt
 from app.question_types import right_choice
 
-from helpers import SLUG, Student, executed, make_app, queries, shown, text, wrong_choice
+from helpers import (
+    SLUG,
+    Student,
+    executed,
+    login,
+    make_app,
+    queries,
+    shown,
+    text,
+    wrong_choice,
+)
 
 pytestmark = pytest.mark.postgres
 
@@ -24,17 +35,23 @@ def test_home_lists_the_quiz(client):
 
 
 def test_a_quiz_of_one_question_counts_it_in_the_singular(tmp_path):
-    """Home, start page and results say "1 question", not "1 questions"."""
+    """Home, start, results and the instructor's quiz list say "1 question", not "1 questions"."""
     bank = json.loads((PROJECT_ROOT / "questions.json").read_text())
     del bank["quizzes"][0]["questions"][1:]
     (tmp_path / "one.json").write_text(json.dumps(bank))
-    student = Student(make_app(tmp_path, QUESTIONS_PATH=str(tmp_path / "one.json")).test_client())
+    app = make_app(tmp_path, QUESTIONS_PATH=str(tmp_path / "one.json"))
+    student = Student(app.test_client())
     assert '<p class="meta">1 question</p>' in text(student.client.get("/"))
     assert "1 question, one at a time." in text(student.client.get(f"/quizzes/{SLUG}"))
     assert student.start().status_code == 303
     assert re.search(
         r"In progress: 0 of 1 question\s+answered", text(student.client.get(student.results_url))
     )
+    with app.app_context():
+        factories.instructor("ada", "ada password")
+    teacher = app.test_client()
+    assert login(teacher, "ada", "ada password").status_code == 303
+    assert "(1 question)</span>" in text(teacher.get("/teach"))
 
 
 def test_start_form_has_the_named_fields(client):
