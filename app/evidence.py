@@ -9,7 +9,7 @@ import json
 import math
 import statistics
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 from flask import Blueprint, Response, abort, current_app, render_template, request
@@ -370,9 +370,18 @@ def load_evidence(name: str, folder: Path | None = None, *, schema: bool = True)
     problem."""
     path = (folder or FOLDER) / f"{name}.json"
     try:
-        data = json.loads(path.read_bytes())
+        content = path.read_bytes()
     except OSError as error:
         raise EvidenceError([f"{path}: cannot be read: {error.strerror}"]) from None
+    return _evidence_in(name, str(path), content, schema)
+
+
+@lru_cache(maxsize=8)
+def _evidence_in(name: str, path: str, content: bytes, schema: bool) -> Evidence:
+    """The measurements these bytes hold; an Evidence is frozen, so a file read again (a
+    `flask` command's app, then `quiz check`) is validated once."""
+    try:
+        data = json.loads(content)
     except (UnicodeDecodeError, ValueError) as error:  # JSONDecodeError is a ValueError
         raise EvidenceError([f"{path}: not valid JSON: {error}"]) from None
     if not schema:
@@ -383,7 +392,7 @@ def load_evidence(name: str, folder: Path | None = None, *, schema: bool = True)
     return _evidence(name, path, data, schema_checker(SCHEMA_PATH).iter_errors(data))
 
 
-def _evidence(name: str, path: Path, data, refused) -> Evidence:
+def _evidence(name: str, path: str, data, refused) -> Evidence:
     """The measurements in a file's data, given what its schema refused of it."""
     errors = [f"{path}: {_where(error.absolute_path)}{error.message}" for error in refused]
     if not errors:

@@ -15,7 +15,6 @@ import sqlalchemy
 from cryptography.hazmat.primitives import serialization
 from werkzeug.routing.rules import Rule
 
-from app import evidence
 from app.config import database_url_from
 from app.extensions import db
 from app.lti import keys
@@ -76,27 +75,6 @@ def _compile_each_url_builder_once() -> None:
 
 _compile_each_url_builder_once()
 
-
-def _check_each_measurement_once() -> None:
-    """Every app a test makes reads evidence/*.json and checks it against its schema (about
-    30 ms an app); the same bytes give the same measurements, so each file is checked once per
-    test process, and again only when a test changes it."""
-    load, loaded = evidence.load_evidence, {}
-
-    def load_once(name, folder=None, *, schema=True):
-        path = (folder or evidence.FOLDER) / f"{name}.json"
-        try:
-            key = (path, path.read_bytes(), schema)
-        except OSError:
-            return load(name, folder, schema=schema)
-        if key not in loaded:
-            loaded[key] = load(name, folder, schema=schema)
-        return loaded[key]
-
-    evidence.load_evidence = load_once
-
-
-_check_each_measurement_once()
 
 TOOL_KEYS: list[tuple[str, str]] = []
 """The LTI tool's key pairs (kid, PEM), made as the tests first need them: RSA, 100 ms each."""

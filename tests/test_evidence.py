@@ -420,3 +420,15 @@ def test_quiz_check_names_a_broken_measurement_no_question_names(tmp_path, monke
     result = CliRunner().invoke(quiz_cli, ["check", str(unmeasured)])
     assert result.exit_code == 1
     assert "checkpointing.json: width: '256' is not of type 'integer'" in result.output
+
+
+def test_a_measurement_read_again_is_validated_once(tmp_path):
+    """The same bytes give the same measurements (a `flask` command's app, then `quiz check`);
+    a file changed since is read anew."""
+    folder = broken(tmp_path, lambda data: None)
+    first = load_evidence("checkpointing", folder)
+    assert load_evidence("checkpointing", folder) is first
+    same = json.loads((folder / "checkpointing.json").read_text())
+    (folder / "checkpointing.json").write_text(json.dumps(same, indent=1))  # other bytes
+    again = load_evidence("checkpointing", folder)
+    assert again is not first and again == first
