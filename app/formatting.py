@@ -9,6 +9,7 @@ from flask import g, get_template_attribute, request
 from flask_login import current_user
 from markupsafe import Markup, escape
 
+from .bank import plural
 from .grading import in_points
 from .models import Attempt, Class
 from .question_types import Question, type_of
@@ -119,6 +120,7 @@ def question_template(question: Question) -> str:
 
 
 def init_app(app):
+    app.add_template_global(plural)
     app.add_template_global(reviewed)
     app.add_template_global(question_template)
     app.add_template_global(graded)
