@@ -35,7 +35,8 @@ def test_home_lists_the_quiz(client):
 
 
 def test_a_quiz_of_one_question_counts_it_in_the_singular(tmp_path):
-    """Home, start, results and the instructor's quiz list say "1 question", not "1 questions"."""
+    """Home, start, results and the instructor's quiz list say "1 question" (and "1 point"),
+    not "1 questions"."""
     bank = json.loads((PROJECT_ROOT / "questions.json").read_text())
     del bank["quizzes"][0]["questions"][1:]
     (tmp_path / "one.json").write_text(json.dumps(bank))
@@ -45,7 +46,8 @@ def test_a_quiz_of_one_question_counts_it_in_the_singular(tmp_path):
     assert "1 question, one at a time." in text(student.client.get(f"/quizzes/{SLUG}"))
     assert student.start().status_code == 303
     assert re.search(
-        r"In progress: 0 of 1 question\s+answered", text(student.client.get(student.results_url))
+        r"In progress: 0 of 1 question\s+answered, 0 of 1 point so far",
+        text(student.client.get(student.results_url)),
     )
     with app.app_context():
         factories.instructor("ada", "ada password")
