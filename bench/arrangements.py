@@ -65,7 +65,7 @@ def measure(arrangements: list, folder: Path, url: str) -> None:
     rng = random.Random(2026)
     with app.app_context():
         db.create_all()
-        stamp(db)
+        stamp(db.engine)
         quiz = next(iter(current_bank().quizzes.values()))
         per_run = -(-ANSWERS_EACH // len(quiz.questions))
         started = [start_attempt(quiz, f"Answerer {n}", scenarios.browser_id("arrange-", n))
