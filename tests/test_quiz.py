@@ -10,6 +10,7 @@ from app.config import PROJECT_ROOT
 from app.extensions import db
 from app.models import Answer, Attempt
 from app.question_types import right_choice
+from app.served import current_bank
 
 from helpers import (
     SLUG,
@@ -35,8 +36,8 @@ def test_home_lists_the_quiz(client):
 
 
 def test_a_quiz_of_one_question_counts_it_in_the_singular(tmp_path):
-    """Home, start, results and the instructor's quiz list say "1 question" (and "1 point"),
-    not "1 questions"."""
+    """Home, start, results, the instructor's quiz list and attempt page, and a roster
+    student's confirmation say "1 question" (and "1 point"), not "1 questions"."""
     bank = json.loads((PROJECT_ROOT / "questions.json").read_text())
     del bank["quizzes"][0]["questions"][1:]
     (tmp_path / "one.json").write_text(json.dumps(bank))
@@ -50,10 +51,19 @@ def test_a_quiz_of_one_question_counts_it_in_the_singular(tmp_path):
         text(student.client.get(student.results_url)),
     )
     with app.app_context():
-        factories.instructor("ada", "ada password")
+        ada = factories.instructor("ada", "ada password")
+        class_ = factories.class_(ada)
+        factories.assignment(class_, current_bank().quizzes[SLUG])
+        [dana] = factories.roster(class_.id, "Dana Diaz")
+        code = dana.sign_in_code
     teacher = app.test_client()
     assert login(teacher, "ada", "ada password").status_code == 303
     assert "(1 question)</span>" in text(teacher.get("/teach"))
+    dana = Student(app.test_client())
+    assert "(1 question).</p>" in text(dana.client.get(f"/s/{code}"))
+    started = dana.post(f"/s/{code}", quiz=SLUG)
+    token = started.location.split("/")[2]
+    assert "0 of 1 point so far" in text(teacher.get(f"/teach/attempts/{token}"))
 
 
 def test_start_form_has_the_named_fields(client):
