@@ -56,6 +56,7 @@ def test_a_regrade_shows_whose_scores_change_then_marks_again_once(app, correcte
                 "Ben</th> <td>2 of 2 (100%)</td> <td>1 of 2 (50%)"):  # fmt: skip
         assert row in words
     assert "Question 2." not in words  # its key did not change
+    assert "Each of their reviews then shows the corrected key" in words
     assert points(app) == {"Ada": 1, "Ben": 2}
     token = csrf_token(page.get_data(as_text=True))
     done = teacher.post(url, data={"csrf_token": token, "question": "q1"})
@@ -67,6 +68,22 @@ def test_a_regrade_shows_whose_scores_change_then_marks_again_once(app, correcte
     assert again.status_code == 303 and points(app) == {"Ada": 2, "Ben": 1}
     assert "nothing to regrade" in text(teacher.get(url))
     signals.grade_changed.receivers.clear()
+
+
+def test_one_answer_to_regrade_is_told_of_in_the_singular(app):
+    """One student's answer: "1 answer", "1 score" and "Its review", not "1 answer' reviews"."""
+    with app.app_context():
+        teacher = factories.instructor("teacher")
+        class_id = factories.class_(teacher).id
+        record = factories.owned_quiz(teacher, SLUG)
+        factories.attempt(current_bank().quizzes[SLUG], "Ada", answers=["b", "a"],
+                          class_id=class_id)  # fmt: skip
+        factories.correct_first_key(record, teacher)
+    client = app.test_client()
+    assert login(client, "teacher", "correct horse").status_code == 303
+    words = text(client.get(f"/teach/classes/{class_id}/quizzes/{SLUG}/regrade"))
+    assert "1 answer given under an older version; marking again changes 1 score:" in words
+    assert "Its review then shows the corrected key" in words
 
 
 def test_a_regraded_review_shows_the_corrected_key_and_says_when(app, corrected):
