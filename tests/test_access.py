@@ -76,7 +76,8 @@ ACCOUNT = {"other": "other", "viewer": "vera", "manager": "max", "course": "lena
 # Anything but D leaves every table as it was.
 # Quiz routes (authoring.*, and "... of an instructor's quiz") are walked with the owner's own
 # quiz, shared with the viewer to use it and with the manager to edit it; the course-only
-# account is refused every key, and the other instructor cannot learn that the quiz exists.
+# account is refused every key, and the other instructor cannot learn that the quiz exists. A
+# class's pages show a quiz the class does not assign only to those who may use it.
 ACCESS = {
     # anonymous, student, other instructor, viewer, manager, course-only manager, owner, admin
     "teach.dashboard":                       "L L P P P P P P",
@@ -110,7 +111,7 @@ ACCESS = {
     "teach.edit_exception":                  "L L N R P P P P",
     "teach.remove_exception":                "L L N R D D D D",
     "teach.regrade_page":                    "L L N R P P P P",
-    "teach.regrade_page of an instructor's quiz": "L L N R P P P P",
+    "teach.regrade_page of an instructor's quiz": "L L N R P N P P",
     "teach.preview":                         "L L P P P R P P",
     "teach.download":                        "L L P P P R P P",
     "teach.preview of an instructor's quiz": "L L N P P R P P",

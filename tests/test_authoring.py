@@ -257,6 +257,34 @@ def test_a_class_offers_only_quizzes_its_instructor_may_use(app, lecturer):
     assert refused.status_code == 400 and "Choose one of the quizzes on offer." in text(refused)
 
 
+def test_another_instructors_class_is_no_way_to_a_quiz_and_its_key(app, lecturer):
+    """Ada's unlisted quiz does not start under Bo's class code, which assigns nothing; an
+    attempt at it in his class (from before this rule) shows him no review, marks or regrade."""
+    token = write_quiz(lecturer)
+    publish(lecturer, token)
+    lecturer.post(f"/teach/quizzes/{QUIZ}/listing", data={"csrf_token": token})
+    with app.app_context():
+        bo = db.session.scalar(db.select(factories.Instructor).filter_by(username="bo"))
+        class_ = factories.class_(bo)
+        class_id, code = class_.id, class_.join_code
+        bank = current_bank().quizzes
+        hidden_token = factories.attempt(bank[QUIZ], "Probe", class_id=class_id).token
+        site_token = factories.attempt(bank[SLUG], "Sam", class_id=class_id).token
+    probe = Student(app.test_client())
+    refused = probe.start(name="Probe", slug=QUIZ, class_code=code)
+    assert refused.status_code == 400 and "does not set this quiz" in text(refused)
+    assert probe.start(name="Probe", slug=SLUG, class_code=code).status_code == 303
+    client = app.test_client()
+    login(client, "bo", "bo password")
+    assert client.get(f"/teach/attempts/{site_token}").status_code == 200
+    for url in (f"/teach/attempts/{hidden_token}", f"/teach/attempts/{hidden_token}/marks",
+                f"/teach/classes/{class_id}/quizzes/{QUIZ}/regrade"):  # fmt: skip
+        assert client.get(url).status_code == 404, url
+    form = {"csrf_token": token_of(client), "confirm": "yes"}
+    assert client.post(f"/teach/attempts/{hidden_token}/void", data=form).status_code == 404
+    assert "Carbon dioxide" not in text(client.get(f"/teach/classes/{class_id}"))
+
+
 def test_an_unlisted_quiz_is_reached_by_its_link_only(app, lecturer):
     """Taken off the home page, the quiz still starts from its address."""
     token = write_quiz(lecturer)

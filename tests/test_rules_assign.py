@@ -70,14 +70,17 @@ def test_attempts_left(used, allowed, left):
 
 
 def test_a_class_offers_its_assigned_quizzes_in_the_banks_order():
-    """Only assigned quizzes, in the bank's order; every quiz when nothing is assigned."""
+    """Only assigned quizzes, in the bank's order; when nothing is assigned, every quiz on
+    offer, and starts at those its instructor may use (not another's, started by its link)."""
     bank = ["alpha", "beta", "gamma"]
     assert policy.offered(bank, {"gamma", "alpha"}) == ["alpha", "gamma"]
     assert policy.offered(bank, set()) == bank
     assert policy.offered(bank, {"retired"}) == []
-    assert policy.may_take("beta", {"alpha"}) is False
-    assert policy.may_take("alpha", {"alpha"}) is True
-    assert policy.may_take("beta", set()) is True
+    usable = ["alpha", "beta"]
+    assert policy.may_take("beta", {"alpha"}, usable) is False
+    assert policy.may_take("gamma", {"gamma"}, usable) is True
+    assert policy.may_take("beta", set(), usable) is True
+    assert policy.may_take("gamma", set(), usable) is False
 
 
 def test_local_times_are_read_on_the_zones_clocks():

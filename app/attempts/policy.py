@@ -53,9 +53,10 @@ def offered(slugs: Iterable[str], assigned: Collection[str]) -> list[str]:
     return [slug for slug in slugs if slug in assigned] if assigned else slugs
 
 
-def may_take(slug: str, assigned: Collection[str]) -> bool:
-    """Whether a class lets its students start this quiz at all."""
-    return not assigned or slug in assigned
+def may_take(slug: str, assigned: Collection[str], usable: Collection[str]) -> bool:
+    """Whether a class lets its students start this quiz at all: one it assigns, or, when it
+    assigns none, one its instructor may use (never another's quiz, known by its link)."""
+    return slug in (assigned or usable)
 
 
 # --- An attempt's clock, its end, and when its feedback shows ---------------------------------

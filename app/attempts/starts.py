@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from flask import redirect, render_template, request, url_for
 
+from ..authoring import usable_slugs
 from ..bank import Quiz
 from ..extensions import db, limiter
 from ..formatting import say_times_for
@@ -104,7 +105,8 @@ def assignment_for(
     if class_ is None:
         return None, None
     assigned = {assignment.quiz_slug: assignment for assignment in class_.current_assignments}
-    if not policy.may_take(slug, assigned):
+    usable = () if assigned else usable_slugs(class_.instructor)
+    if not policy.may_take(slug, assigned, usable):
         return None, NOT_ASSIGNED
     assignment = assigned.get(slug)
     if assignment is None:

@@ -6,7 +6,7 @@ from flask_login import current_user
 from ..audit import audit
 from ..auth import require_author
 from ..extensions import db
-from ..models import QuizRecord, QuizRole, QuizShare
+from ..models import Class, Instructor, QuizRecord, QuizRole, QuizShare
 from ..served import current_bank
 
 _RANK = {QuizRole.USE: 1, QuizRole.EDIT: 2, QuizRole.OWN: 3}
@@ -63,24 +63,37 @@ def refused(record: QuizRecord, role: QuizRole) -> None:
     abort(403, description=f"{record.title} is shared with you to {role.value} it, not to do this.")
 
 
-def visible_records():
-    """A query for the quiz records the logged-in instructor may use, with their share's role."""
+def visible_records(instructor: Instructor | None = None):
+    """A query for the quiz records an instructor (the logged-in one unless named) may use,
+    with their share's role."""
     _records_ready()
-    share = (QuizShare.quiz_id == QuizRecord.id) & (QuizShare.instructor_id == current_user.id)
+    instructor = instructor or current_user
+    share = (QuizShare.quiz_id == QuizRecord.id) & (QuizShare.instructor_id == instructor.id)
     query = db.select(QuizRecord, QuizShare.role).outerjoin(QuizShare, share)
-    if not current_user.is_admin:
+    if not instructor.is_admin:
         query = query.where(
             QuizRecord.owner_id.is_(None)
-            | (QuizRecord.owner_id == current_user.id)
+            | (QuizRecord.owner_id == instructor.id)
             | QuizShare.role.is_not(None)
         )
     return query
 
 
-def usable_slugs() -> set[str]:
-    """The slugs of every quiz the logged-in instructor may assign; one query. An account an
-    LMS made may assign the site's quizzes and those shared with it, but sees no key."""
-    return set(db.session.scalars(visible_records().with_only_columns(QuizRecord.slug)))
+def usable_slugs(instructor: Instructor | None = None) -> set[str]:
+    """The slugs of every quiz an instructor (the logged-in one unless named) may assign; one
+    query. An account an LMS made may assign the site's quizzes and those shared with it, but
+    sees no key."""
+    slugs = visible_records(instructor).with_only_columns(QuizRecord.slug)
+    return set(db.session.scalars(slugs))
+
+
+def may_see_in(class_: Class | None, slug: str) -> bool:
+    """Whether the logged-in instructor may see this quiz's key on a class's pages: a quiz the
+    class assigns or once assigned, or one they may use. Without a class: admins, who see any.
+    An attempt at another instructor's quiz in one's own class is not a way to its key."""
+    if class_ is None or slug in {assignment.quiz_slug for assignment in class_.assignments}:
+        return True
+    return slug in usable_slugs()
 
 
 def share_quiz(quiz_id: int, instructor_id: int, role: QuizRole) -> None:

@@ -5,9 +5,8 @@ from flask import abort, flash, redirect, render_template, request, url_for
 from flask_login import current_user
 from sqlalchemy.exc import IntegrityError
 
-from ..attempts.lookup import attempt_or_404
 from ..audit import audit
-from ..auth import class_or_404, may, require_admin, role_in, share_class
+from ..auth import class_or_404, may, role_in, share_class
 from ..extensions import db
 from ..models import Attempt, ClassShare, Instructor, Role, now
 from .blueprint import bp
@@ -20,7 +19,7 @@ from .students import (
     seen_students,
     void_attempt,
 )
-from .views import back_to_table, new_join_code
+from .views import back_to_table, class_attempt_or_404, new_join_code
 
 
 def _manage_page(class_id: int, status: int = 200, **forms):
@@ -165,14 +164,9 @@ def delete_class(class_id):
 
 
 def managed_attempt(token: str) -> Attempt:
-    """An attempt the logged-in instructor may void or restore: a manager of its class, or an
-    admin for attempts without a class."""
-    attempt = attempt_or_404(token)
-    if attempt.class_id is None:
-        require_admin()
-    else:
-        class_or_404(attempt.class_id, Role.MANAGE)
-    return attempt
+    """An attempt the logged-in instructor may void, restore or mark: a manager of its class, or
+    an admin for attempts without a class."""
+    return class_attempt_or_404(token, Role.MANAGE)[0]
 
 
 @bp.post("/attempts/<token>/void")

@@ -11,6 +11,7 @@ from flask import abort, flash, redirect, render_template, request, url_for
 from ..attempts.service import grade_changed, hold, record_version, rescore
 from ..audit import audit
 from ..auth import class_or_404
+from ..authoring import may_see_in
 from ..bank import Quiz, quiz_from_snapshot
 from ..extensions import db
 from ..grading import earned, grade, in_points
@@ -187,7 +188,7 @@ def regrade_page(class_id, slug):
     regrade changes, before and after; and the button that does it, per question."""
     class_ = class_or_404(class_id, Role.MANAGE)
     quiz = current_bank().quizzes.get(slug)
-    if quiz is None:
+    if quiz is None or not may_see_in(class_, slug):
         abort(404, description="There is no quiz at this address.")
     if request.method == "POST":
         question_id = request.form.get("question", "")

@@ -17,7 +17,7 @@ from ..attempts.lookup import attempt_or_404
 from ..attempts.service import progress, quiz_of, shown_choices, standing
 from ..audit import audit
 from ..auth import class_or_404, may, require_admin, require_author, role_in
-from ..authoring import usable_slugs
+from ..authoring import may_see_in, usable_slugs
 from ..bank import Quiz
 from ..extensions import db
 from ..models import Attempt, Class, ClassShare, Instructor, QuizVersion, Role
@@ -320,11 +320,25 @@ def set_open(class_id, is_open):
     return redirect(url_for(".class_page", class_id=class_id), 303)
 
 
+def class_attempt_or_404(token: str, need: Role = Role.VIEW) -> tuple[Attempt, Class | None]:
+    """An attempt in a class the logged-in instructor may see (or, as `need` says, manage), at a
+    quiz they may see there, with its class; attempts without a class are admins'."""
+    attempt = attempt_or_404(token)
+    if attempt.class_id is None:
+        require_admin()
+        class_ = None
+    else:
+        class_ = class_or_404(attempt.class_id, need)
+    if not may_see_in(class_, attempt.quiz_version.slug):
+        audit("access denied")
+        abort(404, description="There is no attempt at this address. Check the link.")
+    return attempt, class_
+
+
 @bp.get("/attempts/<token>")
 def attempt_review(token):
     """One student's attempt, answers in the order they were shown."""
-    attempt = attempt_or_404(token)
-    class_ = _scope(attempt.class_id)
+    attempt, class_ = class_attempt_or_404(token)
     quiz = quiz_of(attempt)
     return render_template(
         "teach/attempt.html",
