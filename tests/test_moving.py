@@ -22,7 +22,7 @@ from app.question_types import right_choice
 from app.served import current_bank, recheck_bank
 from app.zones import utc
 
-from helpers import Student, login, queries, shown, text, wrong_choice
+from helpers import SLUG, Student, login, queries, shown, text, wrong_choice
 
 pytestmark = pytest.mark.postgres
 
@@ -326,6 +326,26 @@ def test_a_question_number_too_long_to_read_leads_to_the_summary(app, client, qu
     student = taking(app, client, quiz, held)
     sent = save(student, 1, go="9" * 5000, choice=right_choice(quiz.questions[0]).id)
     assert sent.status_code == 303 and sent.location == student.results_url
+
+
+def test_starts_sent_at_once_open_one_attempt_that_can_change(app, quiz, course):
+    """Four starts of one student released together, attempts unlimited: one attempt starts,
+    the others are refused as one still open, so none can be finished to read the key."""
+    unlimited = assign(app, quiz, course, feedback=FeedbackWhen.AFTER_ATTEMPT)
+    with app.app_context():
+        code = db.session.get(Assignment, unlimited).class_.join_code
+    for round_ in range(4):
+        browser = f"starting-browser-{round_:07d}"
+        client = app.test_client()
+        client.set_cookie("browser", browser)
+        student = Student(client)
+        student.csrf  # noqa: B018 - fetch the form token before the race
+        start = (f"/quizzes/{SLUG}", {"name": f"Eve {round_}", "class_code": code})
+        statuses = race(app, client, student, browser, *[start] * 4)
+        assert sorted(statuses) == [303, 403, 403, 403]
+        with app.app_context():
+            started = db.select(db.func.count()).where(Attempt.student_name == f"Eve {round_}")
+            assert db.session.scalar(started) == 1
 
 
 def test_no_second_attempt_starts_while_the_first_can_still_change(app, quiz, course):

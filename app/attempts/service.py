@@ -216,6 +216,18 @@ def changing_elsewhere(assignment: Assignment, key: str) -> bool:
     return any(policy.may_answer(moment, None, rules.answer_deadline(utc(end))) for end in ends)
 
 
+def take_turns_starting(assignment: Assignment) -> None:
+    """Lock the assignment's row (PostgreSQL) or the database (SQLite) until the commit, so that
+    starts under it run one after another from their look for an attempt still open to their
+    own insert: two starts sent at once must not both find none."""
+    db.session.execute(
+        update(Assignment)
+        .where(Assignment.id == assignment.id)
+        .values(feedback=Assignment.feedback)
+        .execution_options(synchronize_session=False)
+    )
+
+
 def rules_of(assignment: Assignment | None, key: str) -> policy.Rules:
     """The rules in force for one student (by key) under an assignment, their exception's
     included."""

@@ -22,6 +22,7 @@ from .service import (
     changing_elsewhere,
     rules_of,
     start_attempt,
+    take_turns_starting,
     unfinished_attempts,
 )
 
@@ -166,8 +167,11 @@ def start_in_class(
     assignment, refusal = assignment_for(class_, quiz.slug, key)
     if refusal:
         return refused_page(refusal, quiz, class_, assignment, roster_student, key)
-    if assignment is not None and changing_elsewhere(assignment, key):
-        return refused_page(STILL_OPEN, quiz, class_, assignment, roster_student, key)
+    if assignment is not None:
+        if rules_of(assignment, key).moves_freely:
+            take_turns_starting(assignment)
+        if changing_elsewhere(assignment, key):
+            return refused_page(STILL_OPEN, quiz, class_, assignment, roster_student, key)
     try:
         attempt = start_attempt(
             quiz,
