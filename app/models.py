@@ -332,6 +332,9 @@ class MergedStudent(db.Model):
 
 
 _VOIDED = text("voided_at IS NOT NULL")
+# Exam attempts whose answers can still change, as each database's queries write the test.
+_CHANGING_ON_SQLITE = text("moves_freely = 1 AND finished_at IS NULL AND voided_at IS NULL")
+_CHANGING_ON_POSTGRESQL = text("moves_freely AND finished_at IS NULL AND voided_at IS NULL")
 
 
 class Attempt(db.Model):
@@ -343,6 +346,9 @@ class Attempt(db.Model):
     __table_args__ = (
         Index("ix_attempts_class_report", "class_id", "quiz_version_id", "started_at"),
         Index("ix_attempts_voided", "class_id", sqlite_where=_VOIDED, postgresql_where=_VOIDED),
+        # Every student page asks whether an assignment of its quiz has such attempts.
+        Index("ix_attempts_changing", "assignment_id", sqlite_where=_CHANGING_ON_SQLITE,
+              postgresql_where=_CHANGING_ON_POSTGRESQL),  # fmt: skip
         UniqueConstraint("assignment_id", "student_key", "seat"),
     )
 

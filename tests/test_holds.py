@@ -125,6 +125,7 @@ def test_the_hold_costs_one_query_on_the_quiz_index(app, class_id):
             explain = f"EXPLAIN QUERY PLAN {asked[0]}"
             plan = db.session.connection().exec_driver_sql(explain, (SLUG, None, "x")).all()
             assert "ix_assignments_quiz_slug" in str(plan)
+            assert "ix_attempts_changing" in str(plan)  # an exam's open attempts, not them all
 
 
 OTHER_CODE = "GHJKMN"
@@ -419,6 +420,70 @@ def test_removing_an_assignment_keeps_its_held_reviews_held(app, class_id, teach
     assert released.status_code == 303
     assert "Held Student scored" in text(app.test_client().get(held.results_url))
     assert ">Removed<" not in text(teacher.get(f"/teach/classes/{class_id}"))
+
+
+def taking_an_exam(app) -> tuple[Student, object]:
+    """A student in the middle of an exam in the class: question 1 answered, free to change."""
+    with app.app_context():
+        quiz = current_bank().quizzes[SLUG]
+    fay = student(app)
+    assert fay.start(name="Fay", class_code=CODE).status_code == 303
+    assert fay.post(fay.question_url(1), choice=quiz.questions[0].choices[0].id,
+                    go="next").status_code == 303  # fmt: skip
+    return fay, quiz
+
+
+def test_removing_an_assignment_during_an_exam_keeps_the_key_from_its_students(
+    app, class_id, teacher
+):
+    """Attacker review: removing an exam's assignment let its students read the key outside
+    the class, or in it as unassigned, and change their open answers. It stays held until
+    released, in the class too, while the exam's answers still change."""
+    assignment_id = assign(app, class_id, feedback=FeedbackWhen.AFTER_ATTEMPT)
+    fay, quiz = taking_an_exam(app)
+    removed = post_form(teacher, f"/teach/classes/{class_id}/assignments/{assignment_id}/remove")
+    assert removed.status_code == 303
+    outside = student(app).start(name="Fay")
+    assert outside.status_code == 400 and NEEDS_CODE in text(outside)
+    eve = student(app)
+    assert eve.start(name="Fay again", class_code=CODE).status_code == 303
+    assert not shows_the_key(app, eve, quiz)
+    assert "Release feedback" in text(teacher.get(f"/teach/classes/{class_id}"))
+    post_form(teacher, f"/teach/classes/{class_id}/assignments/{assignment_id}/release")
+    assert student(app).start(name="anyone").status_code == 303
+
+
+def test_switching_an_exam_to_feedback_after_each_answer_holds_the_key_until_it_finishes(
+    app, class_id, teacher
+):
+    """Attacker review: an exam switched to feedback after each answer showed the key outside
+    the class while its students could still change their answers. Held until they finish."""
+    assignment_id = assign(app, class_id, feedback=FeedbackWhen.AFTER_ATTEMPT)
+    fay, _ = taking_an_exam(app)
+    edited = post_form(
+        teacher, f"/teach/classes/{class_id}/assignments/{assignment_id}",
+        quiz=SLUG, time_zone="UTC", grade_from="first", feedback="each-answer",
+    )  # fmt: skip
+    assert edited.status_code == 303
+    outside = student(app).start(name="Eve")
+    assert outside.status_code == 400 and NEEDS_CODE in text(outside)
+    assert fay.finish().status_code == 303
+    assert student(app).start(name="Eve").status_code == 303
+
+
+def test_an_exam_without_a_close_offers_to_release_its_hold(app, class_id, teacher):
+    """New-instructor review: feedback after the attempt, no close, held the key from every
+    other class for good, with no button to let it go. The class page offers the release, whose
+    page says what it changes; after it the quiz is anyone's again."""
+    assignment_id = assign(app, class_id, feedback=FeedbackWhen.AFTER_ATTEMPT)
+    assert student(app).start(name="Eve").status_code == 400
+    page = text(teacher.get(f"/teach/classes/{class_id}"))
+    assert ">Release feedback…<" in page
+    url = f"/teach/classes/{class_id}/assignments/{assignment_id}/release"
+    assert "already see their feedback as they finish" in text(teacher.get(url))
+    assert post_form(teacher, url).status_code == 303
+    assert student(app).start(name="Eve").status_code == 303
+    assert ">Release feedback…<" not in text(teacher.get(f"/teach/classes/{class_id}"))
 
 
 def test_a_removed_assignment_limits_no_new_start(app, class_id, teacher):

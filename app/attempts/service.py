@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from sqlalchemy import Connection, Row, bindparam, case, update
+from sqlalchemy import Connection, Row, bindparam, case, exists, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import joinedload, undefer
 
@@ -240,24 +240,46 @@ def used_seats(assignment_id: int, key: str) -> tuple[set[int], int]:
     return seats_by_assignment(key, [assignment_id])[assignment_id]
 
 
+# An exam attempt whose answers can still change, but for its deadline, read in Python; an
+# index holds these alone (ix_attempts_changing).
+_CHANGING = (Attempt.moves_freely, Attempt.finished_at.is_(None), Attempt.voided_at.is_(None))
 # Built once: nearly every student page asks it, and building it anew each time (and its key
 # in SQLAlchemy's statement cache) cost more than running it.
-_HOLDING = db.select(*policy.RULE_COLUMNS).where(
+_HOLDING = db.select(Assignment.id, *policy.RULE_COLUMNS).where(
     Assignment.quiz_slug == bindparam("slug"),
     Assignment.id.is_distinct_from(bindparam("besides", type_=Assignment.id.type)),
-    Assignment.feedback != FeedbackWhen.EACH_ANSWER.value,
     Assignment.feedback_released_at.is_(None),
-    # A removed one starts no counted attempt: its class offers the quiz as unassigned.
-    Assignment.removed_at.is_(None),
+    # Removed, or switched to feedback after each answer, an assignment holds the key still
+    # while answers under it can change: none of its students may read it elsewhere first.
+    (Assignment.feedback != FeedbackWhen.EACH_ANSWER.value)
+    | exists().where(Attempt.assignment_id == Assignment.id, *_CHANGING),
+)
+# The exam attempts still open under assignments whose rule no longer holds the key, with their
+# rules and their students' exceptions, for their deadlines.
+_STILL_CHANGING = policy.with_exception(
+    db.select(Attempt.ends_at, *policy.RULE_COLUMNS, *policy.EXCEPTION_COLUMNS)
+    .join(Attempt.assignment)
+    .where(Attempt.assignment_id.in_(bindparam("switched", expanding=True)), *_CHANGING)
 )
 
 
 def answers_held_back(slug: str, besides: int | None = None) -> bool:
     """Whether an assignment of this quiz (other than `besides`) still holds its key back, in
-    any class, so that no other attempt may show it: one query, on the quiz's index."""
+    any class, so that no other attempt may show it: its rule holds it, or, whatever its rule
+    says now, an exam attempt under it can still change. One query, on the quiz's index; a
+    second only where a rule was changed under an exam still running."""
     moment = now()
-    waiting = db.session.execute(_HOLDING, {"slug": slug, "besides": besides})
-    return any(policy.rules_for(row).holds_back_key(moment) for row in waiting)
+    waiting = db.session.execute(_HOLDING, {"slug": slug, "besides": besides}).all()
+    if any(policy.rules_for(row).holds_back_key(moment) for row in waiting):
+        return True
+    switched = [row.id for row in waiting if row.feedback == FeedbackWhen.EACH_ANSWER.value]
+    if not switched:
+        return False
+    still_open = db.session.execute(_STILL_CHANGING, {"switched": switched})
+    return any(
+        policy.may_answer(moment, None, policy.rules_for(row).answer_deadline(utc(row.ends_at)))
+        for row in still_open
+    )
 
 
 # Built once, like _BY_TOKEN below. Only the browser (or the roster student) is asked in SQL,

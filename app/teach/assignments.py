@@ -337,9 +337,10 @@ def listing(class_: Class) -> list[Listed]:
     for assignment in class_.assignments:
         rules = policy.rules_for(assignment)
         window = rules.window(moment)
-        # "Release feedback" is for feedback that waits for the close: after the attempt,
-        # each student's opens with their own finish.
-        held = rules.feedback == FeedbackWhen.AFTER_CLOSE and rules.holds_back_key(moment)
+        # Feedback that waits holds the quiz's key from every other class, with no close to end
+        # it for an exam without one: "Release feedback" lets it go (after the attempt, each
+        # student of this class still sees theirs at their own finish).
+        held = rules.holds_back_key(moment)
         opens_at = rules.feedback_opens_at
         # A removed one stays listed only while its attempts' feedback waits for a release.
         if assignment.removed_at is None or held:
