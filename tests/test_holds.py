@@ -486,6 +486,19 @@ def test_an_exam_without_a_close_offers_to_release_its_hold(app, class_id, teach
     assert ">Release feedback…<" not in text(teacher.get(f"/teach/classes/{class_id}"))
 
 
+def test_the_class_whose_feedback_waits_on_another_is_told_why(app, class_id, other_class):
+    """Carol's class page says its feedback waits on another class's hold; the holding class's
+    page does not, and once the hold is released neither does hers."""
+    assignment_id = assign(app, class_id, feedback=FeedbackWhen.AFTER_ATTEMPT)
+    carol, owner = app.test_client(), app.test_client()
+    login(carol, "carol", "correct horse")
+    login(owner, "teacher", "correct horse")
+    assert 'id="held-elsewhere"' in text(carol.get(f"/teach/classes/{other_class}?quiz={SLUG}"))
+    assert 'id="held-elsewhere"' not in text(owner.get(f"/teach/classes/{class_id}"))
+    post_form(owner, f"/teach/classes/{class_id}/assignments/{assignment_id}/release")
+    assert 'id="held-elsewhere"' not in text(carol.get(f"/teach/classes/{other_class}?quiz={SLUG}"))
+
+
 def test_a_removed_assignment_limits_no_new_start(app, class_id, teacher):
     """Its class offers the quiz as if unassigned: a new attempt follows no assignment."""
     assignment_id = assign(app, class_id, attempts_allowed=1)

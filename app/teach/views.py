@@ -14,7 +14,7 @@ from sqlalchemy.orm import joinedload
 
 from .. import codes, reports, signals
 from ..attempts.lookup import attempt_or_404
-from ..attempts.service import progress, quiz_of, shown_choices, standing
+from ..attempts.service import answers_held_back, progress, quiz_of, shown_choices, standing
 from ..audit import audit
 from ..auth import class_or_404, may, require_admin, require_author, role_in
 from ..authoring import may_see_in, usable_slugs
@@ -241,7 +241,15 @@ def class_page(class_id):
         all_assigned=bool(class_)
         and set(current_bank().quizzes) <= {a.quiz_slug for a in class_.assignments},
         lms=_lms_panel(class_.id, report.quiz.slug) if class_ else None,
+        held_elsewhere=_held_elsewhere(class_, report.quiz.slug) if class_ else False,
     )
+
+
+def _held_elsewhere(class_: Class, slug: str) -> bool:
+    """Whether an assignment other than this class's own holds the quiz's key back from its
+    students: the instructor is told why their feedback waits."""
+    own = next((a.id for a in class_.current_assignments if a.quiz_slug == slug), None)
+    return answers_held_back(slug, besides=own)
 
 
 def _voided(class_id: int | None, slug: str) -> list:
