@@ -11,6 +11,7 @@ import threading
 import factories
 import pytest
 from test_bad_input import other_browser
+from test_exceptions import new_exception_url
 from test_teach import create_class, on_host, rows
 from werkzeug.datastructures import FileStorage
 from werkzeug.test import encode_multipart
@@ -18,7 +19,7 @@ from werkzeug.test import encode_multipart
 from app.codes import CODE_ALPHABET
 from app.config import PROJECT_ROOT
 from app.extensions import db
-from app.models import Attempt, RosterStudent
+from app.models import Attempt, FeedbackWhen, RosterStudent
 from app.question_types import right_choice
 from app.roster import store as roster_store
 from app.served import current_bank
@@ -225,6 +226,27 @@ def sign_in(app, code, confirm=True):
     if response.status_code == 303:
         student.token = response.location.split("/")[2]
     return student, response
+
+
+def test_a_personal_link_says_the_assignments_rules_before_the_clock_starts(app, teacher):
+    """New-instructor review: "I am …" started a 20-minute attempt without a word of its
+    rules. The page says the student's own (an exception's half as long again included)."""
+    with app.app_context():
+        class_ = factories.class_(db.session.scalars(db.select(factories.Instructor)).first())
+        assignment_id = factories.assignment(
+            class_, current_bank().quizzes[SLUG], time_limit_minutes=20, attempts_allowed=2,
+            feedback=FeedbackWhen.AFTER_ATTEMPT,
+        ).id  # fmt: skip
+        sam, dana = factories.roster(class_.id, "Sam O'Neil\nDana Diaz")
+        sam_code, dana_code, dana_key = sam.sign_in_code, dana.sign_in_code, dana.student_key
+    page = text(app.test_client().get(f"/s/{sam_code}"))
+    assert "a time limit of 20 minutes from the start; 2 attempts allowed." in page
+    assert "shows once you finish the attempt" in page
+    url = new_exception_url(app, assignment_id)
+    form = {"csrf_token": form_token(teacher, url), "time_zone": "UTC", "students": [dana_key],
+            "time_factor": "×1.5"}  # fmt: skip
+    assert teacher.post(url, data=form).status_code == 303
+    assert "a time limit of 30 minutes" in text(app.test_client().get(f"/s/{dana_code}"))
 
 
 def test_a_personal_link_shows_the_name_and_class_then_starts_the_quiz(app, teacher):
@@ -573,9 +595,10 @@ def test_class_pages_cost_the_same_queries_with_a_roster_of_500(app, teacher, ki
     else:  # the table comes a page at a time; the headline counts them all
         assert "(490 of 500 on the roster not started)" in first
     large, second = counted_queries(10, 500)
-    # The class page alone also reads voided attempts and the grades passed back to an LMS;
-    # each reads the quizzes the instructor may use, for its quiz list.
-    assert large == small <= (10 if kind == "" else 8)
+    # The class page alone also reads voided attempts, the grades passed back to an LMS and
+    # whether another class holds the quiz's key; each reads the quizzes the instructor may
+    # use, for its quiz list.
+    assert large == small <= (11 if kind == "" else 8)
     assert ">Not started<" not in second
 
 

@@ -13,6 +13,7 @@ from ..attempts.service import (
     attempts_of_student,
     exceptions_of_student,
     move_to_browser,
+    new_attempt_shows,
     seats_by_assignment,
 )
 
@@ -71,6 +72,17 @@ def _own_rules(student: RosterStudent) -> dict[str, tuple[int, policy.Rules]]:
     assignments = student.class_.assignments
     exceptions = exceptions_of_student(student.student_key, [a.id for a in assignments])
     return {a.quiz_slug: (a.id, policy.rules_for(a, exceptions.get(a.id))) for a in assignments}
+
+
+def _rules_said(class_: Class, startable: list[Quiz]) -> dict[str, tuple]:
+    """For each quiz the student may start under an assignment: the assignment, when its
+    feedback would show for an attempt started now, and when held feedback opens."""
+    assigned = {a.quiz_slug: a for a in class_.current_assignments}
+    return {
+        quiz.slug: (assignment, *new_attempt_shows(quiz.slug, assignment))
+        for quiz in startable
+        if (assignment := assigned.get(quiz.slug)) is not None
+    }
 
 
 def _used_up(student: RosterStudent, quizzes: list[Quiz], rules: dict) -> list[Quiz]:
@@ -186,6 +198,7 @@ def personal(code):
         reading=ContinueForm(prefix="results"),
         shut=shut,
         rules={slug: own for slug, (_, own) in rules.items()},
+        said=_rules_said(class_, startable),
         unfinished=[row for row in unfinished_in_browser(quizzes) if row.token not in tokens],
     )
     return page, 400 if form.errors else 200
