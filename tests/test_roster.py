@@ -228,6 +228,33 @@ def sign_in(app, code, confirm=True):
     return student, response
 
 
+def test_a_typed_name_added_to_the_roster_is_offered_to_merge(app, teacher):
+    """New-instructor review: Dana typed her name, then the roster listed her: two rows, and
+    the LMS's gradebook had no grade for her. The roster page offers to count the typed name as
+    the roster's Dana; after that one row holds her score. A name two roster students share is
+    not offered, nor is a typed name the roster does not list."""
+    class_id, code = create_class(teacher)
+    with app.app_context():
+        right = [right_choice(question).id for question in current_bank().quizzes[SLUG].questions]
+    for name in ("dana  DIAZ", "Jo Li", "Kim Wu"):
+        typed = Student(app.test_client())
+        assert typed.start(name=name, class_code=code).status_code == 303
+        for number, choice in enumerate(right, 1):
+            typed.answer(number, choice)
+    assert add(teacher, class_id, "Dana Diaz, 20231234\nJo Li, 1\nJo Li, 2").status_code == 303
+    page = teacher.get(roster_url(class_id))
+    offered = re.findall(r"Count the typed “([^”]+)” as ([^<]+) of the roster", text(page))
+    assert offered == [("dana DIAZ", "Dana Diaz")]
+    fields = re.findall(r'name="(csrf_token|first|second)" value="([^"]*)"', page.text)
+    assert teacher.post(f"/teach/classes/{class_id}/merge", data=dict(fields)).status_code == 303
+    moodle = teacher.get(f"/teach/classes/{class_id}/gradebook-moodle.csv").text
+    dana = [row for row in csv.DictReader(io.StringIO(moodle)) if "Diaz" in str(row)]
+    assert [(row["ID number"], row["Gradient Checkpointing Quiz"]) for row in dana] == [
+        ("20231234", "8")
+    ]
+    assert "Typed names that are on the roster" not in text(teacher.get(roster_url(class_id)))
+
+
 def test_a_personal_link_says_the_assignments_rules_before_the_clock_starts(app, teacher):
     """New-instructor review: "I am …" started a 20-minute attempt without a word of its
     rules. The page says the student's own (an exception's half as long again included)."""

@@ -1,6 +1,8 @@
 """The instructor's side of a roster: add students, print and download their sign-in codes,
 remove a student or give them a new code."""
 
+from collections import Counter
+
 from flask import abort, redirect, render_template, request, url_for
 from flask_login import current_user
 
@@ -9,10 +11,12 @@ from ..audit import audit
 from ..auth import class_or_404
 from ..extensions import db
 from ..models import Class, Role, RosterStudent
+from ..names import student_key
 from ..roster.parse import MOST_BYTES, PREVIEW_ROWS
 from . import exports
 from .blueprint import bp
 from .forms import ColumnsForm, RosterForm
+from .students import SeenStudent, seen_students
 from .views import loopback_fix, qr_code
 
 # A list of 2,000 students with long email addresses, as a paste or a file: far above the answer
@@ -119,8 +123,19 @@ def _roster_page(
         refused=refused,
         columns=columns,
         preview_rows=PREVIEW_ROWS,
+        twins=_typed_twins(class_.id),
     )
     return page, 400 if form.errors or refused or (columns and columns.refused) else 200
+
+
+def _typed_twins(class_id: int) -> list[tuple[SeenStudent, SeenStudent]]:
+    """Names typed in the class before its roster, each spelled as one roster student's name,
+    with that student: the class page and gradebooks count the two apart until merged."""
+    seen = seen_students(class_id)
+    spellings = Counter(student_key(student.name) for student in seen if student.on_roster)
+    listed = {student_key(student.name): student for student in seen if student.on_roster}
+    # A name two roster students share is left to the instructor: which of them typed it?
+    return [(s, listed[s.key]) for s in seen if not s.on_roster and spellings[s.key] == 1]
 
 
 @bp.get("/classes/<int:class_id>/roster/cards")
