@@ -73,15 +73,30 @@ def test_a_number_is_read_as_its_writer_writes_it(typed, language, stored):
 
 @pytest.mark.parametrize(
     ("typed", "language"),
-    [("3,5", "en"), ("three", "en"), ("inf", "en"), ("nan", "en"), ("1e999", "en"),
+    [("three", "en"), ("inf", "en"), ("nan", "en"), ("1e999", "en"),
      ("5 kg", "en"), ("1,2,3", "de"), ("0x10", "en"), ("3.5.1", "en"),
      # Past what Babel's decimal context holds: once a 500 (attacker review).
-     ("1,0E1000", "en"), ("-1,0E1000", "en"), ("1,000,000,000,000,000,000,000,000,000", "en"),
-     ("3,5", "xx-invalid"), ("3,5", "*")],
+     ("1,0E1000", "en"), ("-1,0E1000", "en"), ("1,000,000,000,000,000,000,000,000,000", "en")],
 )  # fmt: skip
 def test_what_is_not_a_number_is_refused_with_what_to_type(typed, language):
     with pytest.raises(ValidationError, match="Type a number, such as 3.5, and a unit if you"):
         read(typed, language)
+
+
+@pytest.mark.parametrize(("typed", "language"), [("3,5", "en"), ("-7,25", "en-US"),
+                                                 ("3,5", "xx-invalid"), ("3,5", "*")])  # fmt: skip
+def test_a_decimal_comma_where_the_language_writes_a_point_is_told_so(typed, language):
+    """New-instructor review: "7,2" in an English browser was told to type a number."""
+    with pytest.raises(ValidationError, match="Write the decimals after a point, not a comma"):
+        read(typed, language)
+
+
+def test_a_number_goes_into_a_spreadsheet_as_typed():
+    """New-instructor review: "3" came out of the responses CSV as 3.0. Still a number."""
+    distance = typed_quiz().questions[0]
+    cells = [NUMERICAL.in_a_cell(distance, typed) for typed in ("3", "-15", "3.5", "150 cm")]
+    assert [str(cell) for cell in cells] == ["3", "-15", "3.5", "150 cm"]
+    assert all(isinstance(cell, int | float) for cell in cells[:3])
 
 
 def test_a_number_matches_within_its_tolerance_in_any_unit_first_answer_first():
@@ -187,7 +202,7 @@ def test_a_student_types_answers_and_a_bad_number_stores_nothing(tmp_path):
     assert '<label class="prompt" for="typed">' in page and '<p class="meta">2 points</p>' in page
     refused = student.post(student.question_url(1), typed="3,5")
     assert refused.status_code == 400
-    assert 'id="typed-error" role="alert">Type a number' in text(refused)
+    assert 'id="typed-error" role="alert">Write the decimals after a point' in text(refused)
     assert 'aria-invalid="true"' in text(refused) and 'value="3,5"' in text(refused)
     with app.app_context():
         assert db.session.scalar(db.select(db.func.count()).select_from(Answer)) == 0

@@ -13,6 +13,8 @@ from .typed import Accepted, TypedQuestion, TypedType
 
 NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 """A number as programs write it, which every student may type whatever their language."""
+DECIMAL_COMMA = re.compile(r"[+-]?\d+,\d+")
+"""A number whose decimals follow a comma, as where a student's language does not write so."""
 
 
 @dataclass(frozen=True)
@@ -132,6 +134,8 @@ class Numerical(TypedType):
         text, unit = split_unit(question, typed)
         value = float(text) if NUMBER.fullmatch(text) else _local_number(text, language)
         if value is None or not math.isfinite(value):
+            if DECIMAL_COMMA.fullmatch(text):  # 7,2 where the browser's language writes 7.2
+                raise ValidationError("Write the decimals after a point, not a comma: 3.5.")
             if question.units:
                 names = ", ".join(unit.name for unit in question.units)
                 raise ValidationError(
@@ -141,8 +145,9 @@ class Numerical(TypedType):
         return number_text(value) + (f" {unit.name}" if unit else "")
 
     def in_a_cell(self, question: NumericalQuestion, response: str) -> str | float:
-        """A number a spreadsheet sums (-5, not the text '-5); with a unit, the words."""
-        return float(response) if NUMBER.fullmatch(response) else response
+        """A number a spreadsheet sums (-5, not the text '-5'; 3 as typed, not 3.0); with a
+        unit, the words."""
+        return as_written(float(response)) if NUMBER.fullmatch(response) else response
 
     def in_base_unit(self, question: NumericalQuestion, response: str) -> float | None:
         """The stored answer's number in the question's base unit."""
