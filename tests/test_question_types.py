@@ -21,7 +21,7 @@ from app.question_types.single_choice import SingleChoice
 from app.served import current_bank
 from app.teach import exports
 
-from helpers import SLUG, Student, make_app, text, wrong_choice
+from helpers import SLUG, Student, login, make_app, text, wrong_choice
 
 pytestmark = pytest.mark.any_database
 
@@ -242,6 +242,20 @@ def typed_bank(tmp_path) -> str:
     path.write_text(json.dumps(bank))
     return str(path)
 
+
+
+def test_the_preview_says_how_each_question_is_marked(tmp_path):
+    """New-instructor review: the preview hid a question's points and how a select-all is
+    marked, which students read on their question page."""
+    app = make_app(tmp_path, QUESTIONS_PATH=typed_bank(tmp_path))
+    with app.app_context():
+        factories.instructor()
+    teacher = app.test_client()
+    assert login(teacher, "teacher", "correct horse").status_code == 303
+    page = text(teacher.get(f"/teach/quizzes/{SLUG}/preview"))
+    assert '<p class="meta">1 point.</p>' in page  # the true/false
+    assert ("2 points: partial credit, never below 0; each choice ticked adds +50%, +50%, "
+            "-50%, -50% of the points, in the order below.") in page  # fmt: skip
 
 
 @pytest.mark.postgres
