@@ -143,6 +143,24 @@ def test_a_zip_bomb_is_refused_before_it_is_unpacked(module):
     ]
 
 
+@PACKAGED
+def test_many_small_bombs_are_refused_by_the_packages_ratio(module):
+    """Attacker review: 49 files of 1,000,000 zeros each, under the one-file check, unpacked
+    49 MB in memory from a 50 KB upload. The whole package's ratio refuses them."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as package:
+        package.writestr("imsmanifest.xml", b"<manifest/>")
+        for n in range(49):
+            package.writestr(f"zeros-{n}.xml", bytes(1_000_000))
+    packed = len(buffer.getvalue())
+    with pytest.raises(FormatError) as raised:
+        module.parse(buffer.getvalue(), "bombs.zip")
+    [error] = raised.value.errors
+    assert error.startswith("bombs.zip: unpacks ") and error.endswith(
+        f"bytes and more from {packed:,} (a zip bomb?)"
+    )
+
+
 def zip_member_size(buffer: io.BytesIO, name: str) -> int:
     with zipfile.ZipFile(buffer) as package:
         return package.getinfo(name).compress_size

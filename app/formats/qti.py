@@ -81,8 +81,9 @@ EVIDENCE = "quizwright_evidence"
 UNSAFE_NAME = re.compile(r"(^[/\\])|(^[A-Za-z]:)|((^|[/\\])\.\.([/\\]|$))|\x00")
 
 
-def _safe_members(archive: zipfile.ZipFile, source: str) -> dict[str, bytes]:
-    """Every file in a package, read within the size limits; FormatError for an unsafe one."""
+def _safe_members(archive: zipfile.ZipFile, source: str, packed: int) -> dict[str, bytes]:
+    """Every file in a package of `packed` bytes, read within the size limits; FormatError for
+    an unsafe one."""
     members = archive.infolist()
     if len(members) > MAX_ENTRIES:
         raise FormatError([f"{source}: holds {len(members)} files, more than {MAX_ENTRIES}"])
@@ -111,6 +112,11 @@ def _safe_members(archive: zipfile.ZipFile, source: str) -> dict[str, bytes]:
             raise FormatError(
                 [f"{source}: unpacks to more than {MAX_BYTES // 1_000_000} MB (a zip bomb?)"]
             )
+        # Many files each just small enough for the check above add up (attacker review).
+        if total > MAX_RATIO * packed and total > 1_000_000:
+            raise FormatError(
+                [f"{source}: unpacks {total:,} bytes and more from {packed:,} (a zip bomb?)"]
+            )
         files[info.filename] = data
     return files
 
@@ -120,7 +126,7 @@ def package_files(data: bytes, source: str) -> dict[str, bytes]:
     a damaged, unsafe or oversized package."""
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
-        return _safe_members(archive, source)
+        return _safe_members(archive, source, len(data))
     except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError) as error:
         raise FormatError([f"{source}: not a readable zip package: {error}"]) from None
     # A bad CRC, an encrypted member, or damaged compressed data (found by test_formats_attacks).
