@@ -71,6 +71,18 @@ def test_a_number_is_read_as_its_writer_writes_it(typed, language, stored):
     assert read(typed, language) == stored
 
 
+def test_a_unit_with_a_micro_sign_may_be_typed_without_one():
+    """New-instructor review: "15 um" was refused where the unit is µm, which most keyboards
+    cannot type; the Greek letter μ, which looks the same, counts too."""
+    cell = {"units": [{"unit": "µm"}, {"unit": "mm", "multiplier": 0.001}],
+            "answers": [{"value": 15, "tolerance": 1}]}  # fmt: skip
+    question = typed_quiz(distance=cell).questions[0]
+    for typed in ("15 um", "15um", "15 μm", "15 µm"):
+        stored = NUMERICAL.read(question, typed, "en")
+        assert stored == "15 µm" and NUMERICAL.grade(question, stored).correct, typed
+    assert NUMERICAL.read(question, "0.015 mm", "en") == "0.015 mm"
+
+
 @pytest.mark.parametrize(
     ("typed", "language"),
     [("three", "en"), ("inf", "en"), ("nan", "en"), ("1e999", "en"),

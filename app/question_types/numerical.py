@@ -76,11 +76,22 @@ def _local_number(text: str, language: str) -> float | None:
     return None
 
 
+def spellings(unit: Unit) -> list[str]:
+    """A unit as a student may type it: its name, with either µ (the micro sign or the Greek
+    letter), or u for it, as keyboards without µ write it (15 um for 15 µm)."""
+    names = [unit.name]
+    for micro in ("µ", "μ"):
+        if micro in unit.name:
+            names += [unit.name.replace(micro, other) for other in ("µ", "μ", "u")]
+    return list(dict.fromkeys(names))
+
+
 def split_unit(question: NumericalQuestion, typed: str) -> tuple[str, Unit | None]:
     """The number's text and the unit typed after it, if it is one of the question's."""
-    for unit in sorted(question.units, key=lambda unit: -len(unit.name)):
-        if typed.endswith(unit.name) and typed[: -len(unit.name)].strip():
-            return typed[: -len(unit.name)].strip(), unit
+    typed_as = [(name, unit) for unit in question.units for name in spellings(unit)]
+    for name, unit in sorted(typed_as, key=lambda pair: -len(pair[0])):
+        if typed.endswith(name) and typed[: -len(name)].strip():
+            return typed[: -len(name)].strip(), unit
     return typed, None
 
 
