@@ -520,6 +520,30 @@ def test_importing_a_file_reports_every_skip_before_storing_anything(app, lectur
     assert "2 answers without what it says" in editor
 
 
+def test_a_file_imported_twice_into_a_draft_says_its_questions_were_there(app, lecturer):
+    """New-instructor review: a second import of the same file doubled every question without
+    a word. It still adds them (an author may mean it), and says how many repeat."""
+
+    def imported(into):
+        report = import_file(lecturer, FEATURES)
+        parsed = re.search(r'name="parsed" type="hidden" value="([^"]*)"', report.text)[1]
+        form = {"csrf_token": token_of(lecturer), "parsed": html.unescape(parsed), "into": into,
+                "title": "Imported features"}  # fmt: skip
+        made = lecturer.post("/teach/quizzes/import/confirm", data=form)
+        assert made.status_code == 303
+        return made, said(lecturer.get(made.location))
+
+    made, _ = imported("")
+    slug = made.location.split("/")[3]
+    with app.app_context():
+        draft = db.session.scalar(db.select(QuizRecord.draft).filter_by(slug=slug))
+        count = len(json.loads(draft)["questions"])
+    _, editor = imported(slug)
+    assert f"Added {count} imported questions to the draft. {count} of them are worded as " in (
+        editor
+    )
+
+
 def test_an_unreadable_file_is_refused_at_its_field_and_stores_nothing(app, lecturer, tmp_path):
     broken = tmp_path / "broken.xml"
     broken.write_text("<quiz><question type='multichoice'>")

@@ -12,6 +12,7 @@ from ..bank import BankError
 from ..extensions import db
 from ..formats import slugify
 from ..models import QuizRecord
+from ..text import plain
 from . import drafts
 from .access import visible_records
 from .blueprint import bp, editable
@@ -73,6 +74,11 @@ def import_file():
     )
 
 
+def _wording(prompt: str) -> str:
+    """A prompt as a reader compares two: its words, whatever their case, spacing or markup."""
+    return " ".join(plain(prompt).casefold().split())
+
+
 def _into_choices() -> list[SelectChoice]:
     return [SelectChoice("", "A new draft quiz")] + [
         SelectChoice(record.slug, f"The draft of {record.title}") for record in import_targets()
@@ -104,12 +110,20 @@ def import_confirm():
     record = editable(form.into.data)
     if record not in import_targets():
         abort(404, description="There is no quiz of yours at this address.")
+    repeated: list[dict] = []
+
+    def add(draft: dict) -> None:
+        # A file imported twice doubles every question: said, and left for the author to undo.
+        known = {_wording(question["prompt"]) for question in draft["questions"]}
+        repeated[:] = [q for q in quiz["questions"] if _wording(q["prompt"]) in known]
+        drafts.add_questions(draft, quiz["questions"])
+
     try:
-        drafts.save(
-            record, lambda draft: drafts.add_questions(draft, quiz["questions"]), current_user.id
-        )
+        drafts.save(record, add, current_user.id)
     except drafts.TooMany as error:
         abort(409, description=str(error))
     audit(f"quiz {record.slug}: {len(quiz['questions'])} questions imported")
-    flash(f"Added {len(quiz['questions'])} imported questions to the draft.")
+    flash(f"Added {len(quiz['questions'])} imported questions to the draft."
+          + (f" {len(repeated)} of them are worded as questions it already had: delete the "
+             "copies you do not want." if repeated else ""))  # fmt: skip
     return redirect(url_for(".edit", slug=record.slug, _anchor="questions"), 303)
