@@ -348,6 +348,26 @@ def test_starts_sent_at_once_open_one_attempt_that_can_change(app, quiz, course)
             assert db.session.scalar(started) == 1
 
 
+def test_a_roster_student_cannot_start_beside_their_typed_attempt_still_open(app, quiz, course):
+    """Re-review: Dana typed her name and began the exam; then the roster listed her, and her
+    sign-in started a second attempt to finish for the key. Her typed one counts as hers."""
+    unlimited = assign(app, quiz, course, feedback=FeedbackWhen.AFTER_ATTEMPT)
+    with app.app_context():
+        code = db.session.get(Assignment, unlimited).class_.join_code
+    typed = Student(app.test_client())
+    assert typed.start(name="dana  SMITH", class_code=code).status_code == 303
+    save(typed, 1, choice=wrong_choice(quiz.questions[0]).id)
+    with app.app_context():
+        [dana] = factories.roster(course, "Dana Smith")
+        sign_in = f"/s/{dana.sign_in_code}"
+    roster = Student(app.test_client())
+    roster.client.get(sign_in)
+    refused = roster.post(sign_in, quiz=SLUG)
+    assert refused.status_code == 403 and "Finish your attempt" in text(refused)
+    typed.finish()
+    assert roster.post(sign_in, quiz=SLUG).status_code == 303
+
+
 def test_no_second_attempt_starts_while_the_first_can_still_change(app, quiz, course):
     """With two attempts allowed, finishing a second to read the key and then changing the
     first is refused at the start: the summary offers no retake, and one asked for anyway is

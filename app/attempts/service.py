@@ -198,11 +198,14 @@ def exceptions_of_student(key: str, assignment_ids: list[int]) -> dict[int, Acco
     return {exception.assignment_id: exception for exception in found}
 
 
-def changing_elsewhere(assignment: Assignment, key: str) -> bool:
-    """Whether the student (by key, merged or not) has an attempt under the assignment whose
-    answers can still change: while one can, another of theirs must not start, finish and show
-    them the key to change it by."""
+def changing_elsewhere(assignment: Assignment, key: str, name: str | None = None) -> bool:
+    """Whether the student (by key, merged or not; a roster student by their `name` typed too,
+    theirs until merged) has an attempt under the assignment whose answers can still change:
+    while one can, another of theirs must not start, finish and show them the key to change
+    it by."""
     keys = {key, merged_key(assignment.class_id, key)}
+    if name is not None:  # typed before the class had its roster (re-review)
+        keys.add(student_key(name))
     ends = db.session.scalars(
         db.select(Attempt.ends_at).where(
             Attempt.assignment_id == assignment.id,

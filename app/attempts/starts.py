@@ -170,7 +170,8 @@ def start_in_class(
     if assignment is not None:
         if rules_of(assignment, key).moves_freely:
             take_turns_starting(assignment)
-        if changing_elsewhere(assignment, key):
+        typed_as = roster_student.name if roster_student else None
+        if changing_elsewhere(assignment, key, typed_as):
             return refused_page(STILL_OPEN, quiz, class_, assignment, roster_student, key)
     try:
         attempt = start_attempt(
