@@ -343,6 +343,18 @@ def test_an_archived_class_takes_no_more_answers(app, class_id):
     assert answered(app) == 1
 
 
+def test_an_archived_class_holds_no_key(app, class_id):
+    """Re-review: an archived class's exam, whose answers can no longer change, held the key
+    from every other class with no release to press (an archived class takes no change)."""
+    assign(app, class_id, feedback=FeedbackWhen.AFTER_ATTEMPT)
+    assert student(app).start(name="Ada", class_code=CODE).status_code == 303
+    assert student(app).start(name="Eve").status_code == 400
+    with app.app_context():
+        db.session.get(Class, class_id).archived_at = datetime.now(UTC)
+        db.session.commit()
+    assert student(app).start(name="Eve").status_code == 303
+
+
 def test_a_student_taken_off_the_roster_answers_no_more(app, class_id):
     """Removed mid-attempt, the student's answers stop: 409 with why, nothing saved."""
     with app.app_context():

@@ -248,8 +248,10 @@ def used_seats(assignment_id: int, key: str) -> tuple[set[int], int]:
 _CHANGING = (Attempt.moves_freely, Attempt.finished_at.is_(None), Attempt.voided_at.is_(None))
 # Built once: nearly every student page asks it, and building it anew each time (and its key
 # in SQLAlchemy's statement cache) cost more than running it.
-_HOLDING = db.select(Assignment.id, *policy.RULE_COLUMNS).where(
+_HOLDING = db.select(Assignment.id, *policy.RULE_COLUMNS).join(Assignment.class_).where(
     Assignment.quiz_slug == bindparam("slug"),
+    # An archived class takes no more answers: it has nothing left to hold the key for.
+    Class.archived_at.is_(None),
     Assignment.id.is_distinct_from(bindparam("besides", type_=Assignment.id.type)),
     Assignment.feedback_released_at.is_(None),
     # Removed, or switched to feedback after each answer, an assignment holds the key still
