@@ -347,8 +347,16 @@ class Attempt(db.Model):
         Index("ix_attempts_class_report", "class_id", "quiz_version_id", "started_at"),
         Index("ix_attempts_voided", "class_id", sqlite_where=_VOIDED, postgresql_where=_VOIDED),
         # Every student page asks whether an assignment of its quiz has such attempts.
-        Index("ix_attempts_changing", "assignment_id", sqlite_where=_CHANGING_ON_SQLITE,
-              postgresql_where=_CHANGING_ON_POSTGRESQL),  # fmt: skip
+        # Its test's columns too: SQLite then prefers it to ix_attempts_assignment_id every time.
+        Index(
+            "ix_attempts_changing",
+            "assignment_id",
+            "moves_freely",
+            "finished_at",
+            "voided_at",
+            sqlite_where=_CHANGING_ON_SQLITE,
+            postgresql_where=_CHANGING_ON_POSTGRESQL,
+        ),
         UniqueConstraint("assignment_id", "student_key", "seat"),
     )
 
@@ -440,6 +448,14 @@ Assignment.open_attempts_end_at = column_property(
            Attempt.voided_at.is_(None))  # fmt: skip
     .correlate_except(Attempt)
     .scalar_subquery()
+)
+# Whether an exam attempt under it can still change, but for its deadline (ix_attempts_changing):
+# such an attempt keeps the quiz's key held whatever the assignment's rule says now.
+Assignment.has_changing_attempts = column_property(
+    exists()
+    .where(Attempt.assignment_id == Assignment.id, Attempt.moves_freely,
+           Attempt.finished_at.is_(None), Attempt.voided_at.is_(None))  # fmt: skip
+    .correlate_except(Attempt)
 )
 
 

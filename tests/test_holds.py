@@ -426,6 +426,8 @@ def test_removing_an_assignment_keeps_its_held_reviews_held(app, class_id, teach
     page = text(teacher.get(f"/teach/classes/{class_id}"))
     assert ">Removed<" in page and "Release feedback" in page
     assert "No quiz is assigned now: the join link and class code offer every quiz." in page
+    # Its one attempt is finished: nothing under it can change, so nothing is held elsewhere.
+    assert student(app).start(name="anyone").status_code == 303
     assert f"/assignments/{assignment_id}/remove" not in page
     assert teacher.get(f"/teach/classes/{class_id}/assignments/{assignment_id}").status_code == 404
     released = post_form(teacher, f"/teach/classes/{class_id}/assignments/{assignment_id}/release")
@@ -479,8 +481,11 @@ def test_switching_an_exam_to_feedback_after_each_answer_holds_the_key_until_it_
     assert edited.status_code == 303
     outside = student(app).start(name="Eve")
     assert outside.status_code == 400 and NEEDS_CODE in text(outside)
+    # Re-review: the hold had no button then; it is offered until the exam is done.
+    assert ">Release feedback…<" in text(teacher.get(f"/teach/classes/{class_id}"))
     assert fay.finish().status_code == 303
     assert student(app).start(name="Eve").status_code == 303
+    assert ">Release feedback…<" not in text(teacher.get(f"/teach/classes/{class_id}"))
 
 
 def test_an_exam_without_a_close_offers_to_release_its_hold(app, class_id, teacher):

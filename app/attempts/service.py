@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
-from sqlalchemy import Connection, Row, bindparam, case, exists, update
+from sqlalchemy import Connection, Row, bindparam, case, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import joinedload, undefer
 
@@ -243,28 +243,39 @@ def used_seats(assignment_id: int, key: str) -> tuple[set[int], int]:
     return seats_by_assignment(key, [assignment_id])[assignment_id]
 
 
-# An exam attempt whose answers can still change, but for its deadline, read in Python; an
-# index holds these alone (ix_attempts_changing).
-_CHANGING = (Attempt.moves_freely, Attempt.finished_at.is_(None), Attempt.voided_at.is_(None))
 # Built once: nearly every student page asks it, and building it anew each time (and its key
 # in SQLAlchemy's statement cache) cost more than running it.
-_HOLDING = db.select(Assignment.id, *policy.RULE_COLUMNS).join(Assignment.class_).where(
-    Assignment.quiz_slug == bindparam("slug"),
-    # An archived class takes no more answers: it has nothing left to hold the key for.
-    Class.archived_at.is_(None),
-    Assignment.id.is_distinct_from(bindparam("besides", type_=Assignment.id.type)),
-    Assignment.feedback_released_at.is_(None),
-    # Removed, or switched to feedback after each answer, an assignment holds the key still
-    # while answers under it can change: none of its students may read it elsewhere first.
-    (Assignment.feedback != FeedbackWhen.EACH_ANSWER.value)
-    | exists().where(Attempt.assignment_id == Assignment.id, *_CHANGING),
+_HOLDING = (
+    db.select(
+        Assignment.id,
+        Assignment.removed_at,
+        Assignment.has_changing_attempts,
+        *policy.RULE_COLUMNS,
+    )
+    .join(Assignment.class_)
+    .where(
+        Assignment.quiz_slug == bindparam("slug"),
+        # An archived class takes no more answers: it has nothing left to hold the key for.
+        Class.archived_at.is_(None),
+        Assignment.id.is_distinct_from(bindparam("besides", type_=Assignment.id.type)),
+        Assignment.feedback_released_at.is_(None),
+        # Removed, or switched to feedback after each answer, an assignment holds the key still
+        # while answers under it can change: none of its students may read it elsewhere first.
+        ((Assignment.feedback != FeedbackWhen.EACH_ANSWER.value) & Assignment.removed_at.is_(None))
+        | Assignment.has_changing_attempts,
+    )
 )
 # The exam attempts still open under assignments whose rule no longer holds the key, with their
 # rules and their students' exceptions, for their deadlines.
 _STILL_CHANGING = policy.with_exception(
     db.select(Attempt.ends_at, *policy.RULE_COLUMNS, *policy.EXCEPTION_COLUMNS)
     .join(Attempt.assignment)
-    .where(Attempt.assignment_id.in_(bindparam("switched", expanding=True)), *_CHANGING)
+    .where(
+        Attempt.assignment_id.in_(bindparam("switched", expanding=True)),
+        Attempt.moves_freely,
+        Attempt.finished_at.is_(None),
+        Attempt.voided_at.is_(None),
+    )
 )
 
 
@@ -275,12 +286,36 @@ def answers_held_back(slug: str, besides: int | None = None) -> bool:
     second only where a rule was changed under an exam still running."""
     moment = now()
     waiting = db.session.execute(_HOLDING, {"slug": slug, "besides": besides}).all()
-    if any(policy.rules_for(row).holds_back_key(moment) for row in waiting):
+    if any(
+        row.removed_at is None and policy.rules_for(row).holds_back_key(moment) for row in waiting
+    ):
         return True
-    switched = [row.id for row in waiting if row.feedback == FeedbackWhen.EACH_ANSWER.value]
-    if not switched:
+    return _still_changing([row.id for row in waiting if _left_changing(row)], moment)
+
+
+def holds_key(assignment: Assignment, moment: datetime) -> bool:
+    """Whether this assignment holds feedback back now, its own attempts' or its quiz's key from
+    every other attempt: for the class page's "Release feedback", which lets both go."""
+    if policy.rules_for(assignment).holds_back_key(moment):
+        return True
+    return _left_changing(assignment) and _still_changing([assignment.id], moment)
+
+
+def _left_changing(assignment) -> bool:
+    """An assignment (or a row of _HOLDING) whose rule no longer holds the key, removed or now
+    showing each answer, not released, with exam attempts open from before."""
+    return (
+        (assignment.removed_at is not None or assignment.feedback == FeedbackWhen.EACH_ANSWER)
+        and assignment.feedback_released_at is None
+        and bool(assignment.has_changing_attempts)
+    )
+
+
+def _still_changing(assignment_ids: list[int], moment: datetime) -> bool:
+    """Whether an exam attempt under these assignments can still be answered now."""
+    if not assignment_ids:
         return False
-    still_open = db.session.execute(_STILL_CHANGING, {"switched": switched})
+    still_open = db.session.execute(_STILL_CHANGING, {"switched": assignment_ids})
     return any(
         policy.may_answer(moment, None, policy.rules_for(row).answer_deadline(utc(row.ends_at)))
         for row in still_open

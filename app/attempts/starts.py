@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from flask import redirect, render_template, request, url_for
 
-from ..authoring import usable_slugs
+from ..auth import usable_slugs
 from ..bank import Quiz
 from ..extensions import db, limiter
 from ..formatting import say_times_for

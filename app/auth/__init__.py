@@ -12,6 +12,8 @@ from .permissions import (
     require_author,
     role_in,
     share_class,
+    usable_slugs,
+    visible_records,
 )
 from .views import bp, idle_minute, no_store, safe_next
 
@@ -28,6 +30,8 @@ __all__ = [
     "role_in",
     "safe_next",
     "share_class",
+    "usable_slugs",
+    "visible_records",
 ]
 
 

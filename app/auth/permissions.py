@@ -6,7 +6,8 @@ from sqlalchemy.orm import joinedload
 
 from ..audit import audit
 from ..extensions import db
-from ..models import Class, ClassShare, Role
+from ..models import Class, ClassShare, Instructor, QuizRecord, QuizShare, Role
+from ..served import current_bank
 
 _RANK = {Role.VIEW: 1, Role.MANAGE: 2, Role.OWN: 3}
 
@@ -71,3 +72,34 @@ def require_author():
             description="Your account comes from your LMS course, so it reaches that course's "
             "class only. An admin can grant it the rest (flask grant-instructor).",
         )
+
+
+def _records_ready() -> None:
+    """On a database nothing was published to yet, the first look at the served bank publishes
+    the file's quizzes, and so makes their records: every question of who may see what waits
+    for it. Later, this reads nothing."""
+    current_bank()
+
+
+def visible_records(instructor: Instructor | None = None):
+    """A query for the quiz records an instructor (the logged-in one unless named) may use,
+    with their share's role."""
+    _records_ready()
+    instructor = instructor or current_user
+    share = (QuizShare.quiz_id == QuizRecord.id) & (QuizShare.instructor_id == instructor.id)
+    query = db.select(QuizRecord, QuizShare.role).outerjoin(QuizShare, share)
+    if not instructor.is_admin:
+        query = query.where(
+            QuizRecord.owner_id.is_(None)
+            | (QuizRecord.owner_id == instructor.id)
+            | QuizShare.role.is_not(None)
+        )
+    return query
+
+
+def usable_slugs(instructor: Instructor | None = None) -> set[str]:
+    """The slugs of every quiz an instructor (the logged-in one unless named) may assign; one
+    query. An account an LMS made may assign the site's quizzes and those shared with it, but
+    sees no key."""
+    slugs = visible_records(instructor).with_only_columns(QuizRecord.slug)
+    return set(db.session.scalars(slugs))

@@ -1,12 +1,13 @@
-"""Who may use, edit or own a quiz: decided here, and nowhere else."""
+"""Who may use, edit or own a quiz: decided here, but for the query of the quizzes one may use,
+which starts in a class ask too and so lives below both (auth.permissions.visible_records)."""
 
 from flask import abort
 from flask_login import current_user
 
 from ..audit import audit
-from ..auth import require_author
+from ..auth import require_author, usable_slugs
 from ..extensions import db
-from ..models import Class, Instructor, QuizRecord, QuizRole, QuizShare
+from ..models import Class, QuizRecord, QuizRole, QuizShare
 from ..served import current_bank
 
 _RANK = {QuizRole.USE: 1, QuizRole.EDIT: 2, QuizRole.OWN: 3}
@@ -35,18 +36,11 @@ def quiz_role(record: QuizRecord) -> QuizRole | None:
     return QuizRole(share.role) if share else None
 
 
-def _records_ready() -> None:
-    """On a database nothing was published to yet, the first look at the served bank publishes
-    the file's quizzes, and so makes their records: every question of who may see what waits
-    for it. Later, this reads nothing."""
-    current_bank()
-
-
 def record_or_404(slug: str, need: QuizRole = QuizRole.USE) -> tuple[QuizRecord, QuizRole]:
     """A quiz the logged-in instructor may use and, as `need` says, change, with their role;
     others get a 404, so that its existence is not given away, and a smaller share a 403."""
     require_author()
-    _records_ready()
+    current_bank()  # the file's quizzes have their records (auth.permissions.visible_records)
     record = db.session.scalar(db.select(QuizRecord).where(QuizRecord.slug == slug))
     role = quiz_role(record) if record is not None else None
     if role is None:
@@ -61,30 +55,6 @@ def refused(record: QuizRecord, role: QuizRole) -> None:
     """The 403 for a share too small for what was asked."""
     audit("access denied")
     abort(403, description=f"{record.title} is shared with you to {role.value} it, not to do this.")
-
-
-def visible_records(instructor: Instructor | None = None):
-    """A query for the quiz records an instructor (the logged-in one unless named) may use,
-    with their share's role."""
-    _records_ready()
-    instructor = instructor or current_user
-    share = (QuizShare.quiz_id == QuizRecord.id) & (QuizShare.instructor_id == instructor.id)
-    query = db.select(QuizRecord, QuizShare.role).outerjoin(QuizShare, share)
-    if not instructor.is_admin:
-        query = query.where(
-            QuizRecord.owner_id.is_(None)
-            | (QuizRecord.owner_id == instructor.id)
-            | QuizShare.role.is_not(None)
-        )
-    return query
-
-
-def usable_slugs(instructor: Instructor | None = None) -> set[str]:
-    """The slugs of every quiz an instructor (the logged-in one unless named) may assign; one
-    query. An account an LMS made may assign the site's quizzes and those shared with it, but
-    sees no key."""
-    slugs = visible_records(instructor).with_only_columns(QuizRecord.slug)
-    return set(db.session.scalars(slugs))
 
 
 def may_see_in(class_: Class | None, slug: str) -> bool:

@@ -8,13 +8,13 @@ from wtforms import SelectChoice
 
 from .. import formats, images
 from ..audit import audit
+from ..auth import visible_records
 from ..bank import BankError
 from ..extensions import db
 from ..formats import slugify
 from ..models import QuizRecord
 from ..text import plain
 from . import drafts
-from .access import visible_records
 from .blueprint import bp, editable
 from .checklist import gaps
 from .forms import ImportedForm, ImportForm

@@ -7,12 +7,13 @@ from flask_login import current_user
 
 from .. import formats
 from ..audit import audit
+from ..auth import visible_records
 from ..bank import BankError, build_quiz, problems
 from ..extensions import db
 from ..models import Publication, QuizRecord, QuizRole, QuizShare
 from ..served import recheck_bank
 from . import drafts
-from .access import SHARE_ROLES, allows, record_or_404, share_quiz, visible_records
+from .access import SHARE_ROLES, allows, record_or_404, share_quiz
 from .blueprint import bp, editable
 from .checklist import gaps
 from .forms import (

@@ -22,6 +22,7 @@ from wtforms.widgets import Select, html_params
 
 from .. import zones
 from ..attempts import policy
+from ..attempts.service import holds_key
 from ..audit import audit
 from ..auth import class_or_404
 from ..authoring import usable_slugs
@@ -338,9 +339,10 @@ def listing(class_: Class) -> list[Listed]:
         rules = policy.rules_for(assignment)
         window = rules.window(moment)
         # Feedback that waits holds the quiz's key from every other class, with no close to end
-        # it for an exam without one: "Release feedback" lets it go (after the attempt, each
-        # student of this class still sees theirs at their own finish).
-        held = rules.holds_back_key(moment)
+        # it for an exam without one, as do exam attempts still open under a rule since changed:
+        # "Release feedback" lets it go (each student of this class still sees theirs at their
+        # own finish).
+        held = holds_key(assignment, moment)
         opens_at = rules.feedback_opens_at
         # A removed one stays listed only while its attempts' feedback waits for a release.
         if assignment.removed_at is None or held:

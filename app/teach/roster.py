@@ -2,21 +2,22 @@
 remove a student or give them a new code."""
 
 from collections import Counter
+from typing import NamedTuple
 
 from flask import abort, redirect, render_template, request, url_for
 from flask_login import current_user
+from sqlalchemy import func
 
 from .. import roster
 from ..audit import audit
 from ..auth import class_or_404
 from ..extensions import db
-from ..models import Class, Role, RosterStudent
+from ..models import Attempt, Class, Role, RosterStudent
 from ..names import student_key
 from ..roster.parse import MOST_BYTES, PREVIEW_ROWS
 from . import exports
 from .blueprint import bp
 from .forms import ColumnsForm, RosterForm
-from .students import SeenStudent, seen_students
 from .views import loopback_fix, qr_code
 
 # A list of 2,000 students with long email addresses, as a paste or a file: far above the answer
@@ -24,6 +25,13 @@ from .views import loopback_fix, qr_code
 # come back from the browser as two characters each, and the rest of the form besides; the list's
 # own limit (parse.MOST_BYTES) is checked with a message saying so.
 ROSTER_BYTES = 2 * MOST_BYTES + 64 * 1024
+
+
+class Seen(NamedTuple):
+    """A student as the roster page's offer to merge names them: their key and name."""
+
+    key: str
+    name: str
 
 
 def _manage(class_id: int) -> Class:
@@ -123,19 +131,28 @@ def _roster_page(
         refused=refused,
         columns=columns,
         preview_rows=PREVIEW_ROWS,
-        twins=_typed_twins(class_.id),
+        twins=_typed_twins(class_.id, current),
     )
     return page, 400 if form.errors or refused or (columns and columns.refused) else 200
 
 
-def _typed_twins(class_id: int) -> list[tuple[SeenStudent, SeenStudent]]:
+def _typed_twins(class_id: int, current: list[RosterStudent]) -> list[tuple[Seen, Seen]]:
     """Names typed in the class before its roster, each spelled as one roster student's name,
-    with that student: the class page and gradebooks count the two apart until merged."""
-    seen = seen_students(class_id)
-    spellings = Counter(student_key(student.name) for student in seen if student.on_roster)
-    listed = {student_key(student.name): student for student in seen if student.on_roster}
+    with that student: the class page and gradebooks count the two apart until merged. One
+    query: the roster is read already."""
+    typed = db.session.execute(
+        db.select(Attempt.student_key, func.min(Attempt.student_name))
+        .where(Attempt.class_id == class_id, Attempt.roster_student_id.is_(None))
+        .group_by(Attempt.student_key)
+    )
+    spellings = Counter(student_key(student.name) for student in current)
     # A name two roster students share is left to the instructor: which of them typed it?
-    return [(s, listed[s.key]) for s in seen if not s.on_roster and spellings[s.key] == 1]
+    listed = {student_key(s.name): s for s in current if spellings[student_key(s.name)] == 1}
+    return [
+        (Seen(key, name), Seen(listed[key].student_key, listed[key].name))
+        for key, name in typed
+        if key in listed
+    ]
 
 
 @bp.get("/classes/<int:class_id>/roster/cards")

@@ -26,7 +26,8 @@ def upgrade():
     with op.batch_alter_table("attempts") as table:
         table.create_index(
             "ix_attempts_changing",
-            ["assignment_id"],
+            # Its test's columns too: SQLite then prefers it to the index of every attempt.
+            ["assignment_id", "moves_freely", "finished_at", "voided_at"],
             sqlite_where=ON_SQLITE,
             postgresql_where=ON_POSTGRESQL,
         )
