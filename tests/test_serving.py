@@ -199,6 +199,8 @@ def test_stopping_the_server_finishes_the_answer_in_flight(tmp_path):
                 f"Content-Length: {len(body)}\r\n\r\n".encode()
                 + body[:10]
             )
+            # Stopped before its worker took the connection, the answer would never have begun.
+            assert taken_by_a_worker(server.pid, answer), "no worker took the answer's connection"
             os.kill(server.pid, signal.SIGTERM)
             assert wait_for_refusal(port), "the server kept taking new connections"
             answer.sendall(body[10:])
@@ -207,6 +209,19 @@ def test_stopping_the_server_finishes_the_answer_in_flight(tmp_path):
     with app.app_context():
         stored = db.session.scalars(db.select(Answer)).one()
     assert stored.response == choice
+
+
+def taken_by_a_worker(master: int, client: socket.socket) -> bool:
+    """Whether a worker of this server has accepted the client's connection, within 20 s: on a
+    busy machine it may still wait in the listening socket's queue."""
+    ours = client.getsockname()
+    for _ in range(200):
+        for worker in psutil.Process(master).children():
+            with suppress(psutil.Error):
+                if any(c.raddr and c.raddr == ours for c in worker.net_connections("tcp")):
+                    return True
+        time.sleep(0.1)
+    return False
 
 
 def wait_for_refusal(port: int) -> bool:
