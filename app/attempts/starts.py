@@ -168,7 +168,8 @@ def start_in_class(
     if refusal:
         return refused_page(refusal, quiz, class_, assignment, roster_student, key)
     if assignment is not None:
-        if rules_of(assignment, key).moves_freely:
+        # Whether attempts move freely is the assignment's feedback rule: no exception changes it.
+        if policy.rules_for(assignment).moves_freely:
             take_turns_starting(assignment)
         typed_as = roster_student.name if roster_student else None
         if changing_elsewhere(assignment, key, typed_as):
