@@ -451,11 +451,10 @@ Assignment.open_attempts_end_at = column_property(
 )
 # Whether an exam attempt under it can still change, but for its deadline (ix_attempts_changing):
 # such an attempt keeps the quiz's key held whatever the assignment's rule says now.
+CAN_CHANGE = (Attempt.moves_freely, Attempt.finished_at.is_(None), Attempt.voided_at.is_(None))
+"""An exam attempt whose answers can still change, but for its deadline, read in Python."""
 Assignment.has_changing_attempts = column_property(
-    exists()
-    .where(Attempt.assignment_id == Assignment.id, Attempt.moves_freely,
-           Attempt.finished_at.is_(None), Attempt.voided_at.is_(None))  # fmt: skip
-    .correlate_except(Attempt)
+    exists().where(Attempt.assignment_id == Assignment.id, *CAN_CHANGE).correlate_except(Attempt)
 )
 
 

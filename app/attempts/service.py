@@ -15,6 +15,7 @@ from ..bank import Quiz, quiz_from_snapshot
 from ..extensions import db
 from ..grading import Score, earned, grade, score
 from ..models import (
+    CAN_CHANGE,
     Accommodation,
     Answer,
     Assignment,
@@ -210,9 +211,7 @@ def changing_elsewhere(assignment: Assignment, key: str, name: str | None = None
         db.select(Attempt.ends_at).where(
             Attempt.assignment_id == assignment.id,
             Attempt.student_key.in_(keys),
-            Attempt.moves_freely,
-            Attempt.finished_at.is_(None),
-            Attempt.voided_at.is_(None),
+            *CAN_CHANGE,
         )
     ).all()
     rules, moment = rules_of(assignment, key), now()
@@ -270,12 +269,7 @@ _HOLDING = (
 _STILL_CHANGING = policy.with_exception(
     db.select(Attempt.ends_at, *policy.RULE_COLUMNS, *policy.EXCEPTION_COLUMNS)
     .join(Attempt.assignment)
-    .where(
-        Attempt.assignment_id.in_(bindparam("switched", expanding=True)),
-        Attempt.moves_freely,
-        Attempt.finished_at.is_(None),
-        Attempt.voided_at.is_(None),
-    )
+    .where(Attempt.assignment_id.in_(bindparam("switched", expanding=True)), *CAN_CHANGE)
 )
 
 
